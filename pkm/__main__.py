@@ -1,0 +1,5 @@
+"""``python -m pkm`` runs the command-line interface."""
+
+from pkm.cli import main
+
+raise SystemExit(main())
