@@ -1,0 +1,178 @@
+"""The topological graph of a mechanism: spanning tree, fundamental cycles, mobility (spec §2, §5).
+
+Bodies are vertices and joints are edges (a multigraph: two joints may join the same two bodies).
+This module knows nothing about specific robots; it works on the expanded bodies and joints of a
+:class:`pkm.spec.RobotSpec`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+from pkm.errors import TopologyError
+from pkm.model import AXIS_KINDS, screw_coordinates
+from pkm.spec import JointSpec, RobotSpec
+
+@dataclass(frozen=True)
+class Graph:
+    """Vertices (body names, ``vertices[0]`` = ground) and edges (joints) of a mechanism."""
+
+    vertices: tuple[str, ...]
+    joints: tuple[JointSpec, ...]
+
+    @classmethod
+    def from_spec(cls, spec: RobotSpec) -> "Graph":
+        bodies, joints = spec.expanded()
+        return cls(vertices=(spec.ground, *[b.name for b in bodies]), joints=tuple(joints))
+
+    def _index(self) -> dict[str, int]:
+        return {v: i for i, v in enumerate(self.vertices)}
+
+    def spanning_tree(self) -> tuple[list[int], list[int]]:
+        """Indices of tree joints and of cut (co-tree) joints, from a breadth-first search at ground.
+
+        Raises :class:`TopologyError` when some body is not connected to the ground.
+        """
+        idx = self._index()
+        n = len(self.vertices)
+        rows = [idx[j.parent] for j in self.joints]
+        cols = [idx[j.child] for j in self.joints]
+        adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
+        ncomp, labels = connected_components(adj, directed=False)
+        if ncomp > 1:
+            lost = [v for v, lab in zip(self.vertices, labels) if lab != labels[0]]
+            raise TopologyError(f"bodies not connected to the ground {self.vertices[0]!r}: {', '.join(lost)}")
+        _, pred = breadth_first_order(adj, 0, directed=False, return_predecessors=True)
+        tree, cut, used = [], [], set()
+        for k, j in enumerate(self.joints):
+            u, v = idx[j.parent], idx[j.child]
+            pair = (u, v) if pred[v] == u else (v, u) if pred[u] == v else None
+            if pair is not None and pair not in used:
+                used.add(pair)
+                tree.append(k)
+            else:
+                cut.append(k)
+        return tree, cut
+
+    def tree_parents(self) -> dict[int, tuple[int, int]]:
+        """For every vertex but the ground: ``(tree joint index, vertex nearer the ground)``."""
+        idx = self._index()
+        tree, _ = self.spanning_tree()
+        adj: dict[int, list[int]] = {i: [] for i in range(len(self.vertices))}
+        for k in tree:
+            j = self.joints[k]
+            adj[idx[j.parent]].append(k)
+            adj[idx[j.child]].append(k)
+        up: dict[int, tuple[int, int]] = {}
+        seen, frontier = {0}, [0]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for k in adj[u]:
+                    j = self.joints[k]
+                    v = idx[j.child] if idx[j.parent] == u else idx[j.parent]
+                    if v not in seen:
+                        seen.add(v)
+                        up[v] = (k, u)
+                        nxt.append(v)
+            frontier = nxt
+        return up
+
+    def path_to_ground(self, vertex: int) -> list[tuple[int, int, int]]:
+        """Tree joints from ``vertex`` down to the ground: ``(joint, nearer vertex, farther vertex)``."""
+        up = self.tree_parents()
+        out = []
+        while vertex != 0:
+            k, u = up[vertex]
+            out.append((k, u, vertex))
+            vertex = u
+        return out
+
+    def fundamental_cycles(self) -> list[list[tuple[int, int]]]:
+        """One cycle per cut joint: a list of ``(joint index, σ)`` with σ = +1 when the cycle
+        traverses the joint from its parent to its child, −1 against (spec §5, eq. 49–52)."""
+        idx = self._index()
+        _, cut = self.spanning_tree()
+        path_to_root = self.path_to_ground
+
+        cycles = []
+        for kc in cut:
+            jc = self.joints[kc]
+            # cycle: parent --cut--> child --tree--> ... --tree--> parent
+            down = path_to_root(idx[jc.child])  # child → root
+            rise = path_to_root(idx[jc.parent])  # parent → root
+            common = {k for k, _, _ in down} & {k for k, _, _ in rise}
+            cyc = [(kc, +1)]
+            for k, u, v in down:  # walking from v (farther) to u (nearer the ground)
+                if k in common:
+                    continue
+                cyc.append((k, +1 if idx[self.joints[k].parent] == v else -1))
+            for k, u, v in reversed(rise):  # walking from u (nearer) to v (farther)
+                if k in common:
+                    continue
+                cyc.append((k, +1 if idx[self.joints[k].parent] == u else -1))
+            cycles.append(cyc)
+        return cycles
+
+
+def joint_screws(joint: JointSpec) -> np.ndarray:
+    """Spatial screws (dof × 6) of a joint's 1-DOF axes at the reference configuration."""
+    return np.array([screw_coordinates(kind, joint.point, axis, joint.pitch)
+                     for kind, axis in zip(AXIS_KINDS[joint.type], joint.axes)])
+
+
+@dataclass(frozen=True)
+class Mobility:
+    """Instantaneous mobility at the reference configuration (cut-body formulation, spec §5)."""
+
+    variables: int  # N: all joint variables, cut joints included
+    cycles: int  # γ: number of fundamental cycles
+    constraint_rank: int  # rank of the stacked loop-closure matrix
+    dof: int  # N − rank
+    platform_dof: int | None  # rank of the platform twist on the admissible velocities
+
+
+def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
+    """DOF of the mechanism at its reference configuration, from the loop-closure screws.
+
+    Every fundamental cycle gives ``Σ σ_i Y_i η̇_i = 0`` (eq. 52) with the spatial screws ``Y_i`` at
+    the reference configuration; the DOF is ``N − rank``. The platform DOF is the rank of the
+    platform's spatial twist on the null space. This is the *instantaneous* mobility: at a singular
+    reference configuration it exceeds the generic one.
+    """
+    graph = Graph.from_spec(spec)
+    screws = [joint_screws(j) for j in graph.joints]
+    offsets = np.cumsum([0] + [s.shape[0] for s in screws])
+    N = int(offsets[-1])
+    cycles = graph.fundamental_cycles()
+    G = np.zeros((6 * len(cycles), N))
+    for c, cyc in enumerate(cycles):
+        for k, sigma in cyc:
+            G[6 * c: 6 * c + 6, offsets[k]: offsets[k + 1]] = sigma * screws[k].T
+    if G.size:
+        sv = np.linalg.svd(G, compute_uv=False)
+        rank = int(np.sum(sv > tol * max(1.0, sv[0])))
+    else:
+        rank = 0
+    platform_dof = None
+    if spec.platform is not None:
+        idx = graph._index()
+        P = np.zeros((6, N))  # platform spatial twist along the tree path ground → platform
+        for k, u, v in graph.path_to_ground(idx[spec.platform]):
+            sigma = +1 if idx[graph.joints[k].parent] == u else -1
+            P[:, offsets[k]: offsets[k + 1]] = sigma * screws[k].T
+        PN = P @ _null_space(G, N, rank)
+        s = np.linalg.svd(PN, compute_uv=False) if PN.size else np.zeros(0)
+        platform_dof = int(np.sum(s > tol * max(1.0, s[0]))) if s.size else 0
+    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof)
+
+
+def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
+    if G.size == 0:
+        return np.eye(N)
+    _, _, vt = np.linalg.svd(G)
+    return vt[rank:].T
