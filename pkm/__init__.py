@@ -2,6 +2,20 @@
 
 Conventions (see README): twists are ``(ω; v)``, wrenches ``(m; f)``, body-fixed twists and
 Jacobians, spatial joint screws at the reference configuration, SI units inside.
+
+>>> import pkm
+>>> robot = pkm.load("robots/delta_3rr2rrr.toml")     # doctest: +SKIP
 """
 
+from pkm.errors import IKError, PkmError, RobotFileError, SingularityError, TopologyError
+
 __version__ = "0.1.0"
+__all__ = ["load", "Robot", "IKError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
+
+
+def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) free of numba start-up
+    if name in ("load", "Robot"):
+        from pkm import robot
+
+        return getattr(robot, name)
+    raise AttributeError(f"module 'pkm' has no attribute {name!r}")

@@ -22,3 +22,28 @@ class RobotFileError(PkmError, ValueError):
 
 class TopologyError(PkmError, ValueError):
     """The joint graph does not have the structure an algorithm needs (e.g. not a tree)."""
+
+
+class IKError(PkmError, ValueError):
+    """Inverse kinematics found no solution (e.g. an unreachable task-space point).
+
+    :attr:`limb`, :attr:`residual` and :attr:`iterations` say where and how far it got.
+    """
+
+    def __init__(self, message: str, limb: str | None = None, residual: float = float("nan"), iterations: int = 0):
+        self.limb = limb
+        self.residual = residual
+        self.iterations = iterations
+        super().__init__(message)
+
+
+class SingularityError(PkmError, ArithmeticError):
+    """A matrix that must be inverted (``G_y``, the IK Jacobian) is ill conditioned.
+
+    :attr:`condition` is its condition number, :attr:`threshold` the configured limit.
+    """
+
+    def __init__(self, message: str, condition: float = float("inf"), threshold: float = float("nan")):
+        self.condition = condition
+        self.threshold = threshold
+        super().__init__(message)

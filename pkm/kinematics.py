@@ -142,6 +142,26 @@ def jacobian_dots_into(parent, X, T, J, qd, Jd, work):
                 Jd[k, r, i] -= qd[k] * work[r]
 
 
+@njit(cache=True)
+def accelerations_into(parent, X, T, V, qd, qdd, A, work):
+    """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (spec §9.2 forward pass):
+
+    ``V̇_k = Ad_{T_k}^{-1} V̇_{parent(k)} + ad_{V_k} X_k θ̇_k + X_k θ̈_k``, which equals
+    ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state; ``work`` is a 6-vector scratch.
+    With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.
+    """
+    for k in range(X.shape[0]):
+        p = parent[k]
+        if p < 0:
+            for r in range(6):
+                A[k, r] = 0.0
+        else:
+            Ad_inv_apply_into(T[k], A[p], A[k])
+        ad_apply_into(V[k], X[k], work)
+        for r in range(6):
+            A[k, r] += work[r] * qd[k] + X[k, r] * qdd[k]
+
+
 # ---------------------------------------------------------------------------- Python wrappers
 def _q(tree, q, name="q"):
     q = np.ascontiguousarray(q, dtype=np.float64)
@@ -165,7 +185,7 @@ def forward_kinematics(tree, q) -> np.ndarray:
     >>> from pkm.model import robot_tree
     >>> tree = robot_tree(load_spec("robots/serial_6r.toml"))
     >>> forward_kinematics(tree, np.zeros(6))[-1].round(3)[:3, 3]   # tool frame at the reference
-    array([0.817, 0.19 , 0.065])
+    array([0.86 , 0.14 , 0.065])
     """
     q = _q(tree, q)
     C = np.empty((tree.n, 4, 4))
@@ -198,3 +218,14 @@ def jacobian_derivatives(tree, q, qd) -> np.ndarray:
     Jd = np.zeros_like(J)
     jacobian_dots_into(tree.parent, tree.X, T, J, qd, Jd, np.empty(6))
     return Jd
+
+
+def body_accelerations(tree, q, qd, qdd) -> np.ndarray:
+    """Body-fixed accelerations ``V̇_k = J_k θ̈ + J̇_k θ̇`` of all bodies, shape (n, 6)."""
+    q, qd, qdd = _q(tree, q), _q(tree, qd, "qd"), _q(tree, qdd, "qdd")
+    T = _relative(tree, q)
+    V = np.empty((tree.n, 6))
+    twists_into(tree.parent, tree.X, T, qd, V)
+    A = np.empty((tree.n, 6))
+    accelerations_into(tree.parent, tree.X, T, V, qd, qdd, A, np.empty(6))
+    return A

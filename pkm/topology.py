@@ -176,3 +176,120 @@ def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
         return np.eye(N)
     _, _, vt = np.linalg.svd(G)
     return vt[rank:].T
+
+
+# ------------------------------------------------------------------------------------ limbs
+#: Number of loop constraints a cut joint of each type imposes (6 − DOF, spec §4.1); H joints are
+#: not supported as cut joints.
+CUT_CONSTRAINTS = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}
+
+
+@dataclass(frozen=True)
+class LimbTopology:
+    """One limb (spec Definition 1): its bodies and joints, fundamental cycles and cut joints.
+
+    ``cycles[λ]`` lists the joint names of fundamental cycle ``Λ_λ`` (cut joint first);
+    ``cuts[λ]`` is its cut joint; ``tree_joints`` are the remaining joints (spec Definition 3).
+    ``bodies`` excludes the ground and the platform.
+    """
+
+    name: str
+    bodies: tuple[str, ...]
+    joints: tuple[JointSpec, ...]
+    cycles: tuple[tuple[str, ...], ...]
+    cuts: tuple[str, ...]
+
+    @property
+    def tree_joints(self) -> tuple[JointSpec, ...]:
+        return tuple(j for j in self.joints if j.name not in self.cuts)
+
+    @property
+    def cut_joints(self) -> tuple[JointSpec, ...]:
+        by = {j.name: j for j in self.joints}
+        return tuple(by[c] for c in self.cuts)
+
+
+def limb_topologies(spec: RobotSpec) -> list[LimbTopology]:
+    """Partition the graph into limbs, find their fundamental cycles and choose the cut joints.
+
+    A limb is a connected component of the graph without the ground and the platform, together
+    with its joints to them (spec §2.1, Definition 1). Each limb must be *hybrid*: its fundamental
+    cycles are pairwise edge-disjoint (equivalently, two cycles share at most one body, Definition 2
+    and Assumption 1) — otherwise :class:`TopologyError` names the limb and the shared joints.
+
+    Cut joints (spec §2.2, Remark 3): a joint the file marks ``cut = true``; otherwise, per cycle,
+    the non-actuated joint (not marked ``cut = false``) that imposes the fewest constraints (S < U, C <
+    R, P), the last one in file order on a tie.
+    """
+    if spec.platform is None:
+        raise TopologyError(f"{spec.name!r} has no platform, so it has no limbs")
+    bodies, joints = spec.expanded()
+    special = {spec.ground, spec.platform}
+    names = [b.name for b in bodies if b.name not in special]
+    index = {n: i for i, n in enumerate(names)}
+    rows, cols = [], []
+    for j in joints:
+        if j.parent in index and j.child in index:
+            rows.append(index[j.parent])
+            cols.append(index[j.child])
+    adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(names))).tocsr()
+    ncomp, labels = connected_components(adj, directed=False)
+    groups: list[list[str]] = [[] for _ in range(ncomp)]
+    for n, lab in zip(names, labels):
+        groups[lab].append(n)
+    groups.sort(key=lambda g: index[g[0]])
+
+    limbs = []
+    direct = [j for j in joints if {j.parent, j.child} == special]
+    for k, group in enumerate(groups):
+        members = set(group)
+        ljoints = tuple(j for j in joints if j.parent in members or j.child in members)
+        touches = {j.parent for j in ljoints} | {j.child for j in ljoints}
+        if not special <= touches:
+            raise TopologyError(f"bodies {', '.join(group)} are not part of a limb: they do not join the ground to the platform")
+        limbs.append(_analyse_limb(_limb_name(group, k), group, ljoints, spec))
+    for j in direct:
+        limbs.append(_analyse_limb(j.name, [], (j,), spec))
+    return limbs
+
+
+def _limb_name(group: list[str], k: int) -> str:
+    prefixes = {g.split("/", 1)[0] for g in group if "/" in g}
+    return prefixes.pop() if len(prefixes) == 1 and all("/" in g for g in group) else f"limb{k + 1}"
+
+
+def _analyse_limb(name: str, bodies: list[str], joints: tuple[JointSpec, ...], spec: RobotSpec) -> LimbTopology:
+    graph = Graph(vertices=(spec.ground, *bodies, spec.platform), joints=joints)
+    cycles = graph.fundamental_cycles()
+    edge_sets = [{graph.joints[k].name for k, _ in cyc} for cyc in cycles]
+    for a in range(len(edge_sets)):
+        for b in range(a + 1, len(edge_sets)):
+            shared = edge_sets[a] & edge_sets[b]
+            if shared:
+                raise TopologyError(
+                    f"limb {name!r} is not hybrid: two of its loops share the joints {', '.join(sorted(shared))} "
+                    "(the method needs loops that share at most one body; spec Assumption 1)"
+                )
+    order = {j.name: i for i, j in enumerate(joints)}
+    cuts, named = [], []
+    for cyc in cycles:
+        members = [graph.joints[k] for k, _ in cyc]
+        marked = [j for j in members if j.cut]
+        if len(marked) > 1:
+            raise TopologyError(f"limb {name!r}: the loop {', '.join(j.name for j in members)} has more than one cut joint "
+                                f"({', '.join(j.name for j in marked)})")
+        if marked:
+            cut = marked[0]
+        else:
+            allowed = [j for j in members if not j.actuated and j.cut is not False and j.type in CUT_CONSTRAINTS]
+            if not allowed:
+                raise TopologyError(f"limb {name!r}: no joint of the loop {', '.join(j.name for j in members)} can be cut "
+                                    "(all are actuated, marked cut = false, or helical)")
+            cut = min(allowed, key=lambda j: (CUT_CONSTRAINTS[j.type], -order[j.name]))
+        if cut.type not in CUT_CONSTRAINTS:
+            raise TopologyError(f"limb {name!r}: joint {cut.name!r} of type {cut.type} cannot be a cut joint")
+        if cut.actuated:
+            raise TopologyError(f"limb {name!r}: the actuated joint {cut.name!r} cannot be a cut joint")
+        cuts.append(cut.name)
+        named.append(tuple([cut.name] + sorted((j.name for j in members if j is not cut), key=order.get)))
+    return LimbTopology(name=name, bodies=tuple(bodies), joints=joints, cycles=tuple(named), cuts=tuple(cuts))

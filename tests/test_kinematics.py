@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
-from pkm.kinematics import body_jacobians, body_twists, forward_kinematics, jacobian_derivatives
+from pkm.kinematics import (body_accelerations, body_jacobians, body_twists, forward_kinematics,
+                            jacobian_derivatives)
 from pkm.model import compile_tree, limb_tree, robot_tree
 from pkm.robotfile import load_spec
 from pkm.spec import BodySpec, JointSpec
@@ -161,6 +162,16 @@ def test_jacobian_derivative_matches_finite_differences(tree):
         Jd = jacobian_derivatives(tree, q, qd)
         fd = (body_jacobians(tree, q + h * qd) - body_jacobians(tree, q - h * qd)) / (2 * h)
         np.testing.assert_allclose(Jd, fd, atol=1e-7)
+
+
+def test_accelerations_equal_J_qdd_plus_Jdot_qd(tree):
+    """The forward acceleration recursion gives V̇_k = J_k θ̈ + J̇_k θ̇ (eq. 8)."""
+    rng = np.random.default_rng(9)
+    for q, qd in _states(tree, 10, 8):
+        qdd = rng.normal(size=tree.n)
+        A = body_accelerations(tree, q, qd, qdd)
+        expected = body_jacobians(tree, q) @ qdd + jacobian_derivatives(tree, q, qd) @ qd
+        np.testing.assert_allclose(A, expected, atol=1e-12)
 
 
 def test_jacobian_derivative_closed_form_eq163(tree):

@@ -1,0 +1,240 @@
+"""The user-facing robot: a loaded, compiled PKM with its limbs (``pkm.load``).
+
+Task coordinates ``x`` (spec §7): the platform's reference pose ``A_p = (R_0, r_0)`` is kept in
+every component the task space does not select. Selected translational components are the platform
+origin's coordinates along the axes of ``R_0`` (the world axes when the platform frame is parallel to
+the world frame, as for the Delta and the IRSBot-2); selected rotational components form a rotation
+vector ``ρ`` with ``R_p = R_0 exp(ρ)``. The task velocity ``V_t`` holds the selected components of
+the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from pkm.errors import IKError, PkmError, SingularityError
+from pkm.inverse_kinematics import limb_rates, solve_limb
+from pkm.lie import dexp_so3, exp_so3
+from pkm.limb import LimbModel, _check_condition, build_limb
+from pkm.robotfile import load_spec
+from pkm.spec import TWIST_COMPONENTS, RobotSpec
+from pkm.topology import limb_topologies, mobility
+
+
+@dataclass
+class IKSolution:
+    """Result of :meth:`Robot.inverse_kinematics` for ``N`` samples.
+
+    ``q_act`` (N, n_act): actuator coordinates, in limb order (columns named by ``actuator_names``);
+    ``joints[limb]`` (N, n_l): the tree-joint variables of each limb (named by ``variable_names[limb]``);
+    ``J_IK`` (N, n_act, δ_p): the IK Jacobian ``θ̇_act = J_IK V_t`` (eq. 98). With velocities given:
+    ``qd_act``, ``joints_d``; with accelerations: ``qdd_act``, ``joints_dd``.
+    """
+
+    x: np.ndarray
+    q_act: np.ndarray
+    joints: dict[str, np.ndarray]
+    J_IK: np.ndarray
+    actuator_names: list[str]
+    variable_names: dict[str, tuple[str, ...]]
+    iterations: np.ndarray
+    qd_act: np.ndarray | None = None
+    qdd_act: np.ndarray | None = None
+    joints_d: dict[str, np.ndarray] = field(default_factory=dict)
+    joints_dd: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Robot:
+    """A PKM compiled from a robot file: its limbs (:class:`pkm.limb.LimbModel`) and task space.
+
+    >>> import pkm
+    >>> robot = pkm.load("robots/delta_3rr2rrr.toml")
+    >>> sol = robot.inverse_kinematics([0.1, 0.0, -0.9])
+    >>> sol.q_act.shape
+    (1, 3)
+    """
+
+    def __init__(self, spec: RobotSpec):
+        if spec.platform is None or spec.task is None:
+            raise PkmError(f"{spec.source}: a PKM needs a platform and a [task] table")
+        self.spec = spec
+        self.topologies = limb_topologies(spec)
+        self.limbs: list[LimbModel] = [build_limb(spec, t) for t in self.topologies]
+        self.task = spec.task
+        self.P_p = spec.task.selection_matrix()
+        A_p = spec.body(spec.platform).frame
+        self.R0 = A_p[:3, :3].copy()
+        self.r0 = A_p[:3, 3].copy()
+        self._trans = [i for i, c in enumerate(spec.task.components) if c.startswith("v")]
+        self._rot = [i for i, c in enumerate(spec.task.components) if c.startswith("w")]
+        self.actuator_names = [limb.tree.variable_names[a] for limb in self.limbs for a in limb.actuated]
+        self._act_slices = []
+        k = 0
+        for limb in self.limbs:
+            self._act_slices.append(slice(k, k + len(limb.actuated)))
+            k += len(limb.actuated)
+        self._last: list[np.ndarray] | None = None
+
+    # ------------------------------------------------------------------ facts
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def n_act(self) -> int:
+        return len(self.actuator_names)
+
+    @property
+    def task_dof(self) -> int:
+        """``δ_p``: number of task coordinates."""
+        return self.P_p.shape[1]
+
+    @property
+    def x_ref(self) -> np.ndarray:
+        """Task coordinates of the reference configuration."""
+        local = self.R0.T @ self.r0
+        x = np.zeros(self.task_dof)
+        for i, c in enumerate(self.task.components):
+            if c.startswith("v"):
+                x[i] = local["xyz".index(c[1])]
+        return x
+
+    def mobility(self):
+        """Mobility at the reference configuration (:func:`pkm.topology.mobility`)."""
+        return mobility(self.spec)
+
+    # ------------------------------------------------------------------ task space
+    def _split(self, x):
+        local = self.R0.T @ self.r0
+        rho = np.zeros(3)
+        for i, c in enumerate(self.task.components):
+            axis = "xyz".index(c[1])
+            if c.startswith("v"):
+                local[axis] = x[i]
+            else:
+                rho[axis] = x[i]
+        return local, rho
+
+    def platform_pose(self, x) -> np.ndarray:
+        """The platform pose ``C_p`` (4×4) for task coordinates ``x``."""
+        x = self._check_x(np.asarray(x, dtype=float).reshape(-1), "x")
+        local, rho = self._split(x)
+        C = np.eye(4)
+        C[:3, :3] = self.R0 @ exp_so3(rho)
+        C[:3, 3] = self.R0 @ local
+        return C
+
+    def platform_twist(self, x, xd, xdd=None):
+        """Body-fixed platform twist ``V_p`` and, with ``xdd``, its derivative ``V̇_p`` (eq. 7, 82)."""
+        _, rho = self._split(x)
+        ld, rhod = self._split_rates(xd)
+        R = exp_so3(rho)
+        V = np.concatenate([dexp_so3(-rho) @ rhod, R.T @ ld])
+        if xdd is None:
+            return V, None
+        ldd, rhodd = self._split_rates(xdd)
+        if np.count_nonzero(rho) > 1 or np.count_nonzero(rhod) > 1:
+            raise PkmError("accelerations of task spaces that rotate about more than one axis are not supported yet")
+        # rotation about one fixed axis: ω = ρ̇, ω̇ = ρ̈ and d/dt(Rᵀ ṗ) = Rᵀ p̈ − ω × (Rᵀ ṗ)
+        w = V[:3]
+        dV = np.concatenate([rhodd, R.T @ ldd - np.cross(w, V[3:])])
+        return V, dV
+
+    def _split_rates(self, xd):
+        lin, rot = np.zeros(3), np.zeros(3)
+        for i, c in enumerate(self.task.components):
+            (lin if c.startswith("v") else rot)["xyz".index(c[1])] = xd[i]
+        return lin, rot
+
+    def _check_x(self, x, name):
+        if x.shape[-1] != self.task_dof:
+            raise ValueError(f"{name} must have {self.task_dof} task coordinates ({', '.join(self.task.coordinate_names())}), "
+                             f"got shape {x.shape}")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"{name} contains NaN or inf")
+        return x
+
+    # ------------------------------------------------------------------ inverse kinematics
+    def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
+                           singularity_threshold: float = 1e8, warm_start: bool = True) -> IKSolution:
+        """Joint coordinates of every limb for task coordinates ``x`` of shape (δ_p,) or (N, δ_p).
+
+        Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``, warm-started
+        from the previous sample (``warm_start``); a sample that does not converge from there is
+        retried from the reference configuration along a straight path in task space. With ``xd``
+        (and ``xdd``) the joint velocities (and accelerations) follow from eq. (86–88).
+
+        Raises :class:`pkm.IKError` for an unreachable point, :class:`pkm.SingularityError` where
+        ``G_y``, a limb's ``L_p`` or ``J_IK`` is ill conditioned (condition number above
+        ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input.
+        """
+        X = self._check_x(np.atleast_2d(np.asarray(x, dtype=float)), "x")
+        N = X.shape[0]
+        XD = None if xd is None else self._check_x(np.atleast_2d(np.asarray(xd, dtype=float)), "xd")
+        XDD = None if xdd is None else self._check_x(np.atleast_2d(np.asarray(xdd, dtype=float)), "xdd")
+        if xdd is not None and xd is None:
+            raise ValueError("accelerations xdd need velocities xd")
+        for name, arr in (("xd", XD), ("xdd", XDD)):
+            if arr is not None and arr.shape != X.shape:
+                raise ValueError(f"{name} must have the shape of x {X.shape}, got {arr.shape}")
+
+        joints = {l.name: np.empty((N, l.n)) for l in self.limbs}
+        joints_d = {l.name: np.empty((N, l.n)) for l in self.limbs} if XD is not None else {}
+        joints_dd = {l.name: np.empty((N, l.n)) for l in self.limbs} if XDD is not None else {}
+        q_act = np.empty((N, self.n_act))
+        J_IK = np.empty((N, self.n_act, self.task_dof))
+        iters = np.zeros((N, len(self.limbs)), dtype=np.int64)
+        start = self._last if (warm_start and self._last is not None) else [np.zeros(l.n) for l in self.limbs]
+        for s in range(N):
+            Cd = self.platform_pose(X[s])
+            for k, limb in enumerate(self.limbs):
+                sol = self._solve(limb, k, Cd, start[k], X[s], tol, max_iter, singularity_threshold)
+                start[k] = sol.theta
+                joints[limb.name][s] = sol.theta
+                iters[s, k] = sol.iterations
+                F = sol.Lp_pinv @ self.P_p  # eq. (91)/(94): q̇ = F V_t
+                pos = {int(v): c for c, v in enumerate(limb.q_index)}
+                J_IK[s, self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
+                q_act[s, self._act_slices[k]] = sol.theta[limb.actuated]
+                if XD is not None:
+                    Vp, dVp = self.platform_twist(X[s], XD[s], None if XDD is None else XDD[s])
+                    thd, thdd = limb_rates(limb, sol, Vp, dVp)
+                    joints_d[limb.name][s] = thd
+                    if thdd is not None:
+                        joints_dd[limb.name][s] = thdd
+            if self.n_act == self.task_dof:
+                _check_condition(J_IK[s], singularity_threshold, "the IK Jacobian J_IK")
+        self._last = [joints[l.name][-1].copy() for l in self.limbs] if warm_start else None
+
+        def act(d):
+            return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs]) if d else None
+
+        return IKSolution(x=X, q_act=q_act, joints=joints, J_IK=J_IK, actuator_names=list(self.actuator_names),
+                          variable_names={l.name: l.variable_names for l in self.limbs}, iterations=iters,
+                          qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
+
+    def _solve(self, limb, k, Cd, theta0, x, tol, max_iter, threshold):
+        try:
+            return solve_limb(limb, Cd, theta0, tol, max_iter, threshold)
+        except (IKError, SingularityError) as first:
+            # continuation from the reference configuration along a straight line in task space
+            theta = np.zeros(limb.n)
+            x0 = self.x_ref
+            try:
+                for t in np.linspace(0.0, 1.0, 11)[1:]:
+                    sol = solve_limb(limb, self.platform_pose(x0 + t * (x - x0)), theta, tol, max_iter,
+                                     threshold if t == 1.0 else np.inf)
+                    theta = sol.theta
+                return sol
+            except SingularityError:
+                raise
+            except IKError:
+                raise first from None
+
+
+def load(path, parameters: dict | None = None) -> Robot:
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``."""
+    return Robot(load_spec(Path(path), parameters=parameters))
