@@ -115,10 +115,14 @@ def test_parallelogram_closes_and_platform_pose_matches_closed_form(tree):
 
 def test_masses_of_the_aluminium_cylinders(spec):
     """Spec §12.7: solid aluminium cylinders, ρ = 2700 kg/m³."""
-    expected = {"limb1/arm": 0.477129, "limb1/upper_link": 0.0678584, "limb1/rod1": 0.212058,
-                "limb1/lower_link": 0.0678584, "limb1/rod2": 0.212058, "platform": 1.717666}
-    for name, m in expected.items():
-        assert spec.body(name).mass == pytest.approx(m, rel=2e-6)
+    # (printed value, its last digit, diameter, length) per body, spec §12.7
+    expected = {"limb1/arm": (0.477129, 1e-6, 0.030, a), "limb1/upper_link": (0.0678584, 1e-7, 0.020, b),
+                "limb1/rod1": (0.212058, 1e-6, 0.010, c), "limb1/lower_link": (0.0678584, 1e-7, 0.020, b),
+                "limb1/rod2": (0.212058, 1e-6, 0.010, c), "platform": (1.717666, 1e-6, 0.090, 0.100)}
+    for name, (printed, digit, diameter, length) in expected.items():
+        m = spec.body(name).mass
+        assert m == pytest.approx(2700 * np.pi * diameter**2 / 4 * length, rel=1e-13)
+        assert abs(m - printed) <= digit / 2 + 1e-15  # agrees with the printed digits
     arm = spec.body("limb1/arm")
     np.testing.assert_allclose(np.diag(arm.inertia), [5.3677e-5, 2.51193e-3, 2.51193e-3], rtol=2e-5)
     rod = spec.body("limb1/rod1")  # axis along body z
