@@ -195,15 +195,17 @@ def exp_so3(x):
 
 
 @_jit
-def log_so3(R):
-    """Rotation vector x with exp_so3(x) = R and |x| ≤ π (principal logarithm, App. A).
+def log_so3_into(R, out):
+    """In-place ``log_so3``: writes the rotation vector of ``R`` into the 3-vector ``out``.
+
+    Rotation vector x with exp_so3(x) = R and |x| ≤ π (principal logarithm, App. A).
 
     φ = atan2(|vee(R − Rᵀ)|/2, (trR − 1)/2); axis from the skew part when cosφ ≥ 0, else
     from the symmetric part (R+Rᵀ)/2 − cosφ I = (1−cosφ)uuᵀ (largest-diagonal column) with the
     sign fixed by the skew part.  Accurate at φ = 0 and φ = π; at φ = π the sign is arbitrary.
 
-    >>> import numpy as np; from pkm.lie import exp_so3, log_so3
-    >>> log_so3(exp_so3(np.array([0.1, -0.2, 0.3]))).round(12).tolist()
+    >>> import numpy as np; from pkm.lie import exp_so3, log_so3_into
+    >>> out = np.empty(3); log_so3_into(exp_so3(np.array([0.1, -0.2, 0.3])), out); out.round(12).tolist()
     [0.1, -0.2, 0.3]
     """
     w0 = 0.5 * (R[2, 1] - R[1, 2])
@@ -212,11 +214,10 @@ def log_so3(R):
     s = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     c = min(1.0, max(-1.0, 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)))
     phi = np.arctan2(s, c)
-    out = np.empty(3)
     if c >= 0.0:
         f = phi / s if s > 0.0 else 1.0   # φ/sinφ; atan2(s, c)/s is accurate for any s > 0
         out[0], out[1], out[2] = f * w0, f * w1, f * w2
-        return out
+        return
     j = 0
     for k in range(1, 3):
         if R[k, k] > R[j, j]:
@@ -229,6 +230,20 @@ def log_so3(R):
         n = -n
     for i in range(3):
         out[i] *= phi / n
+
+
+@_jit
+def log_so3(R):
+    """Rotation vector x with exp_so3(x) = R and |x| ≤ π (principal logarithm, App. A).
+
+    See :func:`log_so3_into` for the algorithm; accurate at φ = 0 and φ = π.
+
+    >>> import numpy as np; from pkm.lie import exp_so3, log_so3
+    >>> log_so3(exp_so3(np.array([0.1, -0.2, 0.3]))).round(12).tolist()
+    [0.1, -0.2, 0.3]
+    """
+    out = np.empty(3)
+    log_so3_into(R, out)
     return out
 
 
@@ -267,6 +282,27 @@ def exp_se3(X):
     out = np.empty((4, 4))
     exp_se3_into(X, out)
     return out
+
+
+@_jit
+def log_se3_into(C, out):
+    """In-place ``log_se3`` (allocation-free): ``out[:3] = ω = log_so3(R)``,
+    ``out[3:] = dexp_so3(ω)⁻¹ r = r − ω×r/2 + α ω×(ω×r)``.
+
+    >>> import numpy as np; from pkm.lie import exp_se3, log_se3_into
+    >>> X = np.array([0.1, 0.2, -0.3, 1., 2., 3.]); out = np.empty(6)
+    >>> log_se3_into(exp_se3(X), out); bool(np.allclose(out, X, atol=1e-14))
+    True
+    """
+    log_so3_into(C[:3, :3], out[:3])
+    w0, w1, w2 = out[0], out[1], out[2]
+    al = _alpha(np.sqrt(w0 * w0 + w1 * w1 + w2 * w2))
+    r0, r1, r2 = C[0, 3], C[1, 3], C[2, 3]
+    k0, k1, k2 = w1 * r2 - w2 * r1, w2 * r0 - w0 * r2, w0 * r1 - w1 * r0
+    kk0, kk1, kk2 = w1 * k2 - w2 * k1, w2 * k0 - w0 * k2, w0 * k1 - w1 * k0
+    out[3] = r0 - 0.5 * k0 + al * kk0
+    out[4] = r1 - 0.5 * k1 + al * kk1
+    out[5] = r2 - 0.5 * k2 + al * kk2
 
 
 @_jit
