@@ -216,6 +216,31 @@ class Robot:
                           variable_names={l.name: l.variable_names for l in self.limbs}, iterations=iters,
                           qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
 
+    # ------------------------------------------------------------------ dynamics
+    def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None):
+        """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
+
+        ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p); ``wrench``: end-effector wrench on the platform,
+        body-fixed ``(m; f)`` in ``F_p``, shape (6,) or (N, 6). Returns a
+        :class:`pkm.manipulator.DynamicsResult` with ``.tau`` (N, n_act), ``.q_act`` (N, n_act), the
+        joint coordinates of every limb and each limb's contribution (eq. 137–140, 144).
+        """
+        from pkm.manipulator import inverse_dynamics
+
+        return inverse_dynamics(self, x, xd, xdd, wrench=wrench, gravity=gravity)
+
+    def mass_matrix(self, x) -> np.ndarray:
+        """Task-space mass matrix ``M_t`` at task coordinates ``x`` (eq. 108)."""
+        from pkm.manipulator import mass_matrix
+
+        return mass_matrix(self, np.asarray(x, dtype=float))
+
+    def eom(self, x, xd):
+        """Terms of the task-space (eq. 107) and actuator-space (eq. 116) EOM at ``(x, V_t = xd)``."""
+        from pkm.manipulator import eom
+
+        return eom(self, x, xd)
+
     def _solve(self, limb, k, Cd, theta0, x, tol, max_iter, threshold):
         try:
             return solve_limb(limb, Cd, theta0, tol, max_iter, threshold)
