@@ -19,6 +19,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from pkm import constraints as cons
+from pkm._linalg import condition_number
 from pkm.errors import IKError, SingularityError, TopologyError
 from pkm.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.model import TreeModel, compile_tree
@@ -183,8 +184,9 @@ def _limit(step: np.ndarray, max_step: float = 0.5) -> np.ndarray:
 
 
 def _check_condition(M: np.ndarray, threshold: float, what: str) -> float:
-    s = np.linalg.svd(M, compute_uv=False)
-    cond = np.inf if s[-1] == 0.0 else s[0] / s[-1]
+    """Raise SingularityError when the 1-norm condition number of ``M`` (of ``MᵀM``, square-rooted,
+    for a tall ``M``; :func:`pkm._linalg.condition_number`) exceeds ``threshold``."""
+    cond = condition_number(M)
     if cond > threshold:
         raise SingularityError(f"{what} is ill conditioned (condition number {cond:.3e} > {threshold:.1e})",
                                condition=cond, threshold=threshold)

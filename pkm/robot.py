@@ -217,17 +217,54 @@ class Robot:
                           qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
 
     # ------------------------------------------------------------------ dynamics
-    def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None):
+    def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
+                         singularity_threshold: float = 1e8):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
-        ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p); ``wrench``: end-effector wrench on the platform,
-        body-fixed ``(m; f)`` in ``F_p``, shape (6,) or (N, 6). Returns a
-        :class:`pkm.manipulator.DynamicsResult` with ``.tau`` (N, n_act), ``.q_act`` (N, n_act), the
-        joint coordinates of every limb and each limb's contribution (eq. 137–140, 144).
-        """
-        from pkm.manipulator import inverse_dynamics
+        ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
+        is warm-started from the previous one); ``wrench``: end-effector wrench acting on the
+        platform, body-fixed ``(m; f)`` in ``F_p``, shape (6,) or (N, 6); ``gravity`` overrides the
+        file's gravity vector. One numba kernel runs IK (eq. 95–96), velocity/acceleration IK
+        (eq. 86–88) and the limb and platform dynamics (eq. 137–144) for all samples.
 
-        return inverse_dynamics(self, x, xd, xdd, wrench=wrench, gravity=gravity)
+        Returns a :class:`pkm.manipulator.DynamicsResult`: ``.tau`` (N, n_act) and ``.q_act``
+        (N, n_act) in ``actuator_names`` order, the joint coordinates, rates and accelerations of
+        every limb, each limb's contribution ``W̄_(l)`` and ``J_IK``. Raises :class:`pkm.IKError`,
+        :class:`pkm.SingularityError` (naming the sample) and ValueError as
+        :meth:`inverse_kinematics` does.
+        """
+        from pkm.batch import inverse_dynamics_batch
+        from pkm.manipulator import DynamicsResult
+
+        X = self._check_x(np.atleast_2d(np.asarray(x, dtype=float)), "x")
+        XD = self._check_x(np.atleast_2d(np.asarray(xd, dtype=float)), "xd")
+        XDD = self._check_x(np.atleast_2d(np.asarray(xdd, dtype=float)), "xdd")
+        if not X.shape == XD.shape == XDD.shape:
+            raise ValueError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
+        if wrench is not None:
+            w = np.asarray(wrench, dtype=float)
+            if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
+                raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
+        th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
+            self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold)
+        joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
+        joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
+        joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
+        self._last = [joints[l.name][-1].copy() for l in self.limbs]
+
+        def act(d):
+            return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs])
+
+        return DynamicsResult(x=X, tau=tau, q_act=act(joints), qd_act=act(joints_d), qdd_act=act(joints_dd),
+                              joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
+                              platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
+
+    def _packed(self):
+        if getattr(self, "_pack_cache", None) is None:
+            from pkm.batch import pack
+
+            self._pack_cache = pack(self)
+        return self._pack_cache
 
     def mass_matrix(self, x) -> np.ndarray:
         """Task-space mass matrix ``M_t`` at task coordinates ``x`` (eq. 108)."""

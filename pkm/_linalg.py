@@ -1,0 +1,79 @@
+"""Small dense linear algebra for the numba kernels: allocation-free, for matrices up to ~12×12.
+
+numpy's ``linalg`` inside numba allocates on every call; the per-sample path of the batch kernels
+must not, so it uses these. Condition numbers are 1-norm ones, ``‖A‖₁ ‖A⁻¹‖₁`` (exact for the
+square matrices it is applied to; for a tall ``L`` the Gram matrix ``LᵀL`` is used and the square
+root taken), and the same definition is used by the Python path so that one threshold means the
+same everywhere.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def inverse_into(A, n, out, work):
+    """``out[:n, :n] = A[:n, :n]⁻¹`` by Gauss–Jordan elimination with partial pivoting.
+
+    ``work`` is an (≥n, ≥n) scratch array. Returns False when a pivot is exactly zero.
+    """
+    for i in range(n):
+        for j in range(n):
+            work[i, j] = A[i, j]
+            out[i, j] = 1.0 if i == j else 0.0
+    for c in range(n):
+        p = c
+        best = abs(work[c, c])
+        for r in range(c + 1, n):
+            if abs(work[r, c]) > best:
+                best = abs(work[r, c])
+                p = r
+        if best == 0.0:
+            return False
+        if p != c:
+            for j in range(n):
+                work[c, j], work[p, j] = work[p, j], work[c, j]
+                out[c, j], out[p, j] = out[p, j], out[c, j]
+        inv = 1.0 / work[c, c]
+        for j in range(n):
+            work[c, j] *= inv
+            out[c, j] *= inv
+        for r in range(n):
+            if r != c:
+                f = work[r, c]
+                if f != 0.0:
+                    for j in range(n):
+                        work[r, j] -= f * work[c, j]
+                        out[r, j] -= f * out[c, j]
+    return True
+
+
+@njit(cache=True)
+def norm1(A, n, m):
+    """The 1-norm (largest column sum of magnitudes) of ``A[:n, :m]``."""
+    best = 0.0
+    for j in range(m):
+        s = 0.0
+        for i in range(n):
+            s += abs(A[i, j])
+        if s > best:
+            best = s
+    return best
+
+
+def condition_number(A: np.ndarray) -> float:
+    """1-norm condition number of a square matrix; of ``AᵀA`` square-rooted for a tall one (numpy)."""
+    A = np.asarray(A, dtype=float)
+    if A.shape[0] != A.shape[1]:
+        A = A.T @ A
+        root = True
+    else:
+        root = False
+    n = A.shape[0]
+    inv = np.empty((n, n))
+    if not inverse_into(A, n, inv, np.empty((n, n))):
+        return np.inf
+    c = norm1(A, n, n) * norm1(inv, n, n)
+    return float(np.sqrt(c) if root else c)

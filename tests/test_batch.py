@@ -1,0 +1,87 @@
+"""The batched numba kernel (Robot.inverse_dynamics) equals the reference path (pkm.manipulator)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm import manipulator as man
+from pkm.trajectory import from_spec, pick_place
+
+from conftest import ROBOTS
+
+FILES = {"delta": "delta_3rr2rrr.toml", "delta_us": "delta_3r2us.toml", "irsbot2": "irsbot2.toml"}
+
+
+@pytest.fixture(scope="module", params=sorted(FILES))
+def robot(request):
+    return pkm.load(ROBOTS / FILES[request.param])
+
+
+def _samples(robot, count=40, step=7):
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    return tr.x[:count * step:step], tr.xd[:count * step:step], tr.xdd[:count * step:step]
+
+
+def test_kernel_equals_reference(robot):
+    X, XD, XDD = _samples(robot)
+    fast = robot.inverse_dynamics(X, XD, XDD)
+    ref = man.inverse_dynamics(robot, X, XD, XDD)
+    scale = np.abs(ref.tau).max()
+    np.testing.assert_allclose(fast.tau, ref.tau, rtol=0, atol=1e-12 * scale)
+    np.testing.assert_allclose(fast.q_act, ref.q_act, atol=1e-12)
+    np.testing.assert_allclose(fast.J_IK, ref.J_IK, atol=1e-10 * np.abs(ref.J_IK).max())
+    np.testing.assert_allclose(fast.limb_wrenches, ref.limb_wrenches, atol=1e-12 * scale)
+    for limb in robot.limbs:
+        np.testing.assert_allclose(fast.joints[limb.name], ref.joints[limb.name], atol=1e-12)
+        np.testing.assert_allclose(fast.joints_d[limb.name], ref.joints_d[limb.name], atol=1e-11)
+        np.testing.assert_allclose(fast.joints_dd[limb.name], ref.joints_dd[limb.name], atol=1e-10)
+
+
+def test_kernel_with_end_effector_wrench(robot):
+    X, XD, XDD = _samples(robot, 10)
+    rng = np.random.default_rng(5)
+    W = rng.normal(size=(len(X), 6))
+    fast = robot.inverse_dynamics(X, XD, XDD, wrench=W)
+    ref = man.inverse_dynamics(robot, X, XD, XDD, wrench=W)
+    np.testing.assert_allclose(fast.tau, ref.tau, atol=1e-12 * np.abs(ref.tau).max())
+    # the wrench changes the torques by −J_IK⁻ᵀ P_pᵀ W
+    base = robot.inverse_dynamics(X, XD, XDD)
+    for s in range(len(X)):
+        delta = np.linalg.solve(fast.J_IK[s].T, -robot.P_p.T @ W[s])
+        np.testing.assert_allclose(fast.tau[s] - base.tau[s], delta, atol=1e-10)
+
+
+def test_pick_and_place_torques_are_finite():
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    tr = pick_place(start=[0.0, 0.0, -1.0], lift=0.025, travel=0.305, cycle_time=0.5, dt=0.002)
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd)
+    assert res.tau.shape == (len(tr.t), 3) and np.all(np.isfinite(res.tau))
+    # the cycle returns to its start at rest: the same static torques
+    np.testing.assert_allclose(res.tau[0], res.tau[-1], atol=1e-9)
+
+
+def test_unreachable_sample_is_named():
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    X = np.array([[0.0, 0.0, -1.0], [0.05, 0.0, -1.0], [3.0, 0.0, -1.0]])
+    Z = np.zeros_like(X)
+    with pytest.raises(pkm.IKError, match="sample 2"):
+        robot.inverse_dynamics(X, Z, Z)
+
+
+def test_singularity_threshold_is_applied():
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    X = np.array([[0.0, 0.0, -1.0]])
+    Z = np.zeros_like(X)
+    with pytest.raises(pkm.SingularityError) as info:
+        robot.inverse_dynamics(X, Z, Z, singularity_threshold=1.5)
+    assert info.value.condition > 1.5
+
+
+def test_bad_input():
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        robot.inverse_dynamics([0, 0, np.nan], [0, 0, 0], [0, 0, 0])
+    with pytest.raises(ValueError, match="same shape"):
+        robot.inverse_dynamics(np.zeros((3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
