@@ -334,10 +334,13 @@ def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act
         for l in range(L):
             nl, d, p = n[l], dof[l], plat[l]
             t = th[l]
-            if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, t,
-                          T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
-                status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, np.nan
-                return
+            if s == 0:  # later samples start from the previous, closed, solution
+                if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, t,
+                              T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
+                    status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, np.nan
+                    return
+            else:
+                _fk(l, nl, parent, B, X, t, T, C, w44)
             # ---- geometric IK: Newton in q with the 6-D pose error (eq. 96)
             converged = False
             err = np.inf
@@ -345,7 +348,8 @@ def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act
                 inv_se3_into(C[p], w44)
                 mul_se3_into(w44, Cd[s], w44b)
                 log_se3_into(w44b, err6)
-                err = np.sqrt(np.sum(err6 * err6))
+                err = np.sqrt(err6[0] * err6[0] + err6[1] * err6[1] + err6[2] * err6[2] + err6[3] * err6[3]
+                              + err6[4] * err6[4] + err6[5] * err6[5])
                 if err <= tol:
                     converged = True
                     break

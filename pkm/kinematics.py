@@ -86,7 +86,9 @@ def poses_into(parent, T, C):
     for i in range(T.shape[0]):
         p = parent[i]
         if p < 0:
-            C[i, :, :] = T[i]
+            for r in range(4):
+                for c in range(4):
+                    C[i, r, c] = T[i, r, c]
         else:
             mul_se3_into(C[p], T[i], C[i])
 
