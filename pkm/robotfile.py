@@ -749,4 +749,22 @@ def _trajectory(ctx: _Ctx, value) -> dict:
             if ctx.path is not None:
                 path = Path(ctx.path).parent / path
             out[key] = str(path)
+    _check_trajectory(ctx, out)
     return out
+
+
+def _check_trajectory(ctx: _Ctx, traj: dict) -> None:
+    """Consistency the trajectory generators rely on (pkm.trajectory), reported against the file."""
+    span = {"sine": "duration", "line": "duration", "pick-place": "cycle_time"}.get(traj["type"])
+    if span is not None:
+        steps = traj[span] / traj["dt"]
+        if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
+            ctx.fail(f"trajectory.{span}", f"{traj[span]:g} s is not a whole multiple of dt = {traj['dt']:g} s")
+    if traj["type"] == "pick-place":
+        if traj["lift"] < 0:
+            ctx.fail("trajectory.lift", "must not be negative (it is the height of the vertical moves)")
+        travel = np.atleast_1d(traj["travel"])
+        if travel.size == 3 and travel[2] != 0.0:
+            ctx.fail("trajectory.travel", "must be horizontal (its z component must be 0)")
+        if traj["lift"] == 0 and not np.any(travel):
+            ctx.fail("trajectory", "lift and travel are both zero: the cycle does not move")

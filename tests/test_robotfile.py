@@ -59,6 +59,7 @@ BAD_FILES = [
     ("task_bad_component.toml", "task.components[2]: unknown component 'vw'"),
     ("trajectory_unknown_key.toml", "trajectory: unknown key 'durration' (did you mean 'duration'?)"),
     ("duplicate_mount.toml", "limb.mounts[2] (\"limb2\").name: duplicate mount name 'limb2'"),
+    ("trajectory_dt_mismatch.toml", "trajectory.duration: 2 s is not a whole multiple of dt = 0.03 s"),
 ]
 BAD_NAMES = [f for f, _ in BAD_FILES]
 
