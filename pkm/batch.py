@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import get_num_threads, njit, prange
 
 from pkm._linalg import inverse_into, norm1
 from pkm.constraints import cut_bias_into, cut_jacobian_into, cut_residual_into
@@ -274,11 +274,11 @@ def _platform_L(p, n, d, J, H, Lp):
 
 
 @njit(cache=True)
-def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck, cr,
-                            dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp,
-                            g0, Cd, Vp, dVp, Wee, theta0, tol, max_iter, thresh,
-                            theta, thetad, thetadd, tau, JIK, limbW, platW, status):
-    """IK + inverse dynamics over N samples (see the module docstring).
+def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck, cr,
+               dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp,
+               g0, Cd, Vp, dVp, Wee, theta0, tol, max_iter, thresh,
+               theta, thetad, thetadd, tau, JIK, limbW, platW, status):
+    """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
 
     Inputs per sample: target platform pose ``Cd`` (N,4,4), platform twist ``Vp`` and its derivative
     ``dVp`` (N,6, body-fixed), end-effector wrench ``Wee`` (N,6). ``theta0`` (L, nmax) is the start
@@ -291,7 +291,6 @@ def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act
     nmax = parent.shape[1]
     dmax = qidx.shape[1]
     dp = P.shape[1]
-    N = Cd.shape[0]
     T = np.empty((nmax, 4, 4))
     C = np.empty((nmax, 4, 4))
     J = np.zeros((nmax, 6, nmax))
@@ -330,11 +329,11 @@ def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act
     for l in range(L):
         for i in range(nmax):
             th[l, i] = theta0[l, i]
-    for s in range(N):
+    for s in range(s_begin, s_end):
         for l in range(L):
             nl, d, p = n[l], dof[l], plat[l]
             t = th[l]
-            if s == 0:  # later samples start from the previous, closed, solution
+            if s == s_begin:  # later samples start from the previous, closed, solution
                 if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, t,
                               T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
                     status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, np.nan
@@ -495,6 +494,22 @@ def inverse_dynamics_kernel(n, dof, plat, parent, X, B, M, qidx, qpos, nact, act
     status[0] = OK
 
 
+@njit(cache=True, parallel=True)
+def inverse_dynamics_kernel(bounds, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck,
+                            cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp,
+                            g0, Cd, Vp, dVp, Wee, theta0, tol, max_iter, thresh,
+                            theta, thetad, thetadd, tau, JIK, limbW, platW, status):
+    """The samples split into chunks ``bounds[c] … bounds[c+1] − 1``, run in parallel (``prange``).
+
+    Chunk ``c`` starts from ``theta0[c]`` (L, nmax) and reports into ``status[c]`` (4,):
+    ``(code, sample, limb, value)``, code 0 = success. Scratch arrays are allocated once per chunk.
+    """
+    for c in prange(bounds.shape[0] - 1):
+        _run_range(bounds[c], bounds[c + 1], n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff,
+                   nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, g0, Cd, Vp, dVp, Wee,
+                   theta0[c], tol, max_iter, thresh, theta, thetad, thetadd, tau, JIK, limbW, platW, status[c])
+
+
 # ----------------------------------------------------------------------------- Python wrapper
 def platform_states(robot, X, XD, XDD):
     """Target platform poses ``C_p`` (N,4,4), twists ``V_p`` and ``V̇_p`` (N,6) for task samples.
@@ -522,12 +537,18 @@ def platform_states(robot, X, XD, XDD):
     return Cd, np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
 
+#: Fewest samples per parallel chunk.
+MIN_CHUNK = 256
+
+
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
-                           singularity_threshold=1e8, start=None):
+                           singularity_threshold=1e8, start=None, threads=None):
     """Run :func:`inverse_dynamics_kernel` on samples ``X, XD, XDD`` (N, δ_p); see Robot.inverse_dynamics.
 
     ``start``: per-limb tree variables to warm-start the first sample (default: an IK solve of the
-    first sample with continuation from the reference configuration). Returns the raw arrays
+    first sample with continuation from the reference configuration). ``threads``: number of
+    chunks run in parallel (default: numba's thread count; chunks have at least ``MIN_CHUNK``
+    samples, each warm-started by a separate IK solve of its first sample). Returns the raw arrays
     ``(theta, thetad, thetadd, tau, JIK, limbW, platW)``.
     """
     from pkm.errors import IKError, SingularityError
@@ -541,12 +562,20 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     g0 = np.asarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
     Wee = np.zeros((N, 6)) if wrench is None else np.ascontiguousarray(np.broadcast_to(np.asarray(wrench, float), (N, 6)))
     Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
-    theta0 = np.zeros((L, nmax))
+    chunks = max(1, min(get_num_threads() if threads is None else int(threads), N // MIN_CHUNK))
+    bounds = np.linspace(0, N, chunks + 1).round().astype(np.int64)
+    theta0 = np.zeros((chunks, L, nmax))
     if start is None:
-        first = robot.inverse_kinematics(X[0], tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold)
-        start = [first.joints[l.name][0] for l in robot.limbs]
-    for l, limb in enumerate(robot.limbs):
-        theta0[l, :limb.n] = start[l]
+        first = robot.inverse_kinematics(X[bounds[:-1]], tol=tol, max_iter=max_iter,
+                                         singularity_threshold=singularity_threshold)
+        starts = [[first.joints[l.name][c] for l in robot.limbs] for c in range(chunks)]
+    else:
+        starts = [start] + ([] if chunks == 1 else
+                            [[robot.inverse_kinematics(X[b], tol=tol).joints[l.name][0] for l in robot.limbs]
+                             for b in bounds[1:-1]])
+    for c in range(chunks):
+        for l, limb in enumerate(robot.limbs):
+            theta0[c, l, :limb.n] = starts[c][l]
     dp = robot.task_dof
     theta = np.zeros((N, L, nmax))
     thetad = np.zeros((N, L, nmax))
@@ -555,9 +584,11 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     JIK = np.empty((N, robot.n_act, dp))
     limbW = np.empty((N, L, dp))
     platW = np.empty((N, dp))
-    status = np.zeros(4)
-    inverse_dynamics_kernel(*pk.args(), g0, Cd, Vp, dVp, Wee, theta0, float(tol), int(max_iter),
-                            float(singularity_threshold), theta, thetad, thetadd, tau, JIK, limbW, platW, status)
+    statuses = np.zeros((chunks, 4))
+    inverse_dynamics_kernel(bounds, *pk.args(), g0, Cd, Vp, dVp, Wee, theta0, float(tol), int(max_iter),
+                            float(singularity_threshold), theta, thetad, thetadd, tau, JIK, limbW, platW, statuses)
+    failed = [c for c in range(chunks) if statuses[c, 0] != OK]
+    status = statuses[failed[0]] if failed else statuses[0]
     code, s, l, value = int(status[0]), int(status[1]), int(status[2]), status[3]
     if code != OK:
         where = f"sample {s} (x = {np.array2string(X[s], precision=6)})"

@@ -218,7 +218,7 @@ class Robot:
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
-                         singularity_threshold: float = 1e8):
+                         singularity_threshold: float = 1e8, threads: int | None = None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -231,7 +231,8 @@ class Robot:
         (N, n_act) in ``actuator_names`` order, the joint coordinates, rates and accelerations of
         every limb, each limb's contribution ``W̄_(l)`` and ``J_IK``. Raises :class:`pkm.IKError`,
         :class:`pkm.SingularityError` (naming the sample) and ValueError as
-        :meth:`inverse_kinematics` does.
+        :meth:`inverse_kinematics` does. ``threads``: number of trajectory chunks computed in
+        parallel (default: all of numba's threads; short trajectories run in one chunk).
         """
         from pkm.batch import inverse_dynamics_batch
         from pkm.manipulator import DynamicsResult
@@ -246,7 +247,8 @@ class Robot:
             if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
-            self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold)
+            self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
+            threads=threads)
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}

@@ -85,3 +85,13 @@ def test_bad_input():
         robot.inverse_dynamics([0, 0, np.nan], [0, 0, 0], [0, 0, 0])
     with pytest.raises(ValueError, match="same shape"):
         robot.inverse_dynamics(np.zeros((3, 3)), np.zeros((2, 3)), np.zeros((3, 3)))
+
+
+def test_parallel_chunks_agree_with_one_chunk():
+    """Chunks computed in parallel, each warm-started by its own IK solve, give the same torques."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    one = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, threads=1)
+    two = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, threads=2)
+    np.testing.assert_allclose(two.tau, one.tau, rtol=0, atol=1e-10 * np.abs(one.tau).max())
+    np.testing.assert_allclose(two.q_act, one.q_act, atol=1e-11)
