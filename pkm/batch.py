@@ -25,6 +25,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import get_num_threads, njit, prange
 
+import os
+
+import numba
+
 from pkm._linalg import inverse_into, norm1
 from pkm.constraints import cut_bias_into, cut_jacobian_into, cut_residual_into
 from pkm.dynamics import rnea_into
@@ -32,6 +36,12 @@ from pkm.kinematics import accelerations_into, jacobians_into, poses_into, relat
 from pkm.lie import Ad_inv_apply_into, coad_apply_into, inv_se3_into, log_se3_into, mul_se3_into
 
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
+
+# The parallel kernel must not break programs that fork afterwards (multiprocessing's default on
+# Linux, process-pool sweeps): GNU OpenMP aborts a forked child. Unless the user chose a layer,
+# ask numba for a fork-safe one (TBB if installed, else its built-in workqueue).
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "forksafe"
 
 
 @dataclass(frozen=True)
@@ -585,8 +595,12 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     limbW = np.empty((N, L, dp))
     platW = np.empty((N, dp))
     statuses = np.zeros((chunks, 4))
-    inverse_dynamics_kernel(bounds, *pk.args(), g0, Cd, Vp, dVp, Wee, theta0, float(tol), int(max_iter),
-                            float(singularity_threshold), theta, thetad, thetadd, tau, JIK, limbW, platW, statuses)
+    if chunks == 1:  # no threading layer involved: safe from any thread or forked process
+        _run_range(0, N, *pk.args(), g0, Cd, Vp, dVp, Wee, theta0[0], float(tol), int(max_iter),
+                   float(singularity_threshold), theta, thetad, thetadd, tau, JIK, limbW, platW, statuses[0])
+    else:
+        inverse_dynamics_kernel(bounds, *pk.args(), g0, Cd, Vp, dVp, Wee, theta0, float(tol), int(max_iter),
+                                float(singularity_threshold), theta, thetad, thetadd, tau, JIK, limbW, platW, statuses)
     failed = [c for c in range(chunks) if statuses[c, 0] != OK]
     status = statuses[failed[0]] if failed else statuses[0]
     code, s, l, value = int(status[0]), int(status[1]), int(status[2]), status[3]
