@@ -95,3 +95,49 @@ def test_parallel_chunks_agree_with_one_chunk():
     two = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, threads=2)
     np.testing.assert_allclose(two.tau, one.tau, rtol=0, atol=1e-10 * np.abs(one.tau).max())
     np.testing.assert_allclose(two.q_act, one.q_act, atol=1e-11)
+
+
+ALLOCATION_PROBE = """
+import numpy as np, pkm
+from numba.core.runtime import rtsys
+from pkm.batch import _run_range, platform_states
+from pkm.trajectory import from_spec
+robot = pkm.load(ROOT + "/robots/delta_3rr2rrr.toml")
+tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+pk = robot._packed()
+L, nmax = pk.parent.shape
+start = robot.inverse_kinematics(tr.x[0], warm_start=False)
+theta0 = np.zeros((L, nmax))
+for l, limb in enumerate(robot.limbs):
+    theta0[l, :limb.n] = start.joints[limb.name][0]
+
+def run(N):
+    X, XD, XDD = tr.x[:N], tr.xd[:N], tr.xdd[:N]
+    Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
+    out = [np.zeros((N, L, nmax)) for _ in range(3)]
+    tau, JIK = np.empty((N, 3)), np.empty((N, 3, 3))
+    limbW, platW, status = np.empty((N, L, 3)), np.empty((N, 3)), np.zeros(4)
+    Wee, g0 = np.zeros((N, 6)), robot.spec.gravity.copy()
+    before = rtsys.get_allocation_stats().alloc
+    _run_range(0, N, *pk.args(), g0, Cd, Vp, dVp, Wee, theta0, 1e-12, 50, 1e8, *out, tau, JIK, limbW, platW, status)
+    assert status[0] == 0
+    return rtsys.get_allocation_stats().alloc - before
+
+run(10)
+print(run(10), run(400))
+"""
+
+
+def test_per_sample_path_allocates_nothing():
+    """numba's allocation counter grows by the same amount for 10 and for 400 samples."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    env = dict(os.environ, NUMBA_NRT_STATS="1")
+    out = subprocess.run([sys.executable, "-c", f"ROOT = {str(ROOT)!r}\n" + ALLOCATION_PROBE], capture_output=True,
+                         text=True, env=env, check=True).stdout.split()
+    few, many = int(out[-2]), int(out[-1])
+    assert few == many, f"{few} allocations for 10 samples, {many} for 400"
