@@ -67,7 +67,7 @@ from collections.abc import Mapping
 import numpy as np
 from numba import njit
 
-from pkm.kinematics import forward_kinematics, relative_poses_into, twists_into
+from pkm.kinematics import forward_kinematics, joint_vector, relative_poses, twists_into
 from pkm.lie import Ad_inv_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
@@ -317,15 +317,6 @@ def coriolis_matrix_into(parent, X, T, M, qd, V, Ic, Bc, Cbar, work66, work):
 
 
 # ---------------------------------------------------------------------------- Python wrappers
-def _vector(tree, x, name):
-    x = np.ascontiguousarray(x, dtype=np.float64)
-    if x.shape != (tree.n,):
-        raise ValueError(f"{name} must have shape ({tree.n},), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} contains NaN or inf")
-    return x
-
-
 def _gravity(gravity):
     g = np.ascontiguousarray(gravity, dtype=np.float64)
     if g.shape != (3,):
@@ -354,12 +345,6 @@ def _wrenches(tree, wrenches):
     return W
 
 
-def _relative(tree, q):
-    T = np.empty((tree.n, 4, 4))
-    relative_poses_into(tree.B, tree.X, q, T, np.empty((4, 4)))
-    return T
-
-
 def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -> np.ndarray:
     """Joint forces ``τ = M̄θ̈ + C̄θ̇ + Q̄^grav − Σ_i J_iᵀ W_i^ext`` (eq. 100–101), by the RNEA.
 
@@ -375,11 +360,11 @@ def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -
     >>> bool(abs(tau[0]) < 1e-12)    # gravity exerts no torque about the vertical first axis
     True
     """
-    q, qd, qdd = _vector(tree, q, "q"), _vector(tree, qd, "qd"), _vector(tree, qdd, "qdd")
+    q, qd, qdd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd"), joint_vector(tree, qdd, "qdd")
     g0, Wext = _gravity(gravity), _wrenches(tree, wrenches)
     n = tree.n
     V, A, W, tau = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n)
-    rnea_into(tree.parent, tree.X, _relative(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau, np.empty((2, 6)))
+    rnea_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau, np.empty((2, 6)))
     return tau
 
 
@@ -389,10 +374,10 @@ def mass_matrix(tree, q) -> np.ndarray:
     Symmetric; positive definite when every joint moves some mass (a massless virtual body at
     the end of a chain makes it singular).
     """
-    q = _vector(tree, q, "q")
+    q = joint_vector(tree, q, "q")
     n = tree.n
     Mbar = np.empty((n, n))
-    mass_matrix_into(tree.parent, tree.X, _relative(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
+    mass_matrix_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
                      np.empty((2, 6, 6)), np.empty((1, 6)))
     return Mbar
 
@@ -402,10 +387,10 @@ def coriolis_matrix(tree, q, qd) -> np.ndarray:
     the module docstring), shape (n, n): ``C̄θ̇`` = the RNEA velocity terms and ``dM̄/dt − 2C̄`` is
     skew-symmetric.
     """
-    q, qd = _vector(tree, q, "q"), _vector(tree, qd, "qd")
+    q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
     n = tree.n
     Cbar = np.empty((n, n))
-    coriolis_matrix_into(tree.parent, tree.X, _relative(tree, q), tree.M, qd, np.empty((n, 6)),
+    coriolis_matrix_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, np.empty((n, 6)),
                          np.empty((n, 6, 6)), np.empty((n, 6, 6)), Cbar, np.empty((2, 6, 6)), np.empty((5, 6)))
     return Cbar
 
@@ -415,19 +400,19 @@ def gravity_forces(tree, q, gravity=DEFAULT_GRAVITY) -> np.ndarray:
     eq. (100), i.e. the joint forces that hold the tree at rest, ``= +∂U/∂θ`` with ``U`` =
     :func:`potential_energy`.
     """
-    q, g0 = _vector(tree, q, "q"), _gravity(gravity)
+    q, g0 = joint_vector(tree, q, "q"), _gravity(gravity)
     n = tree.n
     tau = np.empty(n)
-    gravity_into(tree.parent, tree.X, _relative(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)), tau,
+    gravity_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)), tau,
                  np.empty((2, 6)))
     return tau
 
 
 def kinetic_energy(tree, q, qd) -> float:
     """``T = Σ_i ½ V_iᵀ M_i V_i`` with the body-fixed twists (eq. 3, 167); equals ``½θ̇ᵀM̄θ̇``."""
-    q, qd = _vector(tree, q, "q"), _vector(tree, qd, "qd")
+    q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
     V = np.empty((tree.n, 6))
-    twists_into(tree.parent, tree.X, _relative(tree, q), qd, V)
+    twists_into(tree.parent, tree.X, relative_poses(tree, q), qd, V)
     return 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
 
 
@@ -446,7 +431,7 @@ def body_mass_properties(tree) -> tuple[np.ndarray, np.ndarray]:
 def potential_energy(tree, q, gravity=DEFAULT_GRAVITY) -> float:
     """Gravitational potential ``U = Σ_i −m_i g0·(R_i d_i + r_i)`` (world COM of body i), with
     ``U = 0`` for every COM at the world origin; ``∂U/∂θ = Q̄^grav`` (eq. 175)."""
-    q, g0 = _vector(tree, q, "q"), _gravity(gravity)
+    q, g0 = joint_vector(tree, q, "q"), _gravity(gravity)
     C = forward_kinematics(tree, q)
     m, d = body_mass_properties(tree)
     com = np.einsum("irc,ic->ir", C[:, :3, :3], d) + C[:, :3, 3]

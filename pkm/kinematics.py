@@ -165,7 +165,8 @@ def accelerations_into(parent, X, T, V, qd, qdd, A, work):
 
 
 # ---------------------------------------------------------------------------- Python wrappers
-def _q(tree, q, name="q"):
+def joint_vector(tree, q, name="q"):
+    """``q`` as a contiguous float64 array of shape (n,); ValueError for a wrong shape or NaN/inf."""
     q = np.ascontiguousarray(q, dtype=np.float64)
     if q.shape != (tree.n,):
         raise ValueError(f"{name} must have shape ({tree.n},), got {q.shape}")
@@ -174,7 +175,8 @@ def _q(tree, q, name="q"):
     return q
 
 
-def _relative(tree, q):
+def relative_poses(tree, q):
+    """The relative poses ``T_i = B_i exp(θ_i X_i)`` (n, 4, 4) of a tree at ``q``."""
     T = np.empty((tree.n, 4, 4))
     relative_poses_into(tree.B, tree.X, q, T, np.empty((4, 4)))
     return T
@@ -189,32 +191,32 @@ def forward_kinematics(tree, q) -> np.ndarray:
     >>> forward_kinematics(tree, np.zeros(6))[-1].round(3)[:3, 3]   # tool frame at the reference
     array([0.86 , 0.14 , 0.065])
     """
-    q = _q(tree, q)
+    q = joint_vector(tree, q)
     C = np.empty((tree.n, 4, 4))
-    poses_into(tree.parent, _relative(tree, q), C)
+    poses_into(tree.parent, relative_poses(tree, q), C)
     return C
 
 
 def body_jacobians(tree, q) -> np.ndarray:
     """Body-fixed Jacobians ``J_k`` of all bodies (eq. 4, 154–156): ``J[k] @ θ̇ = V_k``, (n, 6, n)."""
-    q = _q(tree, q)
+    q = joint_vector(tree, q)
     J = np.zeros((tree.n, 6, tree.n))
-    jacobians_into(tree.parent, tree.X, _relative(tree, q), J)
+    jacobians_into(tree.parent, tree.X, relative_poses(tree, q), J)
     return J
 
 
 def body_twists(tree, q, qd) -> np.ndarray:
     """Body-fixed twists ``V_k = (ω; v)`` of all bodies (eq. 3), shape (n, 6)."""
-    q, qd = _q(tree, q), _q(tree, qd, "qd")
+    q, qd = joint_vector(tree, q), joint_vector(tree, qd, "qd")
     V = np.empty((tree.n, 6))
-    twists_into(tree.parent, tree.X, _relative(tree, q), qd, V)
+    twists_into(tree.parent, tree.X, relative_poses(tree, q), qd, V)
     return V
 
 
 def jacobian_derivatives(tree, q, qd) -> np.ndarray:
     """Time derivatives ``J̇_k`` of the body-fixed Jacobians (eq. 162–165), shape (n, 6, n)."""
-    q, qd = _q(tree, q), _q(tree, qd, "qd")
-    T = _relative(tree, q)
+    q, qd = joint_vector(tree, q), joint_vector(tree, qd, "qd")
+    T = relative_poses(tree, q)
     J = np.zeros((tree.n, 6, tree.n))
     jacobians_into(tree.parent, tree.X, T, J)
     Jd = np.zeros_like(J)
@@ -224,8 +226,8 @@ def jacobian_derivatives(tree, q, qd) -> np.ndarray:
 
 def body_accelerations(tree, q, qd, qdd) -> np.ndarray:
     """Body-fixed accelerations ``V̇_k = J_k θ̈ + J̇_k θ̇`` of all bodies, shape (n, 6)."""
-    q, qd, qdd = _q(tree, q), _q(tree, qd, "qd"), _q(tree, qdd, "qdd")
-    T = _relative(tree, q)
+    q, qd, qdd = joint_vector(tree, q), joint_vector(tree, qd, "qd"), joint_vector(tree, qdd, "qdd")
+    T = relative_poses(tree, q)
     V = np.empty((tree.n, 6))
     twists_into(tree.parent, tree.X, T, qd, V)
     A = np.empty((tree.n, 6))
