@@ -66,7 +66,7 @@ PICK_PLACE_DEFAULTS = {"lift": 0.025, "travel": 0.305, "cycle_time": 0.5}
 #: A trajectory that is not the robot file's own is sampled with this many intervals unless --dt is given.
 DEFAULT_INTERVALS = 200
 #: Samples per inverse_dynamics call (the IK warm-starts from the previous call, so chunks join up).
-CHUNK = 100
+CHUNK = 500
 #: Show a progress bar on stderr above this many samples.
 PROGRESS_ABOVE = 200
 
@@ -172,7 +172,7 @@ def run_inverse_dynamics(robot, traj, progress: bool | None = None):
         for a in range(0, N, CHUNK):
             b = min(a + CHUNK, N)
             try:
-                parts.append(robot.inverse_dynamics(traj.x[a:b], traj.xd[a:b], traj.xdd[a:b]))
+                parts.append(robot.inverse_dynamics(traj.x[a:b], traj.xd[a:b], traj.xdd[a:b], t=traj.t[a:b]))
             except PkmError as exc:
                 when = f"t = {traj.t[a]:.6g} s" if b - a == 1 else f"t = {traj.t[a]:.6g} … {traj.t[b - 1]:.6g} s"
                 raise PkmError(f"{exc} (trajectory samples at {when})") from None

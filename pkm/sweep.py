@@ -203,7 +203,7 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         out["kinds"] = [limb.tree.axis_kind[int(a)] for limb in robot.limbs for a in limb.actuated]
         traj = from_spec(complete_trajectory(robot, trajectory), robot.task.coordinate_names())
         out["samples"] = len(traj)
-        tau = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd).tau
+        tau = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t).tau
         out["peak"] = np.abs(tau).max(axis=0).tolist()
         out["rms"] = np.sqrt(np.mean(tau * tau, axis=0)).tolist()
     except POINT_ERRORS as exc:
