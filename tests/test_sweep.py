@@ -39,7 +39,7 @@ def direct(parameters, masses=None, lift=0.025, travel=0.305, cycle_time=0.5, dt
         robot = pkm.Robot(apply_masses(robot.spec, masses))
     centre = robot.spec.trajectory["center"]     # [0, 0, -h] of this design
     tr = pick_place(centre, lift, travel, cycle_time, dt)
-    tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd).tau
+    tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t).tau  # as the sweep computes it
     return np.abs(tau).max(axis=0), np.sqrt(np.mean(tau ** 2, axis=0))
 
 
@@ -87,7 +87,7 @@ def test_default_trajectory_and_trajectory_axis():
     threads = numba.get_num_threads()
     numba.set_num_threads(1)          # as in the sweep (1001 samples would otherwise run in chunks)
     try:
-        tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd).tau
+        tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t).tau  # as the sweep computes it
     finally:
         numba.set_num_threads(threads)
     np.testing.assert_allclose(res.as_array("peak")[0, 1], np.abs(tau).max(axis=0), rtol=0, atol=1e-12)
