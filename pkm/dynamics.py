@@ -68,28 +68,12 @@ import numpy as np
 from numba import njit
 
 from pkm.kinematics import forward_kinematics, joint_vector, relative_poses, twists_into
-from pkm.lie import Ad_inv_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
+from pkm.lie import Ad_inv_apply_into, Ad_inv_T_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 # ---------------------------------------------------------------------------- small kernels
-@njit(cache=True)
-def wrench_to_parent_into(T, W, out):
-    """``out = Ad_T^{-T} W = (R m + r × R f; R f)`` for ``T = (R, r)``, ``W = (m; f)``; may be in place.
-
-    Transforms a wrench given in the frame of a body to the frame in which ``T`` is its pose,
-    e.g. from body ``c`` to its parent with ``T = T_c`` (``Ad_{C_{c,p}}ᵀ = Ad_{T_c}^{-T}``, spec §9.2).
-    """
-    f0 = T[0, 0] * W[3] + T[0, 1] * W[4] + T[0, 2] * W[5]
-    f1 = T[1, 0] * W[3] + T[1, 1] * W[4] + T[1, 2] * W[5]
-    f2 = T[2, 0] * W[3] + T[2, 1] * W[4] + T[2, 2] * W[5]
-    m0 = T[0, 0] * W[0] + T[0, 1] * W[1] + T[0, 2] * W[2] + T[1, 3] * f2 - T[2, 3] * f1
-    m1 = T[1, 0] * W[0] + T[1, 1] * W[1] + T[1, 2] * W[2] + T[2, 3] * f0 - T[0, 3] * f2
-    m2 = T[2, 0] * W[0] + T[2, 1] * W[1] + T[2, 2] * W[2] + T[0, 3] * f1 - T[1, 3] * f0
-    out[0], out[1], out[2], out[3], out[4], out[5] = m0, m1, m2, f0, f1, f2
-
-
 @njit(cache=True)
 def _matvec6(M, x, out):
     """``out = M @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
@@ -187,7 +171,7 @@ def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
         tau[i] = _dot6(X[i], W[i])
         p = parent[i]
         if p >= 0:
-            wrench_to_parent_into(T[i], W[i], tmp)
+            Ad_inv_T_apply_into(T[i], W[i], tmp)
             for r in range(6):
                 W[p, r] += tmp[r]
 
@@ -219,7 +203,7 @@ def gravity_into(parent, X, T, M, g0, A, W, tau, work):
         tau[i] = _dot6(X[i], W[i])
         p = parent[i]
         if p >= 0:
-            wrench_to_parent_into(T[i], W[i], tmp)
+            Ad_inv_T_apply_into(T[i], W[i], tmp)
             for r in range(6):
                 W[p, r] += tmp[r]
 
@@ -260,7 +244,7 @@ def mass_matrix_into(parent, X, T, M, Mbar, Ic, work66, work):
         Mbar[k, k] = _dot6(X[k], F)
         j = k
         while parent[j] >= 0:
-            wrench_to_parent_into(T[j], F, F)
+            Ad_inv_T_apply_into(T[j], F, F)
             j = parent[j]
             v = _dot6(X[j], F)
             Mbar[j, k] = v
@@ -307,9 +291,9 @@ def coriolis_matrix_into(parent, X, T, M, qd, V, Ic, Bc, Cbar, work66, work):
         Cbar[k, k] = _dot6(X[k], F)
         j = k
         while parent[j] >= 0:
-            wrench_to_parent_into(T[j], F, F)
-            wrench_to_parent_into(T[j], P, P)
-            wrench_to_parent_into(T[j], Q, Q)
+            Ad_inv_T_apply_into(T[j], F, F)
+            Ad_inv_T_apply_into(T[j], P, P)
+            Ad_inv_T_apply_into(T[j], Q, Q)
             j = parent[j]
             Cbar[j, k] = _dot6(X[j], F)
             ad_apply_into(V[j], X[j], Z)

@@ -482,6 +482,28 @@ def Ad_inv_apply_into(C, V, out):
 
 
 @_jit
+def Ad_inv_T_apply_into(C, W, out):
+    """``out = Ad(C)⁻ᵀ @ W = (R m + r × R f; R f)`` for a wrench ``W = (m; f)``; may be in place.
+
+    Transports a wrench from the frame whose pose relative to another is ``C`` into that other
+    frame, e.g. from body c to its parent with ``C = T_c`` (``Ad_{C_{c,p}}ᵀ = Ad_{T_c}⁻ᵀ``, spec §9.2);
+    the dual of :func:`Ad_apply_into` (power ``W·V`` is preserved).
+
+    >>> import numpy as np; from pkm.lie import Ad_inv, Ad_inv_T_apply_into, exp_se3
+    >>> C = exp_se3(np.array([.1, .2, .3, 1., 2., 3.])); W = np.arange(6.); out = np.empty(6)
+    >>> Ad_inv_T_apply_into(C, W, out); bool(np.allclose(out, Ad_inv(C).T @ W, atol=1e-14))
+    True
+    """
+    f0 = C[0, 0] * W[3] + C[0, 1] * W[4] + C[0, 2] * W[5]
+    f1 = C[1, 0] * W[3] + C[1, 1] * W[4] + C[1, 2] * W[5]
+    f2 = C[2, 0] * W[3] + C[2, 1] * W[4] + C[2, 2] * W[5]
+    m0 = C[0, 0] * W[0] + C[0, 1] * W[1] + C[0, 2] * W[2] + C[1, 3] * f2 - C[2, 3] * f1
+    m1 = C[1, 0] * W[0] + C[1, 1] * W[1] + C[1, 2] * W[2] + C[2, 3] * f0 - C[0, 3] * f2
+    m2 = C[2, 0] * W[0] + C[2, 1] * W[1] + C[2, 2] * W[2] + C[0, 3] * f1 - C[1, 3] * f0
+    out[0], out[1], out[2], out[3], out[4], out[5] = m0, m1, m2, f0, f1, f2
+
+
+@_jit
 def ad(X):
     """Lie-algebra adjoint ad_X = [[skew(ω), 0], [skew(v), skew(ω)]] for X = (ω; v) (eq. 166);
     ad_X Y = [X, Y] and hat(ad_X Y) = hat(X)hat(Y) − hat(Y)hat(X).

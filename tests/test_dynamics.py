@@ -16,8 +16,9 @@ import pytest
 
 from pkm.dynamics import (body_mass_properties, coriolis_matrix, coriolis_matrix_into, gravity_forces,
                           gravity_into, inverse_dynamics, kinetic_energy, mass_matrix, mass_matrix_into,
-                          potential_energy, rnea_into, wrench_to_parent_into)
+                          potential_energy, rnea_into)
 from pkm.kinematics import body_jacobians, body_twists, forward_kinematics, relative_poses_into
+from pkm.lie import Ad_inv_T_apply_into
 from pkm.model import limb_tree, robot_tree
 from pkm.robotfile import load_spec
 
@@ -289,7 +290,7 @@ def test_agrees_with_modern_robotics():
         Ftip = rng.normal(size=6) * 10 if k % 2 else np.zeros(6)
         expected = mr.InverseDynamics(q, qd, qdd, G0, Ftip, Mlist, Glist, Slist)
         W = np.zeros((6, 6))
-        wrench_to_parent_into(T_com, -Ftip, W[tool])
+        Ad_inv_T_apply_into(T_com, -Ftip, W[tool])
         tau = inverse_dynamics(tree, q, qd, qdd, G0, wrenches=W)
         _assert_rel(tau, expected, 1e-10)
         if not Ftip.any():
@@ -347,7 +348,7 @@ def test_wrench_transform_is_dual_to_twist_transform():
     relative_poses_into(tree.B, tree.X, rng.normal(size=tree.n), T, np.empty((4, 4)))
     for k in range(tree.n):
         W, V, out = rng.normal(size=6), rng.normal(size=6), np.empty(6)
-        wrench_to_parent_into(T[k], W, out)
+        Ad_inv_T_apply_into(T[k], W, out)
         assert W @ (np.linalg.inv(_Ad(T[k])) @ V) == pytest.approx(out @ V, rel=1e-13, abs=1e-13)
 
 
