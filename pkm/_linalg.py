@@ -77,3 +77,36 @@ def condition_number(A: np.ndarray) -> float:
         return np.inf
     c = norm1(A, n, n) * norm1(inv, n, n)
     return float(np.sqrt(c) if root else c)
+
+
+@njit(cache=True)
+def cholesky_solve_into(A, n, b, out, work):
+    """``out[:n] = A[:n, :n]⁻¹ b[:n]`` for a symmetric positive definite ``A`` (Cholesky, ``A = LLᵀ``).
+
+    ``work`` is an (≥n, ≥n) scratch array that receives ``L``. Returns False when ``A`` is not
+    numerically positive definite (a pivot ≤ 0), e.g. a rank-deficient Gram matrix.
+    """
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= work[j, k] * work[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        work[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= work[i, k] * work[j, k]
+            work[i, j] = s / d
+    for i in range(n):  # L y = b
+        s = b[i]
+        for k in range(i):
+            s -= work[i, k] * out[k]
+        out[i] = s / work[i, i]
+    for i in range(n - 1, -1, -1):  # Lᵀ x = y
+        s = out[i]
+        for k in range(i + 1, n):
+            s -= work[k, i] * out[k]
+        out[i] = s / work[i, i]
+    return True

@@ -29,13 +29,17 @@ import os
 
 import numba
 
-from pkm._linalg import inverse_into, norm1
+from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm.constraints import cut_bias_into, cut_jacobian_into, cut_residual_into
 from pkm.dynamics import rnea_into
-from pkm.kinematics import accelerations_into, jacobians_into, poses_into, relative_poses_into, twists_into
-from pkm.lie import Ad_inv_apply_into, coad_apply_into, inv_se3_into, log_se3_into, mul_se3_into
+from pkm.kinematics import accelerations_into, poses_into, relative_poses_into, twists_into
+from pkm._small import Ad, Ad_inv, get6, get_pose, mtm, mtv, set6, set_pose, sub
+from pkm.lie import Ad_inv_apply_into, coad_apply_into, log_se3_into
 
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
+
+#: Loop residual (max |g|) at which the kernel's IK counts the loops as closed.
+LOOP_TOL = 1e-13
 
 # The parallel kernel must not break programs that fork afterwards (multiprocessing's default on
 # Linux, process-pool sweeps): GNU OpenMP aborts a forked child. Unless the user chose a layer,
@@ -77,11 +81,15 @@ class Packed:
     yidx: np.ndarray
     P: np.ndarray
     Mp: np.ndarray
+    anc: np.ndarray
+    njb: np.ndarray
+    jbod: np.ndarray
 
     def args(self):
         return (self.n, self.dof, self.plat, self.parent, self.X, self.B, self.M, self.qidx, self.qpos,
                 self.nact, self.act, self.actpos, self.actoff, self.nloop, self.ck, self.cr, self.dk, self.dr,
-                self.nn, self.ndir, self.ne, self.ek, self.er, self.c0, self.m, self.rows, self.yidx, self.P, self.Mp)
+                self.nn, self.ndir, self.ne, self.ek, self.er, self.c0, self.m, self.rows, self.yidx, self.P, self.Mp,
+                self.anc, self.njb, self.jbod)
 
 
 def pack(robot) -> Packed:
@@ -107,6 +115,7 @@ def pack(robot) -> Packed:
         nn=z((L, lmax), np.int64), ndir=z((L, lmax, 3, 3)), ne=z((L, lmax), np.int64), ek=z((L, lmax, 3, 3)),
         er=z((L, lmax, 3, 3)), c0=z((L, lmax, 3)), m=z((L, lmax), np.int64), rows=z((L, lmax, 6), np.int64),
         yidx=z((L, lmax, 6), np.int64), P=np.ascontiguousarray(robot.P_p), Mp=platform_inertia(robot),
+        anc=z((L, nmax, nmax), np.bool_), njb=z(L, np.int64), jbod=z((L, 1 + 2 * lmax), np.int64),
     )
     off = 0
     for l, limb in enumerate(limbs):
@@ -115,6 +124,15 @@ def pack(robot) -> Packed:
         out["X"][l, :n] = limb.tree.X
         out["B"][l, :n] = limb.tree.B
         out["M"][l, :n] = trees[l].M
+        for i in range(n):  # anc[l, i, j]: joint j lies on the path from the ground to body i
+            j = i
+            while j >= 0:
+                out["anc"][l, i, j] = True
+                j = limb.tree.parent[j]
+        needed = [limb.platform] + sorted({b for lp in limb.loops for b in (lp.cut.k, lp.cut.r) if b >= 0}
+                                          - {limb.platform})
+        out["njb"][l] = len(needed)
+        out["jbod"][l, :len(needed)] = needed
         out["qidx"][l, :limb.dof] = limb.q_index
         out["qpos"][l, limb.q_index] = np.arange(limb.dof)
         na = len(limb.actuated)
@@ -141,109 +159,171 @@ def pack(robot) -> Packed:
 
 
 # ----------------------------------------------------------------------------- kernel pieces
+# Pieces take the packed arrays whole, with the limb index ``l``, and never slice inside a loop over
+# bodies: an array view passed to a call costs an atomic reference-count pair (see pkm._small).
 @njit(cache=True)
-def _fk(l, n, parent, B, X, th, T, C, w44):
-    relative_poses_into(B[l, :n], X[l, :n], th[:n], T[:n], w44)
+def _fk(l, n, parent, B, X, th, T, C):
+    """``T_i`` and ``C_i`` of limb ``l`` at ``θ = th`` (eq. 1–2, body-fixed form of spec §3.1)."""
+    relative_poses_into(B[l, :n], X[l, :n], th[:n], T[:n], T[0])
     poses_into(parent[l, :n], T[:n], C[:n])
 
 
 @njit(cache=True)
-def _loop_G(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, G):
-    """Selected rows of the loop's constraint Jacobian into G[:m, :n]."""
-    mf = nn[l, k] + ne[l, k]
-    cut_jacobian_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
-                      er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], J[:n, :, :n], Gfull[:mf, :n])
-    for a in range(m[l, k]):
+def _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J):
+    """Body-fixed Jacobians of the bodies ``jbod[l, :njb[l]]`` only (the platform and the cut bodies).
+
+    ``S_j = Ad_{C_j} ^jX_j`` are the joint screws in the world frame (eq. 154), so that
+    ``J_{i,j} = Ad_{C_i}^{-1} S_j`` for ``j ⪯ i`` and 0 otherwise (eq. 155–156 without the recursion
+    over every body): n + Σ_i depth(i) screw transformations instead of n².
+    """
+    for j in range(n):
+        R, r = get_pose(C, j)
+        w, v = Ad(R, r, (X[l, j, 0], X[l, j, 1], X[l, j, 2]), (X[l, j, 3], X[l, j, 4], X[l, j, 5]))
+        set6(S, j, w, v)
+    for a in range(njb[l]):
+        i = jbod[l, a]
+        R, r = get_pose(C, i)
         for j in range(n):
-            G[a, j] = Gfull[rows[l, k, a], j]
+            if anc[l, i, j]:
+                sw, sv = get6(S, j)
+                w, v = Ad_inv(R, r, sw, sv)
+                J[i, 0, j], J[i, 1, j], J[i, 2, j] = w
+                J[i, 3, j], J[i, 4, j], J[i, 5, j] = v
+            else:
+                for c in range(6):
+                    J[i, c, j] = 0.0
 
 
 @njit(cache=True)
-def _loop_g(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, g):
-    mf = nn[l, k] + ne[l, k]
-    cut_residual_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
-                      er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], gfull[:mf])
-    err = 0.0
-    for a in range(m[l, k]):
-        g[a] = gfull[rows[l, k, a]]
-        err = max(err, abs(g[a]))
-    return err
+def _loops_G(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, Gs):
+    """The loops' selected constraint rows ``G`` (eq. 13, 32, 41) stacked into ``Gs[:Σm, :n]``."""
+    row = 0
+    for k in range(nloop[l]):
+        mf = nn[l, k] + ne[l, k]
+        cut_jacobian_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
+                          er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], J[:n, :, :n], Gfull[:mf, :n])
+        for a in range(m[l, k]):
+            for j in range(n):
+                Gs[row, j] = Gfull[rows[l, k, a], j]
+            row += 1
 
 
 @njit(cache=True)
-def _gy_inverse(l, k, m, yidx, G, Gy, Gyi, wsq):
-    mm = m[l, k]
-    for a in range(mm):
-        for b in range(mm):
-            Gy[a, b] = G[a, yidx[l, k, b]]
-    return inverse_into(Gy, mm, Gyi, wsq)
+def _build_H(l, n, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H):
+    """H (n × d, eq. 48) from the stacked loop rows ``Gs``: ``H_q = I``, ``H_y = −G_y⁻¹ G_q`` per loop.
 
-
-@njit(cache=True)
-def _build_H(l, n, d, qidx, qpos, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, C, J,
-             Gfull, G, Gy, Gyi, wsq, H, thresh):
-    """H (n × d) at the current poses; returns the largest 1-norm condition number of the G_y (or inf)."""
+    ``Gyi[k]`` keeps ``G_y⁻¹`` of loop ``k`` for ``Ḣq̇``. Returns the largest 1-norm condition number
+    of the ``G_y`` (inf if one is singular).
+    """
     for i in range(n):
         for c in range(d):
             H[i, c] = 0.0
     for c in range(d):
         H[qidx[l, c], c] = 1.0
     worst = 0.0
+    row = 0
     for k in range(nloop[l]):
         mm = m[l, k]
-        _loop_G(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, G)
-        if not _gy_inverse(l, k, m, yidx, G, Gy, Gyi, wsq):
+        for a in range(mm):
+            for b in range(mm):
+                Gy[a, b] = Gs[row + a, yidx[l, k, b]]
+        if not inverse_into(Gy, mm, Gyi[k], wsq):
             return np.inf
-        cond = norm1(Gy, mm, mm) * norm1(Gyi, mm, mm)
-        worst = max(worst, cond)
-        # y rows: −G_y⁻¹ G_q for every independent column the loop depends on
-        for c in range(d):
+        worst = max(worst, norm1(Gy, mm, mm) * norm1(Gyi[k], mm, mm))
+        for c in range(d):  # y rows: −G_y⁻¹ G_q for every independent column the loop depends on
             v = qidx[l, c]
-            gq_any = False
-            for a in range(mm):
-                if G[a, v] != 0.0:
-                    gq_any = True
-            if not gq_any:
-                continue
             for a in range(mm):
                 s = 0.0
                 for b in range(mm):
-                    s += Gyi[a, b] * G[b, v]
+                    s += Gyi[k, a, b] * Gs[row + b, v]
                 H[yidx[l, k, a], c] = -s
+        row += mm
     return worst
 
 
 @njit(cache=True)
-def _close(l, n, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, th, T, C, J,
-           w44, Gfull, G, Gy, Gyi, wsq, gfull, g, tol, max_iter):
-    """Newton on the dependent variables of every loop (q fixed) until max|g| ≤ tol."""
+def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, Cd, sd, w44, gfull, res):
+    """Stacked IK residual ``res = (log(C_p⁻¹ C_d); −g_1; …)`` (eq. 96 and the loops' selected rows),
+    ``C_d = Cd[sd]``; ``w44`` is a (1, 4, 4) scratch.
+
+    Returns ``(|pose error|, max |g|)`` and the number of rows used.
+    """
+    Rp, rp = get_pose(C, p)
+    Rd, rd = get_pose(Cd, sd)
+    set_pose(w44, 0, mtm(Rp, Rd), mtv(Rp, sub(rd, rp)))
+    log_se3_into(w44[0], res)
+    perr = 0.0
+    for r in range(6):
+        perr += res[r] * res[r]
+    gerr = 0.0
+    row = 6
+    for k in range(nloop[l]):
+        mf = nn[l, k] + ne[l, k]
+        cut_residual_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
+                          er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], gfull[:mf])
+        for a in range(m[l, k]):
+            v = gfull[rows[l, k, a]]
+            res[row] = -v
+            gerr = max(gerr, abs(v))
+            row += 1
+    return np.sqrt(perr), gerr, row
+
+
+@njit(cache=True)
+def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, anc, njb, jbod,
+              Cd, sd, th, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq, dth, gfull, tol, loop_tol, max_iter):
+    """Geometric IK of limb ``l`` by Gauss–Newton on all its tree variables at once.
+
+    The unknowns are the limb's tree variables ``θ``; the equations are the platform pose error
+    (eq. 96, ``J_p Δθ = log(C_p⁻¹C_d)``) stacked on the loops' selected constraint rows
+    (``G Δθ = −g``, eq. 12–13). At a regular configuration ``[J_p; G]`` has full column rank
+    (``G`` has rank ``m``, ``L_p = J_p H`` rank ``δ_l``) and the system is consistent, so
+    Gauss–Newton converges quadratically, as Newton in ``q`` with the loops closed after every step
+    (spec §6, §7.2) does, to the same solution, but with one forward kinematics per step and the
+    Jacobians of the platform and the cut bodies only. Steps are scaled to ``max |Δθ| ≤ 0.5``.
+    Stops when the pose error is ≤ ``tol`` and every loop residual ≤ ``loop_tol``; ``T``, ``C``,
+    the Jacobians ``J`` of the platform and cut bodies and the stacked loop rows ``Gs`` then hold
+    the solution's values. Returns ``(converged, pose error, loop error)``.
+    """
+    perr = np.inf
+    gerr = np.inf
     for it in range(max_iter + 1):
-        _fk(l, n, parent, B, X, th, T, C, w44)
-        err = 0.0
-        for k in range(nloop[l]):
-            err = max(err, _loop_g(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, g))
-        if err <= tol:
-            return True
-        if it == max_iter or not np.isfinite(err):
-            return False
-        jacobians_into(parent[l, :n], X[l, :n], T[:n], J[:n, :, :n])
-        for k in range(nloop[l]):
-            _loop_g(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, g)
-            _loop_G(l, k, n, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, G)
-            if not _gy_inverse(l, k, m, yidx, G, Gy, Gyi, wsq):
-                return False
-            mm = m[l, k]
-            big = 0.0
-            for a in range(mm):
+        _fk(l, n, parent, B, X, th, T, C)
+        perr, gerr, nr = _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, Cd,
+                                      sd, w44, gfull, res)
+        if not (np.isfinite(perr) and np.isfinite(gerr)):
+            break
+        _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J)
+        _loops_G(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, Gs)
+        if perr <= tol and gerr <= loop_tol:
+            return True, perr, gerr
+        if it == max_iter:
+            break
+        # normal equations AᵀA Δθ = Aᵀ res with A = [J_p; Gs]
+        for a in range(n):
+            for b in range(a + 1):
                 s = 0.0
-                for b in range(mm):
-                    s -= Gyi[a, b] * g[b]
-                gfull[a] = s
-                big = max(big, abs(s))
-            scale = 0.5 / big if big > 0.5 else 1.0
-            for a in range(mm):
-                th[yidx[l, k, a]] += scale * gfull[a]
-    return False
+                for r in range(6):
+                    s += J[p, r, a] * J[p, r, b]
+                for r in range(nr - 6):
+                    s += Gs[r, a] * Gs[r, b]
+                Nm[a, b] = s
+                Nm[b, a] = s
+            s = 0.0
+            for r in range(6):
+                s += J[p, r, a] * res[r]
+            for r in range(nr - 6):
+                s += Gs[r, a] * res[6 + r]
+            res[nr + a] = s
+        if not cholesky_solve_into(Nm, n, res[nr:nr + n], dth, wsq):
+            break
+        big = 0.0
+        for j in range(n):
+            big = max(big, abs(dth[j]))
+        scale = 0.5 / big if big > 0.5 else 1.0
+        for j in range(n):
+            th[j] += scale * dth[j]
+    return False, perr, gerr
 
 
 @njit(cache=True)
@@ -285,7 +365,7 @@ def _platform_L(p, n, d, J, H, Lp):
 
 @njit(cache=True)
 def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck, cr,
-               dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp,
+               dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod,
                g0, Cd, Vp, dVp, Wee, dts, theta0, tol, max_iter, thresh,
                theta, thetad, thetadd, tau, JIK, limbW, platW, status):
     """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
@@ -314,18 +394,21 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
     Wext = np.zeros((nmax, 6))
     phi = np.empty(nmax)
     zero = np.zeros(nmax)
-    w44 = np.empty((4, 4))
-    w44b = np.empty((4, 4))
+    w44 = np.empty((1, 4, 4))
     w6 = np.empty(6)
     w6b = np.empty(6)
     w26 = np.empty((2, 6))
     err6 = np.empty(6)
     Gfull = np.empty((6, nmax))
-    G = np.empty((6, nmax))
+    Gs = np.empty((6 * ck.shape[1], nmax))
     Gy = np.empty((6, 6))
-    Gyi = np.empty((6, 6))
-    wsq = np.empty((12, 12))
+    Gyi = np.empty((ck.shape[1], 6, 6))
+    wsq = np.empty((max(12, nmax), max(12, nmax)))
     gfull = np.empty(6)
+    S = np.empty((nmax, 6))
+    res = np.empty(6 + 6 * ck.shape[1] + nmax)
+    Nm = np.empty((nmax, nmax))
+    dth = np.empty(nmax)
     g = np.empty(6)
     H = np.empty((nmax, dmax))
     Lp = np.empty((6, dmax))
@@ -347,63 +430,29 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
         for l in range(L):
             nl, d, p = n[l], dof[l], plat[l]
             t = th[l]
-            if s == s_begin:  # later samples start from the previous, closed, solution
-                if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, t,
-                              T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
-                    status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, np.nan
-                    return
-            else:
-                h = dts[s]
-                if h > 0.0:
-                    for i in range(nl):
-                        t[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
-                    if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx,
-                                  t, T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
-                        for i in range(nl):  # the prediction failed: start from the previous sample
-                            t[i] = theta[s - 1, l, i]
-                        _fk(l, nl, parent, B, X, t, T, C, w44)
-                else:
-                    _fk(l, nl, parent, B, X, t, T, C, w44)
-            # ---- geometric IK: Newton in q with the 6-D pose error (eq. 96)
-            converged = False
-            err = np.inf
-            for it in range(max_iter + 1):
-                inv_se3_into(C[p], w44)
-                mul_se3_into(w44, Cd[s], w44b)
-                log_se3_into(w44b, err6)
-                err = np.sqrt(err6[0] * err6[0] + err6[1] * err6[1] + err6[2] * err6[2] + err6[3] * err6[3]
-                              + err6[4] * err6[4] + err6[5] * err6[5])
-                if err <= tol:
-                    converged = True
-                    break
-                if it == max_iter or not np.isfinite(err):
-                    break
-                jacobians_into(parent[l, :nl], X[l, :nl], T[:nl], J[:nl, :, :nl])
-                _build_H(l, nl, d, qidx, qpos, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, C, J,
-                         Gfull, G, Gy, Gyi, wsq, H, thresh)
-                _platform_L(p, nl, d, J, H, Lp)
-                if not np.isfinite(_gram_inverse(Lp, d, Gram, Grami, wsq)):
-                    break
-                _pinv_apply(Lp, Grami, d, err6, dq)
-                big = 0.0
-                for c in range(d):
-                    big = max(big, abs(dq[c]))
-                scale = 0.5 / big if big > 0.5 else 1.0
+            # ---- geometric IK (eq. 96 with the loops, see _solve_ik), started from the second-order
+            # Taylor prediction when the sample times are known, else from the previous sample
+            h = dts[s] if s > s_begin else 0.0
+            if h > 0.0:
                 for i in range(nl):
-                    s_ = 0.0
-                    for c in range(d):
-                        s_ += H[i, c] * dq[c]
-                    t[i] += scale * s_
-                if not _close(l, nl, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx,
-                              t, T, C, J, w44, Gfull, G, Gy, Gyi, wsq, gfull, g, 1e-13, 30):
-                    break
-            if not converged:
-                status[0], status[1], status[2], status[3] = IK_FAILED, s, l, err
+                    t[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
+            ok, perr, gerr = _solve_ik(l, nl, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m,
+                                       rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq,
+                                       dth, gfull, tol, LOOP_TOL, max_iter)
+            if not ok and h > 0.0:  # the prediction failed: start again from the previous sample
+                for i in range(nl):
+                    t[i] = theta[s - 1, l, i]
+                ok, perr, gerr = _solve_ik(l, nl, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0,
+                                           m, rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44, Gfull, Gs, res, Nm,
+                                           wsq, dth, gfull, tol, LOOP_TOL, max_iter)
+            if not ok:
+                if perr <= tol:
+                    status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, gerr
+                else:
+                    status[0], status[1], status[2], status[3] = IK_FAILED, s, l, perr
                 return
-            # ---- H, L_p, F at the solution, with the singularity checks
-            jacobians_into(parent[l, :nl], X[l, :nl], T[:nl], J[:nl, :, :nl])
-            cg = _build_H(l, nl, d, qidx, qpos, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, C, J,
-                          Gfull, G, Gy, Gyi, wsq, H, thresh)
+            # ---- H, L_p, F at the solution (J and Gs from the IK's last step), with the singularity checks
+            cg = _build_H(l, nl, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H)
             if not cg <= thresh:
                 status[0], status[1], status[2], status[3] = SINGULAR_GY, s, l, cg
                 return
@@ -436,8 +485,6 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
             for k in range(nloop[l]):
                 mm = m[l, k]
                 mf = nn[l, k] + ne[l, k]
-                _loop_G(l, k, nl, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, G)
-                _gy_inverse(l, k, m, yidx, G, Gy, Gyi, wsq)
                 cut_bias_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
                               er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:nl], V[:nl], A[:nl], gfull[:mf])
                 for a in range(mm):
@@ -445,7 +492,7 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
                 for a in range(mm):
                     acc = 0.0
                     for b in range(mm):
-                        acc -= Gyi[a, b] * g[b]
+                        acc -= Gyi[k, a, b] * g[b]
                     Hdqd[yidx[l, k, a]] = acc
             for r in range(6):
                 acc = dVp[s, r] - A[p, r]
@@ -520,7 +567,7 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
 
 @njit(cache=True, parallel=True)
 def inverse_dynamics_kernel(bounds, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck,
-                            cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp,
+                            cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod,
                             g0, Cd, Vp, dVp, Wee, dts, theta0, tol, max_iter, thresh,
                             theta, thetad, thetadd, tau, JIK, limbW, platW, status):
     """The samples split into chunks ``bounds[c] … bounds[c+1] − 1``, run in parallel (``prange``).
@@ -530,7 +577,7 @@ def inverse_dynamics_kernel(bounds, n, dof, plat, parent, X, B, M, qidx, qpos, n
     """
     for c in prange(bounds.shape[0] - 1):
         _run_range(bounds[c], bounds[c + 1], n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff,
-                   nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, g0, Cd, Vp, dVp, Wee,
+                   nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod, g0, Cd, Vp, dVp, Wee,
                    dts, theta0[c], tol, max_iter, thresh, theta, thetad, thetadd, tau, JIK, limbW, platW, status[c])
 
 

@@ -68,13 +68,14 @@ import numpy as np
 from numba import njit
 
 from pkm.kinematics import forward_kinematics, joint_vector, relative_poses, twists_into
+from pkm._small import Ad_inv, Ad_inv_T, ad, add, axpy, coad, dot, get6, get_pose, inertia_mul, set6, sub
 from pkm.lie import Ad_inv_apply_into, Ad_inv_T_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
 
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 # ---------------------------------------------------------------------------- small kernels
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _matvec6(M, x, out):
     """``out = M @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -84,7 +85,7 @@ def _matvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _matTvec6(M, x, out):
     """``out = M.T @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -94,7 +95,7 @@ def _matTvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
@@ -130,7 +131,8 @@ def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
     (n,), ``g0`` (3,) gravity in the world frame, ``Wext`` (n,6) external wrenches ``(m; f)``
     acting ON body i, resolved in its body frame. Outputs (overwritten): ``V`` (n,6) twists,
     ``A`` (n,6) accelerations ``V̇_i`` (including the fictitious base acceleration ``(0; −g0)``),
-    ``W`` (n,6) the wrench joint i exerts on body i (frame i), ``tau`` (n,). ``work``: (2,6) scratch.
+    ``W`` (n,6) the wrench joint i exerts on body i (frame i), ``tau`` (n,). ``work`` is unused (kept
+    for the signature).
 
     Forward (gravity as base acceleration ``V̇_0 = (0; −g0)``, ``V_0 = 0``):
     ``V_i = Ad_{T_i}^{-1}V_p + X_iθ̇_i``, ``V̇_i = Ad_{T_i}^{-1}V̇_p + ad_{V_i}X_iθ̇_i + X_iθ̈_i``.
@@ -139,41 +141,40 @@ def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
     Result ``τ = M̄θ̈ + C̄θ̇ + Q̄^grav − Σ_i J_iᵀ Wext_i``.
     """
     n = X.shape[0]
-    a0 = work[0]
-    a0[0] = 0.0
-    a0[1] = 0.0
-    a0[2] = 0.0
-    a0[3] = -g0[0]
-    a0[4] = -g0[1]
-    a0[5] = -g0[2]
-    tmp = work[1]
     for i in range(n):
         p = parent[i]
+        R, t = get_pose(T, i)
+        x, y = get6(X, i)
         if p < 0:
-            Ad_inv_apply_into(T[i], a0, A[i])
-            for r in range(6):
-                V[i, r] = X[i, r] * qd[i]
+            w, v = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+            aw, av = Ad_inv(R, t, (0.0, 0.0, 0.0), (-g0[0], -g0[1], -g0[2]))
         else:
-            Ad_inv_apply_into(T[i], V[p], V[i])
-            Ad_inv_apply_into(T[i], A[p], A[i])
-            for r in range(6):
-                V[i, r] += X[i, r] * qd[i]
-        ad_apply_into(V[i], X[i], tmp)
-        for r in range(6):
-            A[i, r] += tmp[r] * qd[i] + X[i, r] * qdd[i]
-        # local Newton–Euler wrench of body i
-        _matvec6(M[i], V[i], tmp)
-        coad_apply_into(V[i], tmp, tmp)
-        _matvec6(M[i], A[i], W[i])
-        for r in range(6):
-            W[i, r] -= tmp[r] + Wext[i, r]
+            pw, pv = get6(V, p)
+            w, v = Ad_inv(R, t, pw, pv)
+            pw, pv = get6(A, p)
+            aw, av = Ad_inv(R, t, pw, pv)
+        w, v = axpy(qd[i], x, w), axpy(qd[i], y, v)
+        cw, cv = ad(w, v, x, y)
+        aw = axpy(qdd[i], x, axpy(qd[i], cw, aw))
+        av = axpy(qdd[i], y, axpy(qd[i], cv, av))
+        set6(V, i, w, v)
+        set6(A, i, aw, av)
+        # local Newton–Euler wrench of body i: M V̇ − ad_Vᵀ M V − Wext
+        hm, hf = inertia_mul(M, i, w, v)
+        km, kf = coad(w, v, hm, hf)
+        am, af = inertia_mul(M, i, aw, av)
+        em, ef = get6(Wext, i)
+        set6(W, i, sub(sub(am, km), em), sub(sub(af, kf), ef))
     for i in range(n - 1, -1, -1):
-        tau[i] = _dot6(X[i], W[i])
+        m, f = get6(W, i)
+        x, y = get6(X, i)
+        tau[i] = dot(x, m) + dot(y, f)
         p = parent[i]
         if p >= 0:
-            Ad_inv_T_apply_into(T[i], W[i], tmp)
-            for r in range(6):
-                W[p, r] += tmp[r]
+            R, t = get_pose(T, i)
+            m, f = Ad_inv_T(R, t, m, f)
+            pm, pf = get6(W, p)
+            set6(W, p, add(pm, m), add(pf, f))
 
 
 @njit(cache=True)

@@ -25,59 +25,34 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from pkm.lie import Ad_inv_apply_into, ad_apply_into, mul_se3_into
+from pkm._small import Ad_inv, ad, axpy, exp_joint, exp_screw, get6, get_pose, pose_mul, scale, set6, set_pose
+from pkm.lie import Ad_inv_apply_into, ad_apply_into
 
 
 @njit(cache=True)
 def exp_joint_into(X, theta, out):
     """``exp(θ X)`` for a joint screw ``X = (e; v)`` with ``|e| = 1`` or ``e = 0``, into ``out`` (4×4).
 
-    Closed form (spec §1.6): ``R = I + sin θ K + (1 − cos θ) K²`` with ``K = skew(e)`` and
-    ``p = (θ I + (1 − cos θ) K + (θ − sin θ) K²) v``; for ``e = 0`` (prismatic) ``R = I``, ``p = θ v``.
+    Closed form (spec §1.6, :func:`pkm._small.exp_screw`): ``R = I + sin θ K + (1 − cos θ) K²`` with
+    ``K = skew(e)`` and ``p = (θ I + (1 − cos θ) K + (θ − sin θ) K²) v``; for ``e = 0`` (prismatic)
+    ``R = I``, ``p = θ v``.
     """
-    ex, ey, ez = X[0], X[1], X[2]
-    vx, vy, vz = X[3], X[4], X[5]
-    for r in range(4):
-        for c in range(4):
-            out[r, c] = 0.0
-    out[3, 3] = 1.0
-    if ex * ex + ey * ey + ez * ez == 0.0:
-        out[0, 0] = 1.0
-        out[1, 1] = 1.0
-        out[2, 2] = 1.0
-        out[0, 3] = theta * vx
-        out[1, 3] = theta * vy
-        out[2, 3] = theta * vz
-        return
-    s = np.sin(theta)
-    c1 = 1.0 - np.cos(theta)
-    t = theta - s
-    # K² = e eᵀ − I for a unit e
-    out[0, 0] = 1.0 + c1 * (ex * ex - 1.0)
-    out[0, 1] = -s * ez + c1 * ex * ey
-    out[0, 2] = s * ey + c1 * ex * ez
-    out[1, 0] = s * ez + c1 * ex * ey
-    out[1, 1] = 1.0 + c1 * (ey * ey - 1.0)
-    out[1, 2] = -s * ex + c1 * ey * ez
-    out[2, 0] = -s * ey + c1 * ex * ez
-    out[2, 1] = s * ex + c1 * ey * ez
-    out[2, 2] = 1.0 + c1 * (ez * ez - 1.0)
-    # K v = e × v ; K² v = e (e·v) − v
-    kx = ey * vz - ez * vy
-    ky = ez * vx - ex * vz
-    kz = ex * vy - ey * vx
-    ev = ex * vx + ey * vy + ez * vz
-    out[0, 3] = theta * vx + c1 * kx + t * (ex * ev - vx)
-    out[1, 3] = theta * vy + c1 * ky + t * (ey * ev - vy)
-    out[2, 3] = theta * vz + c1 * kz + t * (ez * ev - vz)
+    R, p = exp_screw((X[0], X[1], X[2]), (X[3], X[4], X[5]), theta)
+    out[0, 0], out[0, 1], out[0, 2], out[0, 3] = R[0], R[1], R[2], p[0]
+    out[1, 0], out[1, 1], out[1, 2], out[1, 3] = R[3], R[4], R[5], p[1]
+    out[2, 0], out[2, 1], out[2, 2], out[2, 3] = R[6], R[7], R[8], p[2]
+    out[3, 0], out[3, 1], out[3, 2], out[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
 @njit(cache=True)
 def relative_poses_into(B, X, q, T, work):
-    """``T_i = B_i exp(θ_i X_i)`` for every body, into ``T`` (n×4×4); ``work`` is a 4×4 scratch."""
+    """``T_i = B_i exp(θ_i X_i)`` for every body, into ``T`` (n×4×4); ``work`` is unused (kept for
+    the signature)."""
     for i in range(X.shape[0]):
-        exp_joint_into(X[i], q[i], work)
-        mul_se3_into(B[i], work, T[i])
+        Re, pe = exp_joint(X, i, q[i])
+        Rb, pb = get_pose(B, i)
+        R, p = pose_mul(Rb, pb, Re, pe)
+        set_pose(T, i, R, p)
 
 
 @njit(cache=True)
@@ -85,12 +60,13 @@ def poses_into(parent, T, C):
     """``C_i = C_{parent(i)} T_i`` (``C_{-1} = I``), the absolute poses, into ``C`` (n×4×4)."""
     for i in range(T.shape[0]):
         p = parent[i]
+        Rt, pt = get_pose(T, i)
         if p < 0:
-            for r in range(4):
-                for c in range(4):
-                    C[i, r, c] = T[i, r, c]
+            set_pose(C, i, Rt, pt)
         else:
-            mul_se3_into(C[p], T[i], C[i])
+            Rp, pp = get_pose(C, p)
+            R, r = pose_mul(Rp, pp, Rt, pt)
+            set_pose(C, i, R, r)
 
 
 @njit(cache=True)
@@ -103,8 +79,11 @@ def jacobians_into(parent, X, T, J):
             for r in range(6):
                 J[k, r, i] = 0.0
         if p >= 0:
+            R, t = get_pose(T, k)
             for i in range(p + 1):  # columns of non-ancestors are zero and stay zero
-                Ad_inv_apply_into(T[k], J[p, :, i], J[k, :, i])
+                w, v = Ad_inv(R, t, (J[p, 0, i], J[p, 1, i], J[p, 2, i]), (J[p, 3, i], J[p, 4, i], J[p, 5, i]))
+                J[k, 0, i], J[k, 1, i], J[k, 2, i] = w
+                J[k, 3, i], J[k, 4, i], J[k, 5, i] = v
         for r in range(6):
             J[k, r, k] = X[k, r]
 
@@ -114,13 +93,14 @@ def twists_into(parent, X, T, qd, V):
     """Body-fixed twists ``V_k = Ad_{T_k}^{-1} V_{parent(k)} + X_k θ̇_k`` (eq. 3), into ``V`` (n×6)."""
     for k in range(X.shape[0]):
         p = parent[k]
+        x, y = get6(X, k)
         if p < 0:
-            for r in range(6):
-                V[k, r] = X[k, r] * qd[k]
+            set6(V, k, scale(qd[k], x), scale(qd[k], y))
         else:
-            Ad_inv_apply_into(T[k], V[p], V[k])
-            for r in range(6):
-                V[k, r] += X[k, r] * qd[k]
+            R, t = get_pose(T, k)
+            wp, vp = get6(V, p)
+            w, v = Ad_inv(R, t, wp, vp)
+            set6(V, k, axpy(qd[k], x, w), axpy(qd[k], y, v))
 
 
 @njit(cache=True)
@@ -149,19 +129,21 @@ def accelerations_into(parent, X, T, V, qd, qdd, A, work):
     """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (spec §9.2 forward pass):
 
     ``V̇_k = Ad_{T_k}^{-1} V̇_{parent(k)} + ad_{V_k} X_k θ̇_k + X_k θ̈_k``, which equals
-    ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state; ``work`` is a 6-vector scratch.
-    With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.
+    ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state; ``work`` is unused (kept for the
+    signature). With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.
     """
     for k in range(X.shape[0]):
         p = parent[k]
+        x, y = get6(X, k)
         if p < 0:
-            for r in range(6):
-                A[k, r] = 0.0
+            w, v = (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
         else:
-            Ad_inv_apply_into(T[k], A[p], A[k])
-        ad_apply_into(V[k], X[k], work)
-        for r in range(6):
-            A[k, r] += work[r] * qd[k] + X[k, r] * qdd[k]
+            R, t = get_pose(T, k)
+            wp, vp = get6(A, p)
+            w, v = Ad_inv(R, t, wp, vp)
+        vw, vv = get6(V, k)
+        aw, av = ad(vw, vv, x, y)
+        set6(A, k, axpy(qdd[k], x, axpy(qd[k], aw, w)), axpy(qdd[k], y, axpy(qd[k], av, v)))
 
 
 # ---------------------------------------------------------------------------- Python wrappers
