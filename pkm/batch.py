@@ -161,14 +161,14 @@ def pack(robot) -> Packed:
 # ----------------------------------------------------------------------------- kernel pieces
 # Pieces take the packed arrays whole, with the limb index ``l``, and never slice inside a loop over
 # bodies: an array view passed to a call costs an atomic reference-count pair (see pkm._small).
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _fk(l, n, parent, B, X, th, T, C):
     """``T_i`` and ``C_i`` of limb ``l`` at ``θ = th`` (eq. 1–2, body-fixed form of spec §3.1)."""
     relative_poses_into(B[l, :n], X[l, :n], th[:n], T[:n], T[0])
     poses_into(parent[l, :n], T[:n], C[:n])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J):
     """Body-fixed Jacobians of the bodies ``jbod[l, :njb[l]]`` only (the platform and the cut bodies).
 
@@ -194,7 +194,7 @@ def _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J):
                     J[i, c, j] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _loops_G(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, Gs):
     """The loops' selected constraint rows ``G`` (eq. 13, 32, 41) stacked into ``Gs[:Σm, :n]``."""
     row = 0
@@ -208,7 +208,7 @@ def _loops_G(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, 
             row += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _build_H(l, n, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H):
     """H (n × d, eq. 48) from the stacked loop rows ``Gs``: ``H_q = I``, ``H_y = −G_y⁻¹ G_q`` per loop.
 
@@ -241,7 +241,7 @@ def _build_H(l, n, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H):
     return worst
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, Cd, sd, w44, gfull, res):
     """Stacked IK residual ``res = (log(C_p⁻¹ C_d); −g_1; …)`` (eq. 96 and the loops' selected rows),
     ``C_d = Cd[sd]``; ``w44`` is a (1, 4, 4) scratch.
@@ -326,7 +326,7 @@ def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er
     return False, perr, gerr
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _gram_inverse(Lp, d, Gram, Grami, wsq):
     """(LᵀL)⁻¹ into Grami; returns sqrt of its 1-norm condition number (inf if singular)."""
     for a in range(d):
@@ -340,7 +340,7 @@ def _gram_inverse(Lp, d, Gram, Grami, wsq):
     return np.sqrt(norm1(Gram, d, d) * norm1(Grami, d, d))
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _pinv_apply(Lp, Grami, d, v, out):
     """out[:d] = (LᵀL)⁻¹ Lᵀ v."""
     for a in range(d):
@@ -353,7 +353,7 @@ def _pinv_apply(Lp, Grami, d, v, out):
         out[a] = s
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _platform_L(p, n, d, J, H, Lp):
     for r in range(6):
         for c in range(d):

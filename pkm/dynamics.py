@@ -122,7 +122,7 @@ def _add_congruence(T, S, out, Ad, tmp):
 
 
 # ---------------------------------------------------------------------------- dynamics kernels
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
     """Recursive Newton–Euler inverse dynamics ``τ = φ(θ, θ̇, θ̈)`` (eq. 100–101; spec §9.2; App. B).
 

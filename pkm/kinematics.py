@@ -44,7 +44,7 @@ def exp_joint_into(X, theta, out):
     out[3, 0], out[3, 1], out[3, 2], out[3, 3] = 0.0, 0.0, 0.0, 1.0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def relative_poses_into(B, X, q, T, work):
     """``T_i = B_i exp(θ_i X_i)`` for every body, into ``T`` (n×4×4); ``work`` is unused (kept for
     the signature)."""
@@ -55,7 +55,7 @@ def relative_poses_into(B, X, q, T, work):
         set_pose(T, i, R, p)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def poses_into(parent, T, C):
     """``C_i = C_{parent(i)} T_i`` (``C_{-1} = I``), the absolute poses, into ``C`` (n×4×4)."""
     for i in range(T.shape[0]):
@@ -88,7 +88,7 @@ def jacobians_into(parent, X, T, J):
             J[k, r, k] = X[k, r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def twists_into(parent, X, T, qd, V):
     """Body-fixed twists ``V_k = Ad_{T_k}^{-1} V_{parent(k)} + X_k θ̇_k`` (eq. 3), into ``V`` (n×6)."""
     for k in range(X.shape[0]):
@@ -124,7 +124,7 @@ def jacobian_dots_into(parent, X, T, J, qd, Jd, work):
                 Jd[k, r, i] -= qd[k] * work[r]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def accelerations_into(parent, X, T, V, qd, qdd, A, work):
     """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (spec §9.2 forward pass):
 
