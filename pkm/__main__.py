@@ -1,5 +1,5 @@
 """``python -m pkm`` runs the command-line interface."""
 
-from pkm.cli import main
+from pkm.cli import run
 
-raise SystemExit(main())
+run()

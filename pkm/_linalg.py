@@ -110,3 +110,4 @@ def cholesky_solve_into(A, n, b, out, work):
             s -= work[k, i] * out[k]
         out[i] = s / work[i, i]
     return True
+

@@ -320,10 +320,8 @@ def log_se3(C):
     >>> bool(np.allclose(log_se3(exp_se3(X)), X, atol=1e-14))
     True
     """
-    x = log_so3(C[:3, :3])
     out = np.empty(6)
-    out[:3] = x
-    out[3:] = dexp_inv_so3(x) @ np.ascontiguousarray(C[:3, 3])
+    log_se3_into(C, out)
     return out
 
 

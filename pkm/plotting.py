@@ -33,7 +33,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
     ``result`` is a :class:`pkm.manipulator.DynamicsResult` (anything with ``tau`` and ``q_act``
     of shape (N, n_act) and ``actuator_names``); ``t`` the (N,) sample times in s.  Angles are
     plotted in rad, or in degrees with ``degrees=True`` (the axis label says which).  With
-    ``path`` the figure is also saved there (format from the suffix, e.g. ``.png``; 150 dpi).
+    ``path`` the figure is also saved there (format from the suffix, e.g. ``.png``; 100 dpi).
     Returns the :class:`matplotlib.figure.Figure`.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -63,5 +63,5 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
     if title:
         fig.suptitle(title)
     if path is not None:
-        fig.savefig(Path(path), dpi=150)
+        fig.savefig(Path(path), dpi=100)
     return fig

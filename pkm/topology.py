@@ -10,12 +10,56 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components
-
 from pkm.errors import TopologyError
 from pkm.model import AXIS_KINDS, screw_coordinates
 from pkm.spec import JointSpec, RobotSpec
+
+def _neighbours(n: int, edges) -> list[list[int]]:
+    """Undirected adjacency of vertices ``0 … n−1``: for each vertex the heads of its outgoing
+    edges (ascending), then the tails of its incoming ones (ascending), each vertex once."""
+    out = [set() for _ in range(n)]
+    inc = [set() for _ in range(n)]
+    for u, v in edges:
+        out[u].add(v)
+        inc[v].add(u)
+    return [sorted(out[u]) + sorted(inc[u] - out[u]) for u in range(n)]
+
+
+def _components(n: int, edges) -> list[int]:
+    """Connected-component label of every vertex (components numbered by their smallest vertex)."""
+    nbr = _neighbours(n, edges)
+    label = [-1] * n
+    count = 0
+    for s in range(n):
+        if label[s] >= 0:
+            continue
+        label[s] = count
+        stack = [s]
+        while stack:
+            for v in nbr[stack.pop()]:
+                if label[v] < 0:
+                    label[v] = count
+                    stack.append(v)
+        count += 1
+    return label
+
+
+def _bfs_predecessors(n: int, edges, root: int = 0) -> list[int]:
+    """Predecessor of every vertex in the breadth-first tree from ``root`` (``-1`` for the root and
+    unreached vertices), visiting neighbours in :func:`_neighbours` order."""
+    nbr = _neighbours(n, edges)
+    pred = [-1] * n
+    seen = [False] * n
+    seen[root] = True
+    queue = [root]
+    for u in queue:
+        for v in nbr[u]:
+            if not seen[v]:
+                seen[v] = True
+                pred[v] = u
+                queue.append(v)
+    return pred
+
 
 @dataclass(frozen=True)
 class Graph:
@@ -39,14 +83,12 @@ class Graph:
         """
         idx = self._index()
         n = len(self.vertices)
-        rows = [idx[j.parent] for j in self.joints]
-        cols = [idx[j.child] for j in self.joints]
-        adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
-        ncomp, labels = connected_components(adj, directed=False)
-        if ncomp > 1:
+        edges = [(idx[j.parent], idx[j.child]) for j in self.joints]
+        labels = _components(n, edges)
+        if max(labels) > 0:
             lost = [v for v, lab in zip(self.vertices, labels) if lab != labels[0]]
             raise TopologyError(f"bodies not connected to the ground {self.vertices[0]!r}: {', '.join(lost)}")
-        _, pred = breadth_first_order(adj, 0, directed=False, return_predecessors=True)
+        pred = _bfs_predecessors(n, edges)
         tree, cut, used = [], [], set()
         for k, j in enumerate(self.joints):
             u, v = idx[j.parent], idx[j.child]
@@ -227,14 +269,9 @@ def limb_topologies(spec: RobotSpec) -> list[LimbTopology]:
     special = {spec.ground, spec.platform}
     names = [b.name for b in bodies if b.name not in special]
     index = {n: i for i, n in enumerate(names)}
-    rows, cols = [], []
-    for j in joints:
-        if j.parent in index and j.child in index:
-            rows.append(index[j.parent])
-            cols.append(index[j.child])
-    adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(names), len(names))).tocsr()
-    ncomp, labels = connected_components(adj, directed=False)
-    groups: list[list[str]] = [[] for _ in range(ncomp)]
+    edges = [(index[j.parent], index[j.child]) for j in joints if j.parent in index and j.child in index]
+    labels = _components(len(names), edges)
+    groups: list[list[str]] = [[] for _ in range(max(labels, default=-1) + 1)]
     for n, lab in zip(names, labels):
         groups[lab].append(n)
     groups.sort(key=lambda g: index[g[0]])

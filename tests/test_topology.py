@@ -56,3 +56,29 @@ def test_cli_info_reports_dof_and_masses():
 def test_cli_help():
     out = subprocess.run([sys.executable, "-m", "pkm", "--help"], capture_output=True, text=True, cwd=ROOT, check=True).stdout
     assert "info" in out
+
+
+@pytest.mark.parametrize("seed", range(100))
+def test_graph_search_matches_scipy_csgraph(seed):
+    """The pure-Python component labelling and breadth-first tree (no scipy import at start-up)
+    give scipy.sparse.csgraph's results: same components, same BFS predecessors from the ground."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order, connected_components
+
+    from pkm.topology import _bfs_predecessors, _components
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 15))
+    edges = [(int(rng.integers(0, n)), int(rng.integers(0, n))) for _ in range(int(rng.integers(0, 2 * n)))]
+    edges = [(u, v) for u, v in edges if u != v]
+    rows = [u for u, _ in edges]
+    cols = [v for _, v in edges]
+    adj = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(n, n)).tocsr()
+    ncomp, labels = connected_components(adj, directed=False)
+    mine = _components(n, edges)
+    assert max(mine) + 1 == ncomp
+    same = np.equal.outer(labels, labels)
+    np.testing.assert_array_equal(np.equal.outer(mine, mine), same)
+    _, pred = breadth_first_order(adj, 0, directed=False, return_predecessors=True)
+    expected = [int(p) if p >= 0 else -1 for p in pred]
+    assert _bfs_predecessors(n, edges) == expected
