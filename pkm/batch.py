@@ -33,7 +33,7 @@ from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm.constraints import cut_bias_into, cut_jacobian_into, cut_residual_into
 from pkm.dynamics import rnea_into
 from pkm.kinematics import accelerations_into, poses_into, relative_poses_into, twists_into
-from pkm._small import Ad, Ad_inv, get6, get_pose, mtm, mtv, set6, set_pose, sub
+from pkm._small import Ad, Ad_inv, get6, get_pose, mtm, mtv, set6, set_pose, sub, unowned
 from pkm.lie import Ad_inv_apply_into, coad_apply_into, log_se3_into
 
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
@@ -364,6 +364,12 @@ def _platform_L(p, n, d, J, H, Lp):
 
 
 @njit(cache=True)
+def _keep_alive(owners):
+    """A use of ``owners`` that keeps them (and so the non-owning views of them) alive up to here."""
+    return len(owners)
+
+
+@njit(cache=True)
 def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck, cr,
                dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod,
                g0, Cd, Vp, dVp, Wee, dts, theta0, tol, max_iter, thresh,
@@ -381,48 +387,101 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
     ``(code, sample, limb, value)``: code 0 = success; otherwise the first failure (IK/loop
     residual, or the condition number that exceeded ``thresh``).
     """
+    # non-owning views of the caller's arrays: no reference counting in the loops (pkm._small.unowned)
+    n, dof, plat, parent, X, B, M = unowned(n), unowned(dof), unowned(plat), unowned(parent), unowned(X), unowned(B), \
+        unowned(M)
+    qidx, nact, actpos, actoff, nloop = unowned(qidx), unowned(nact), unowned(actpos), unowned(actoff), unowned(nloop)
+    ck, cr, dk, dr, nn, ndir, ne = unowned(ck), unowned(cr), unowned(dk), unowned(dr), unowned(nn), unowned(ndir), \
+        unowned(ne)
+    ek, er, c0, m, rows, yidx, P, Mp = unowned(ek), unowned(er), unowned(c0), unowned(m), unowned(rows), \
+        unowned(yidx), unowned(P), unowned(Mp)
+    anc, njb, jbod, g0, Cd, Vp, dVp, Wee = unowned(anc), unowned(njb), unowned(jbod), unowned(g0), unowned(Cd), \
+        unowned(Vp), unowned(dVp), unowned(Wee)
+    dts, theta0, theta, thetad, thetadd = unowned(dts), unowned(theta0), unowned(theta), unowned(thetad), \
+        unowned(thetadd)
+    tau, JIK, limbW, platW, status = unowned(tau), unowned(JIK), unowned(limbW), unowned(platW), unowned(status)
     L = n.shape[0]
     nmax = parent.shape[1]
     dmax = qidx.shape[1]
     dp = P.shape[1]
-    T = np.empty((nmax, 4, 4))
-    C = np.empty((nmax, 4, 4))
-    J = np.zeros((nmax, 6, nmax))
-    V = np.empty((nmax, 6))
-    A = np.empty((nmax, 6))
-    W = np.empty((nmax, 6))
-    Wext = np.zeros((nmax, 6))
-    phi = np.empty(nmax)
-    zero = np.zeros(nmax)
-    w44 = np.empty((1, 4, 4))
-    w6 = np.empty(6)
-    w6b = np.empty(6)
-    w26 = np.empty((2, 6))
-    err6 = np.empty(6)
-    Gfull = np.empty((6, nmax))
-    Gs = np.empty((6 * ck.shape[1], nmax))
-    Gy = np.empty((6, 6))
-    Gyi = np.empty((ck.shape[1], 6, 6))
-    wsq = np.empty((max(12, nmax), max(12, nmax)))
-    gfull = np.empty(6)
-    S = np.empty((nmax, 6))
-    res = np.empty(6 + 6 * ck.shape[1] + nmax)
-    Nm = np.empty((nmax, nmax))
-    dth = np.empty(nmax)
-    g = np.empty(6)
-    H = np.empty((nmax, dmax))
-    Lp = np.empty((6, dmax))
-    Gram = np.empty((dmax, dmax))
-    Grami = np.empty((dmax, dmax))
-    dq = np.empty(dmax)
-    qd = np.empty(dmax)
-    qdd = np.empty(dmax)
-    Hdqd = np.empty(nmax)
-    F = np.empty((dmax, dp))
-    th = np.empty((L, nmax))
-    rhs = np.empty(dp)
-    Jt = np.empty((dp, dp))
-    Jti = np.empty((dp, dp))
+    # scratch, allocated once per call; the loops use non-owning views (the owners X_ stay
+    # referenced until _keep_alive below)
+    T_ = np.empty((nmax, 4, 4))
+    T = unowned(T_)
+    C_ = np.empty((nmax, 4, 4))
+    C = unowned(C_)
+    J_ = np.zeros((nmax, 6, nmax))
+    J = unowned(J_)
+    V_ = np.empty((nmax, 6))
+    V = unowned(V_)
+    A_ = np.empty((nmax, 6))
+    A = unowned(A_)
+    W_ = np.empty((nmax, 6))
+    W = unowned(W_)
+    Wext_ = np.zeros((nmax, 6))
+    Wext = unowned(Wext_)
+    phi_ = np.empty(nmax)
+    phi = unowned(phi_)
+    zero_ = np.zeros(nmax)
+    zero = unowned(zero_)
+    w44_ = np.empty((1, 4, 4))
+    w44 = unowned(w44_)
+    w6_ = np.empty(6)
+    w6 = unowned(w6_)
+    w6b_ = np.empty(6)
+    w6b = unowned(w6b_)
+    w26_ = np.empty((2, 6))
+    w26 = unowned(w26_)
+    err6_ = np.empty(6)
+    err6 = unowned(err6_)
+    Gfull_ = np.empty((6, nmax))
+    Gfull = unowned(Gfull_)
+    Gs_ = np.empty((6 * ck.shape[1], nmax))
+    Gs = unowned(Gs_)
+    Gy_ = np.empty((6, 6))
+    Gy = unowned(Gy_)
+    Gyi_ = np.empty((ck.shape[1], 6, 6))
+    Gyi = unowned(Gyi_)
+    wsq_ = np.empty((max(12, nmax), max(12, nmax)))
+    wsq = unowned(wsq_)
+    gfull_ = np.empty(6)
+    gfull = unowned(gfull_)
+    S_ = np.empty((nmax, 6))
+    S = unowned(S_)
+    res_ = np.empty(6 + 6 * ck.shape[1] + nmax)
+    res = unowned(res_)
+    Nm_ = np.empty((nmax, nmax))
+    Nm = unowned(Nm_)
+    dth_ = np.empty(nmax)
+    dth = unowned(dth_)
+    g_ = np.empty(6)
+    g = unowned(g_)
+    H_ = np.empty((nmax, dmax))
+    H = unowned(H_)
+    Lp_ = np.empty((6, dmax))
+    Lp = unowned(Lp_)
+    Gram_ = np.empty((dmax, dmax))
+    Gram = unowned(Gram_)
+    Grami_ = np.empty((dmax, dmax))
+    Grami = unowned(Grami_)
+    dq_ = np.empty(dmax)
+    dq = unowned(dq_)
+    qd_ = np.empty(dmax)
+    qd = unowned(qd_)
+    qdd_ = np.empty(dmax)
+    qdd = unowned(qdd_)
+    Hdqd_ = np.empty(nmax)
+    Hdqd = unowned(Hdqd_)
+    F_ = np.empty((dmax, dp))
+    F = unowned(F_)
+    th_ = np.empty((L, nmax))
+    th = unowned(th_)
+    rhs_ = np.empty(dp)
+    rhs = unowned(rhs_)
+    Jt_ = np.empty((dp, dp))
+    Jt = unowned(Jt_)
+    Jti_ = np.empty((dp, dp))
+    Jti = unowned(Jti_)
     for l in range(L):
         for i in range(nmax):
             th[l, i] = theta0[l, i]
@@ -562,6 +621,9 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
             for c in range(dp):
                 acc += Jti[a, c] * rhs[c]
             tau[s, a] = acc
+    _keep_alive((T_, C_, J_, V_, A_, W_, Wext_, phi_, zero_, w44_, w6_, w6b_, w26_, err6_, Gfull_, Gs_, Gy_, Gyi_,
+                     wsq_, gfull_, S_, res_, Nm_, dth_, g_, H_, Lp_, Gram_, Grami_, dq_, qd_, qdd_, Hdqd_, F_, th_,
+                     rhs_, Jt_, Jti_))
     status[0] = OK
 
 
