@@ -464,8 +464,6 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
     Gram = unowned(Gram_)
     Grami_ = np.empty((dmax, dmax))
     Grami = unowned(Grami_)
-    dq_ = np.empty(dmax)
-    dq = unowned(dq_)
     qd_ = np.empty(dmax)
     qd = unowned(qd_)
     qdd_ = np.empty(dmax)
@@ -622,7 +620,7 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
                 acc += Jti[a, c] * rhs[c]
             tau[s, a] = acc
     _keep_alive((T_, C_, J_, V_, A_, W_, Wext_, phi_, zero_, w44_, w6_, w6b_, w26_, err6_, Gfull_, Gs_, Gy_, Gyi_,
-                     wsq_, gfull_, S_, res_, Nm_, dth_, g_, H_, Lp_, Gram_, Grami_, dq_, qd_, qdd_, Hdqd_, F_, th_,
+                     wsq_, gfull_, S_, res_, Nm_, dth_, g_, H_, Lp_, Gram_, Grami_, qd_, qdd_, Hdqd_, F_, th_,
                      rhs_, Jt_, Jti_))
     status[0] = OK
 
