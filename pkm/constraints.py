@@ -260,27 +260,27 @@ def distance_constraint(name: str, tree, body_k: str, point_k, body_r: str, poin
 
 
 # ------------------------------------------------------------------------------ tuple algebra
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _cross(a, b):
     return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _dot(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add(a, b):
     return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _sub(a, b):
     return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mv(R, x):
     """R x for R a row-major 9-tuple."""
     return (
@@ -290,7 +290,7 @@ def _mv(R, x):
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mtv(R, x):
     """Rᵀ x."""
     return (
@@ -300,12 +300,12 @@ def _mtv(R, x):
     )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _vec(a, i):
     return (a[i, 0], a[i, 1], a[i, 2])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _pose(C, k):
     """(R as row-major 9-tuple, r) of body k; the identity for the ground (k < 0)."""
     if k < 0:
@@ -314,7 +314,7 @@ def _pose(C, k):
     return R, (C[k, 0, 3], C[k, 1, 3], C[k, 2, 3])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _twist(V, k):
     """(ω, v) of row k of an (n,6) array; zero for the ground."""
     if k < 0:
@@ -322,7 +322,7 @@ def _twist(V, k):
     return (V[k, 0], V[k, 1], V[k, 2]), (V[k, 3], V[k, 4], V[k, 5])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _jcol(J, k, i):
     """(ω, v) of column i of J_k; zero for the ground."""
     if k < 0:
@@ -330,7 +330,7 @@ def _jcol(J, k, i):
     return (J[k, 0, i], J[k, 1, i], J[k, 2, i]), (J[k, 3, i], J[k, 4, i], J[k, 5, i])
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _geometry(k, r, d_k, d_r, C):
     """``R_{k,r} = R_kᵀR_r`` (9-tuple), ``s = R_kᵀ(r_r + R_r d_r − r_k)`` and ``ρ = s − d_k``."""
     Rk, rk = _pose(C, k)
@@ -352,13 +352,13 @@ def _geometry(k, r, d_k, d_r, C):
     return Rkr, s, rho, dr
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _rhodot(Rkr, s, dr, wk, vk, wr, vr):
     """``B_dist (ω_k; v_k; ω_r; v_r) = s × ω_k − v_k + R_{k,r}(v_r + ω_r × d_r)`` (eq. 22, exact)."""
     return _add(_sub(_cross(s, wk), vk), _mv(Rkr, _add(vr, _cross(wr, dr))))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _orient_rate(Rkr, ek, er, wk, wr):
     """``(e_k × ^ke_r)·ω_k + (e_r × ^re_k)·ω_r`` (eq. 37/41, corrected)."""
     return _dot(_cross(ek, _mv(Rkr, er)), wk) + _dot(_cross(er, _mtv(Rkr, ek)), wr)
