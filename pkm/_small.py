@@ -1,7 +1,8 @@
 """Fixed-size small-matrix code for the numba kernels: SE(3) and se(3) on tuples.
 
-Every function here is ``numba.njit(inline="always")`` and works on tuples of floats, which LLVM
-keeps in registers: a rotation is a row-major 9-tuple ``R``, a vector a 3-tuple, a pose the pair
+Every function here is a plain ``numba.njit`` function (small enough for LLVM to inline it at
+every call site; numba's own IR inlining is not used, it only costs compile time) and works on
+tuples of floats, which LLVM keeps in registers: a rotation is a row-major 9-tuple ``R``, a vector a 3-tuple, a pose the pair
 ``(R, p)`` (``C = [[R, p], [0, 1]]``), a twist ``(ω, v)`` and a wrench ``(m, f)`` pairs of
 3-tuples. The kernels of :mod:`pkm.kinematics`, :mod:`pkm.dynamics` and :mod:`pkm.batch` use them
 in their per-body loops instead of passing array views (``T[i]``, ``V[p]``) to small functions: a

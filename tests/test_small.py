@@ -1,0 +1,506 @@
+"""Tests for pkm._small: the tuple small-matrix primitives and the ``unowned`` intrinsic.
+
+Conventions (see pkm/_small.py): a rotation is a row-major 9-tuple ``R``, a pose the pair
+``(R, p)`` with ``C = [[R, p], [0, 1]]``, a twist ``(ω, v)`` and a wrench ``(m, f)`` pairs of
+3-tuples.  Each primitive is compared with its numpy / :mod:`pkm.lie` array counterpart (and
+``exp_screw`` with ``scipy.linalg.expm``) to 1e-12 relative to the magnitudes involved.
+
+``unowned`` is a numba intrinsic, so it is exercised from small jitted helpers defined here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numba
+import numpy as np
+import scipy.linalg
+from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import strategies as st
+from scipy.spatial.transform import Rotation
+
+from pkm import _small as sm
+from pkm import lie
+
+TOL = 1e-12
+SET = settings(max_examples=30, deadline=None, database=None,
+               phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no slow 'explain' on failure
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+# ----------------------------------------------------------------------------- helpers
+def flat(x):
+    """Nested tuples / arrays → flat float64 array."""
+    if isinstance(x, tuple):
+        return np.concatenate([flat(y) for y in x]) if x else np.zeros(0)
+    return np.atleast_1d(np.asarray(x, dtype=float)).ravel()
+
+
+def check(got, expected, mag=1.0, tol=TOL):
+    """``max|got − expected| ≤ tol · max(1, mag, max|expected|)``; shapes must agree."""
+    g, e = flat(got), flat(expected)
+    assert g.shape == e.shape, (g.shape, e.shape)
+    assert np.all(np.isfinite(g))
+    scale = max(1.0, float(mag), float(np.max(np.abs(e))) if e.size else 0.0)
+    err = float(np.max(np.abs(g - e))) if e.size else 0.0
+    assert err <= tol * scale, f"error {err:.3e} > {tol:.0e} · {scale:.3g}"
+
+
+def t3(a):
+    return tuple(float(x) for x in a)
+
+
+def t9(R):
+    return tuple(float(x) for x in np.asarray(R).ravel())
+
+
+def pose4(R9, p):
+    C = np.eye(4)
+    C[:3, :3] = np.asarray(R9, float).reshape(3, 3)
+    C[:3, 3] = p
+    return C
+
+
+def skew_np(x):
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def hat_np(X):
+    M = np.zeros((4, 4))
+    M[:3, :3], M[:3, 3] = skew_np(X[:3]), X[3:]
+    return M
+
+
+def nrm(*xs):
+    return float(np.prod([1.0 + np.linalg.norm(x) for x in xs]))
+
+
+# ----------------------------------------------------------------------------- strategies
+def fl(lo=-10.0, hi=10.0):
+    return st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+
+
+vec3 = st.tuples(fl(), fl(), fl()).map(np.array)
+vec6 = st.tuples(*[fl()] * 6).map(np.array)
+mat3 = st.tuples(*[fl()] * 9).map(lambda t: np.array(t).reshape(3, 3))
+scalar = fl()
+
+
+@st.composite
+def rotations(draw):
+    q = np.array(draw(st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1), fl(-1, 1))))
+    assume(np.linalg.norm(q) > 1e-3)
+    return Rotation.from_quat(q / np.linalg.norm(q)).as_matrix()
+
+
+@st.composite
+def poses(draw):
+    return pose4(draw(rotations()), draw(vec3))
+
+
+@st.composite
+def units(draw):
+    v = np.array(draw(st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1))))
+    n = np.linalg.norm(v)
+    assume(n > 1e-3)
+    return v / n
+
+
+def split_pose(C):
+    return t9(C[:3, :3]), t3(C[:3, 3])
+
+
+# ----------------------------------------------------------------------------- 3-vectors
+@SET
+@given(vec3, vec3, scalar)
+def test_vector_ops(a, b, s):
+    ta, tb = t3(a), t3(b)
+    mag = nrm(a, b) * (1.0 + abs(s))
+    check(sm.cross(ta, tb), np.cross(a, b), mag)
+    check(sm.dot(ta, tb), a @ b, mag)
+    check(sm.add(ta, tb), a + b, mag)
+    check(sm.sub(ta, tb), a - b, mag)
+    check(sm.scale(s, ta), s * a, mag)
+    check(sm.axpy(s, ta, tb), s * a + b, mag)
+    for r in (sm.cross(ta, tb), sm.add(ta, tb), sm.sub(ta, tb), sm.scale(s, ta), sm.axpy(s, ta, tb)):
+        assert isinstance(r, tuple) and len(r) == 3
+
+
+def test_vector_ops_exact():
+    e1, e2, e3 = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
+    assert sm.cross(e1, e2) == e3 and sm.cross(e2, e3) == e1 and sm.cross(e3, e1) == e2
+    assert sm.dot((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)) == 32.0
+    assert sm.axpy(2.0, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0)) == (3.0, 5.0, 7.0)
+
+
+# ----------------------------------------------------------------------------- 3×3
+@SET
+@given(mat3, mat3, vec3)
+def test_matrix_ops(A, B, x):
+    tA, tB, tx = t9(A), t9(B), t3(x)
+    mag = nrm(A, B, x)
+    check(sm.mv(tA, tx), A @ x, mag)
+    check(sm.mtv(tA, tx), A.T @ x, mag)
+    check(sm.mm(tA, tB), (A @ B).ravel(), mag)
+    check(sm.mtm(tA, tB), (A.T @ B).ravel(), mag)
+    assert len(sm.mm(tA, tB)) == 9 and len(sm.mtm(tA, tB)) == 9
+
+
+def test_matrix_ops_row_major():
+    A = np.arange(9.0).reshape(3, 3) + 1.0
+    B = np.arange(9.0).reshape(3, 3)[::-1] - 4.0
+    x = np.array([1.0, -2.0, 0.5])
+    assert sm.mv(t9(A), t3(x)) == t3(A @ x)
+    assert sm.mtv(t9(A), t3(x)) == t3(A.T @ x)
+    assert sm.mm(t9(A), t9(B)) == t9(A @ B)
+    assert sm.mtm(t9(A), t9(B)) == t9(A.T @ B)
+
+
+# ----------------------------------------------------------------------------- array access
+def test_get_set_rows():
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 5))
+    for i in range(4):
+        assert sm.get3(a, i) == t3(a[i, :3])
+    X = rng.standard_normal((4, 6))
+    for i in range(4):
+        w, v = sm.get6(X, i)
+        assert w == t3(X[i, :3]) and v == t3(X[i, 3:])
+    Y = X.copy()
+    sm.set6(Y, 2, (1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
+    assert Y[2].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    mask = np.arange(4) != 2
+    assert np.array_equal(Y[mask], X[mask])
+    # round trip
+    for i in range(4):
+        sm.set6(Y, i, *sm.get6(X, i))
+    assert np.array_equal(Y, X)
+
+
+@SET
+@given(poses(), st.integers(0, 2))
+def test_get_set_pose(C, i):
+    Cs = np.random.default_rng(1).standard_normal((3, 4, 4))
+    Cs[i] = C
+    R, p = sm.get_pose(Cs, i)
+    assert R == t9(C[:3, :3]) and p == t3(C[:3, 3])
+    D = np.full((3, 4, 4), np.nan)
+    sm.set_pose(D, i, R, p)
+    assert np.array_equal(D[i], C)             # includes the bottom row [0, 0, 0, 1]
+    assert np.isnan(np.delete(D, i, axis=0)).all()  # other poses untouched
+    E = np.full((3, 4, 4), 7.0)
+    sm.set_pose(E, i, R, p)
+    assert np.array_equal(E[i, 3], [0.0, 0.0, 0.0, 1.0])
+
+
+@SET
+@given(st.integers(0, 3))
+def test_inertia_mul(i):
+    rng = np.random.default_rng(i)
+    M = rng.standard_normal((4, 6, 6))
+    x = rng.standard_normal(6)
+    m, f = sm.inertia_mul(M, i, t3(x[:3]), t3(x[3:]))
+    check((m, f), M[i] @ x, nrm(M[i], x))
+    # symmetric positive inertia, too
+    M[i] = M[i] @ M[i].T + np.eye(6)
+    check(sm.inertia_mul(M, i, t3(x[:3]), t3(x[3:])), M[i] @ x, nrm(M[i], x))
+
+
+def test_inertia_mul_basis():
+    M = np.arange(2 * 36, dtype=float).reshape(2, 6, 6)
+    for k in range(6):
+        e = np.eye(6)[k]
+        m, f = sm.inertia_mul(M, 1, t3(e[:3]), t3(e[3:]))
+        assert m + f == t3(M[1, :, k])
+
+
+# ----------------------------------------------------------------------------- SE(3)
+@SET
+@given(poses(), poses())
+def test_pose_mul(C1, C2):
+    R, p = sm.pose_mul(*split_pose(C1), *split_pose(C2))
+    check((R, p), np.concatenate([(C1 @ C2)[:3, :3].ravel(), (C1 @ C2)[:3, 3]]), nrm(C1, C2))
+    mul = np.empty((4, 4))
+    lie.mul_se3_into(C1, C2, mul)
+    check(pose4(R, p), mul, nrm(C1, C2))
+
+
+def _check_exp(R, p, X, q):
+    E = scipy.linalg.expm(q * hat_np(X))
+    assert np.allclose(E[3], [0.0, 0.0, 0.0, 1.0], atol=1e-14)
+    mag = (1.0 + abs(q)) * nrm(X)
+    check(pose4(R, p), E, mag)
+    check(pose4(R, p), lie.exp_se3(q * X), mag)
+    Rm = np.asarray(R).reshape(3, 3)
+    check(Rm @ Rm.T, np.eye(3))
+
+
+@SET
+@given(units(), vec3, fl(-2 * np.pi, 2 * np.pi))
+def test_exp_screw_revolute(e, v, q):
+    R, p = sm.exp_screw(t3(e), t3(v), q)
+    _check_exp(R, p, np.concatenate([e, v]), q)
+    assert abs(np.linalg.det(np.asarray(R).reshape(3, 3)) - 1.0) < 1e-12
+
+
+@SET
+@given(vec3, fl(-10, 10))
+def test_exp_screw_prismatic(v, q):
+    R, p = sm.exp_screw((0.0, 0.0, 0.0), t3(v), q)
+    assert R == (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
+    check(p, q * v, nrm(v) * (1 + abs(q)))
+    _check_exp(R, p, np.concatenate([np.zeros(3), v]), q)
+
+
+def test_exp_screw_special_values():
+    v = (0.3, -1.0, 2.0)
+    for e in [(1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)]:
+        R, p = sm.exp_screw(e, v, 0.0)
+        assert R == (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0) and p == (0.0, 0.0, 0.0)
+    R, _ = sm.exp_screw((0.0, 0.0, 1.0), v, np.pi / 2)  # quarter turn about z: x ↦ y
+    check(np.asarray(R).reshape(3, 3) @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+
+
+@SET
+@given(st.integers(0, 3), fl(-2 * np.pi, 2 * np.pi), units(), vec3)
+def test_exp_joint(i, q, e, v):
+    X = np.random.default_rng(i).standard_normal((4, 6))
+    X[i, :3], X[i, 3:] = e, v
+    X[(i + 1) % 4, :3] = 0.0  # a prismatic row as well
+    for k in (i, (i + 1) % 4):
+        got = sm.exp_joint(X, k, q)
+        assert got == sm.exp_screw(t3(X[k, :3]), t3(X[k, 3:]), q)
+        if k == i:
+            _check_exp(*got, X[k], q)
+        else:
+            check(pose4(*got), scipy.linalg.expm(q * hat_np(X[k])), (1 + abs(q)) * nrm(X[k]))
+
+
+# ----------------------------------------------------------------------------- adjoints
+@SET
+@given(poses(), vec6)
+def test_Ad(C, V):
+    R, p = split_pose(C)
+    mag = nrm(C, V)
+    got = sm.Ad(R, p, t3(V[:3]), t3(V[3:]))
+    check(got, lie.Ad(C) @ V, mag)
+    S = C @ hat_np(V) @ lie.inv_se3(C)  # hat(Ad_C V) = C hat(V) C⁻¹
+    check(got, [S[2, 1], S[0, 2], S[1, 0], *S[:3, 3]], mag * nrm(C))
+
+
+@SET
+@given(poses(), vec6)
+def test_Ad_inv(C, V):
+    R, p = split_pose(C)
+    mag = nrm(C, V)
+    got = sm.Ad_inv(R, p, t3(V[:3]), t3(V[3:]))
+    check(got, lie.Ad_inv(C) @ V, mag)
+    check(got, lie.Ad(lie.inv_se3(C)) @ V, mag)
+    check(sm.Ad(R, p, *got), V, mag * nrm(C))     # Ad_C Ad_C⁻¹ = id
+    check(sm.Ad_inv(R, p, *sm.Ad(R, p, t3(V[:3]), t3(V[3:]))), V, mag * nrm(C))
+
+
+@SET
+@given(poses(), vec6, vec6)
+def test_Ad_inv_T(C, W, V):
+    R, p = split_pose(C)
+    mag = nrm(C, W)
+    got = sm.Ad_inv_T(R, p, t3(W[:3]), t3(W[3:]))
+    check(got, lie.Ad_inv(C).T @ W, mag)
+    Rm, pv = C[:3, :3], C[:3, 3]
+    AdT = np.block([[Rm, skew_np(pv) @ Rm], [np.zeros((3, 3)), Rm]])  # (Ad_C⁻¹)ᵀ in closed form
+    check(got, AdT @ W, mag)
+    check(AdT.T @ lie.Ad(C), np.eye(6), nrm(C) ** 2)  # … and it is the inverse transposed
+    out = np.empty(6)
+    lie.Ad_inv_T_apply_into(C, W, out)
+    check(got, out, mag)
+    # duality ⟨Ad_C⁻ᵀ W, V⟩ = ⟨W, Ad_C⁻¹ V⟩
+    lhs = flat(got) @ V
+    rhs = W @ flat(sm.Ad_inv(R, p, t3(V[:3]), t3(V[3:])))
+    check(lhs, rhs, mag * nrm(V))
+
+
+@SET
+@given(vec6, vec6, vec6)
+def test_ad_coad(V, Y, W):
+    tv = (t3(V[:3]), t3(V[3:]))
+    ty = (t3(Y[:3]), t3(Y[3:]))
+    tw = (t3(W[:3]), t3(W[3:]))
+    mag = nrm(V, Y, W)
+    a = sm.ad(*tv, *ty)
+    check(a, lie.ad(V) @ Y, mag)
+    check(a, np.concatenate([np.cross(V[:3], Y[:3]), np.cross(V[3:], Y[:3]) + np.cross(V[:3], Y[3:])]), mag)
+    br = hat_np(V) @ hat_np(Y) - hat_np(Y) @ hat_np(V)  # hat(ad_V Y) = [hat V, hat Y]
+    check(a, np.concatenate([[br[2, 1], br[0, 2], br[1, 0]], br[:3, 3]]), mag)
+    c = sm.coad(*tv, *tw)
+    check(c, lie.coad(V) @ W, mag)
+    check(c, lie.ad(V).T @ W, mag)
+    # ⟨coad(V, W), Y⟩ = ⟨W, ad(V, Y)⟩
+    check(flat(c) @ Y, W @ flat(a), mag)
+
+
+# ----------------------------------------------------------------------------- unowned
+@numba.njit
+def _u_props(a):
+    u = sm.unowned(a)
+    return (u.shape == a.shape, u.strides == a.strides, u.ctypes.data == a.ctypes.data,
+            u.size == a.size)
+
+
+@numba.njit
+def _u_copy(a):
+    return sm.unowned(a).copy()  # an owned copy of the view's values
+
+
+@numba.njit
+def _u_write_first(a, val):
+    u = sm.unowned(a)
+    u[0] = val  # scalar → the first element / row / slab
+
+
+@numba.njit
+def _u_write_slice(a, val):
+    u = sm.unowned(a)
+    s = u[1:]  # a view of the view
+    s[0] = val
+
+
+@numba.njit
+def _u_write_transpose(a, val):
+    u = sm.unowned(a)
+    ut = u.T
+    ut[0] = val  # column 0 of a 2-D array
+
+
+@numba.njit
+def _u_owned_inside():
+    b = np.arange(10.0)
+    u = sm.unowned(b)
+    u[3] = -1.0
+    v = u[5:]
+    v[0] = -2.0
+    return b[3], b[5], b.sum()
+
+
+@numba.njit
+def _u_identity(x):
+    return sm.unowned(x)
+
+
+@numba.njit
+def _u_tuple_first_sum(t):
+    return sm.unowned(t)[0].sum()
+
+
+@numba.njit
+def _callee(x, k):
+    x[k % x.shape[0]] += 1.0
+    return x[0]
+
+
+@numba.njit
+def _callee_row(x):
+    return x[0]
+
+
+@numba.njit
+def _u_loop(a, n):
+    u = sm.unowned(a)
+    s = 0.0
+    for k in range(n):
+        s += _callee(u, k)                        # a non-inlined call with the view
+        s += _callee_row(u[1:])                   # and with a view of the view
+        s += _callee_row(sm.unowned(a[k % 3:]))   # unowned of a fresh slice each time
+    return s
+
+
+@numba.njit
+def _tuple_loop(a, n):
+    s = 0.0
+    for _ in range(n):
+        s += _u_tuple_first_sum((a, 1.0))   # non-array argument: incref'd and returned
+    return s
+
+
+def _arrays():
+    f1 = np.arange(6.0) * 1.5
+    f2 = np.arange(12.0).reshape(3, 4) - 2.0
+    f3 = np.arange(24.0).reshape(2, 3, 4) + 0.25
+    i1 = np.arange(7, dtype=np.int64) - 3
+    i2 = np.arange(12, dtype=np.int64).reshape(4, 3)
+    i3 = np.arange(24, dtype=np.int64).reshape(2, 4, 3)
+    return {"f1": f1, "f2": f2, "f3": f3, "i1": i1, "i2": i2, "i3": i3,
+            "f2_A": np.arange(40.0).reshape(5, 8)[::2, 1::3]}  # non-contiguous, layout 'A'
+
+
+def test_unowned_layouts_typed():
+    a = _arrays()
+    assert numba.typeof(a["f2_A"]).layout == "A"
+    assert numba.typeof(a["f3"]).dtype == numba.float64 and numba.typeof(a["i3"]).dtype == numba.int64
+
+
+def test_unowned_same_shape_values_memory():
+    for name, a in _arrays().items():
+        ref = a.copy()
+        assert all(_u_props(a)), name
+        c = _u_copy(a)
+        assert c.dtype == a.dtype and c.shape == a.shape and np.array_equal(c, ref), name
+        assert np.array_equal(a, ref), name  # reading does not modify
+
+
+def test_unowned_writes_through():
+    for name, a in _arrays().items():
+        b = a.copy()
+        val = a.dtype.type(99)
+        _u_write_first(a, val)
+        b[0] = val
+        assert np.array_equal(a, b), name
+        _u_write_slice(a, a.dtype.type(-7))
+        b[1] = -7
+        assert np.array_equal(a, b), name
+        if a.ndim == 2:
+            _u_write_transpose(a, a.dtype.type(5))
+            b[:, 0] = 5
+            assert np.array_equal(a, b), name
+
+
+def test_unowned_writes_through_parent_of_slice():
+    base = np.zeros((5, 8))
+    view = base[::2, 1::3]
+    _u_write_first(view, 3.0)
+    expect = np.zeros((5, 8))
+    expect[0, 1::3] = 3.0
+    assert np.array_equal(base, expect)
+
+
+def test_unowned_array_owned_by_nrt():
+    b3, b5, total = _u_owned_inside()
+    assert (b3, b5) == (-1.0, -2.0)
+    assert total == np.arange(10.0).sum() - 3 - 5 - 1 - 2
+
+
+def test_unowned_non_array_unchanged():
+    assert _u_identity(5) == 5 and isinstance(_u_identity(5), int)
+    assert _u_identity(-2.5) == -2.5
+    assert _u_identity(True) is True
+    assert _u_identity((1.0, 2)) == (1.0, 2)
+    a = np.arange(4.0)
+    assert _u_tuple_first_sum((a, 1.0)) == 6.0
+
+
+def test_unowned_no_refcount_leak():
+    a = np.arange(6.0)
+    n = 18000  # a multiple of 6
+    _u_loop(a.copy(), 2)   # compile first
+    _tuple_loop(a, 2)
+    before = sys.getrefcount(a)
+    s = _u_loop(a, n)
+    after = sys.getrefcount(a)
+    assert before == after
+    assert np.isfinite(s)
+    # _callee incremented a[k % 6] once per iteration
+    assert np.array_equal(a, np.arange(6.0) + n / 6)
+    b = np.arange(4.0)
+    before = sys.getrefcount(b)
+    assert _tuple_loop(b, n) == n * 6.0
+    assert sys.getrefcount(b) == before
