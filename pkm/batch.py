@@ -3,9 +3,10 @@
 :func:`pack` flattens a :class:`pkm.robot.Robot` into padded arrays (limb ``l`` in row ``l``);
 :func:`inverse_dynamics_kernel` then runs, for every sample of a trajectory and every limb,
 
-1. the geometric IK (eq. 95–96): Newton in ``q_(l)`` with the 6-D pose error and ``L_p⁺`` (eq. 94),
-   each step followed by Newton on the loop constraints (spec §6), warm-started from the previous
-   sample;
+1. the geometric IK (eq. 95–96 with the loop constraints, spec §6): Gauss–Newton on all tree
+   variables of the limb at once (:func:`_solve_ik`), or, for a limb whose loop closure is affine
+   (constant ``H``, e.g. the Delta's parallelogram, spec §4.7), Gauss–Newton in ``q_(l)`` alone
+   (:func:`_solve_ik_affine`); started from a Taylor prediction or from the previous sample;
 2. the velocity and acceleration IK (eq. 86–88, corrected as in spec §8.3, ``Ḣq̇`` from ``Ġθ̇``);
 3. the limb's recursive Newton–Euler dynamics ``φ_(l)`` (App. B) with the platform massless, and
    ``W̄_(l) = Fᵀ Hᵀ φ_(l)`` (eq. 144);
@@ -84,16 +85,24 @@ class Packed:
     anc: np.ndarray
     njb: np.ndarray
     jbod: np.ndarray
+    aff: np.ndarray
+    Hc: np.ndarray
+    cc: np.ndarray
 
     def args(self):
         return (self.n, self.dof, self.plat, self.parent, self.X, self.B, self.M, self.qidx, self.qpos,
                 self.nact, self.act, self.actpos, self.actoff, self.nloop, self.ck, self.cr, self.dk, self.dr,
                 self.nn, self.ndir, self.ne, self.ek, self.er, self.c0, self.m, self.rows, self.yidx, self.P, self.Mp,
-                self.anc, self.njb, self.jbod)
+                self.anc, self.njb, self.jbod, self.aff, self.Hc, self.cc)
 
 
-def pack(robot) -> Packed:
-    """Flatten a robot's limbs into padded arrays for :func:`inverse_dynamics_kernel`."""
+def pack(robot, affine: bool = True) -> Packed:
+    """Flatten a robot's limbs into padded arrays for :func:`inverse_dynamics_kernel`.
+
+    ``affine``: use the constant-H path for limbs whose loop closure is affine
+    (:meth:`pkm.limb.LimbModel.affine_closure`; ``aff[l]``, ``H = Hc[l]``, ``θ = H q + cc[l]``).
+    ``False`` forces the general path everywhere (the tests compare the two).
+    """
     from pkm.manipulator import dynamics_trees, platform_inertia
 
     limbs = robot.limbs
@@ -116,6 +125,7 @@ def pack(robot) -> Packed:
         er=z((L, lmax, 3, 3)), c0=z((L, lmax, 3)), m=z((L, lmax), np.int64), rows=z((L, lmax, 6), np.int64),
         yidx=z((L, lmax, 6), np.int64), P=np.ascontiguousarray(robot.P_p), Mp=platform_inertia(robot),
         anc=z((L, nmax, nmax), np.bool_), njb=z(L, np.int64), jbod=z((L, 1 + 2 * lmax), np.int64),
+        aff=z(L, np.bool_), Hc=z((L, nmax, dmax)), cc=z((L, nmax)),
     )
     off = 0
     for l, limb in enumerate(limbs):
@@ -134,6 +144,10 @@ def pack(robot) -> Packed:
         out["njb"][l] = len(needed)
         out["jbod"][l, :len(needed)] = needed
         out["qidx"][l, :limb.dof] = limb.q_index
+        closure = limb.affine_closure(LOOP_TOL) if affine else None
+        if closure is not None:
+            out["aff"][l] = True
+            out["Hc"][l, :n, :limb.dof], out["cc"][l, :n] = closure
         out["qpos"][l, limb.q_index] = np.arange(limb.dof)
         na = len(limb.actuated)
         out["act"][l, :na] = limb.actuated
@@ -169,8 +183,9 @@ def _fk(l, n, parent, B, X, th, T, C):
 
 
 @njit(cache=True, inline="always")
-def _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J):
-    """Body-fixed Jacobians of the bodies ``jbod[l, :njb[l]]`` only (the platform and the cut bodies).
+def _jacobian_rows(l, n, X, C, anc, nb, jbod, S, J):
+    """Body-fixed Jacobians of the bodies ``jbod[l, :nb]`` only (``jbod[l, 0]`` is the platform, then
+    the cut bodies).
 
     ``S_j = Ad_{C_j} ^jX_j`` are the joint screws in the world frame (eq. 154), so that
     ``J_{i,j} = Ad_{C_i}^{-1} S_j`` for ``j ⪯ i`` and 0 otherwise (eq. 155–156 without the recursion
@@ -180,7 +195,7 @@ def _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J):
         R, r = get_pose(C, j)
         w, v = Ad(R, r, (X[l, j, 0], X[l, j, 1], X[l, j, 2]), (X[l, j, 3], X[l, j, 4], X[l, j, 5]))
         set6(S, j, w, v)
-    for a in range(njb[l]):
+    for a in range(nb):
         i = jbod[l, a]
         R, r = get_pose(C, i)
         for j in range(n):
@@ -242,12 +257,8 @@ def _build_H(l, n, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H):
 
 
 @njit(cache=True, inline="always")
-def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, Cd, sd, w44, gfull, res):
-    """Stacked IK residual ``res = (log(C_p⁻¹ C_d); −g_1; …)`` (eq. 96 and the loops' selected rows),
-    ``C_d = Cd[sd]``; ``w44`` is a (1, 4, 4) scratch.
-
-    Returns ``(|pose error|, max |g|)`` and the number of rows used.
-    """
+def _pose_error(p, C, Cd, sd, w44, res):
+    """``res[:6] = log(C_p⁻¹ C_d)`` (eq. 96) with ``C_d = Cd[sd]``; returns its norm. ``w44``: (1, 4, 4)."""
     Rp, rp = get_pose(C, p)
     Rd, rd = get_pose(Cd, sd)
     set_pose(w44, 0, mtm(Rp, Rd), mtv(Rp, sub(rd, rp)))
@@ -255,6 +266,17 @@ def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, ro
     perr = 0.0
     for r in range(6):
         perr += res[r] * res[r]
+    return np.sqrt(perr)
+
+
+@njit(cache=True, inline="always")
+def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, Cd, sd, w44, gfull, res):
+    """Stacked IK residual ``res = (log(C_p⁻¹ C_d); −g_1; …)`` (eq. 96 and the loops' selected rows),
+    ``C_d = Cd[sd]``; ``w44`` is a (1, 4, 4) scratch.
+
+    Returns ``(|pose error|, max |g|)`` and the number of rows used.
+    """
+    perr = _pose_error(p, C, Cd, sd, w44, res)
     gerr = 0.0
     row = 6
     for k in range(nloop[l]):
@@ -266,7 +288,7 @@ def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, ro
             res[row] = -v
             gerr = max(gerr, abs(v))
             row += 1
-    return np.sqrt(perr), gerr, row
+    return perr, gerr, row
 
 
 @njit(cache=True)
@@ -293,7 +315,7 @@ def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er
                                       sd, w44, gfull, res)
         if not (np.isfinite(perr) and np.isfinite(gerr)):
             break
-        _jacobian_rows(l, n, X, C, anc, njb, jbod, S, J)
+        _jacobian_rows(l, n, X, C, anc, njb[l], jbod, S, J)
         _loops_G(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, J, Gfull, Gs)
         if perr <= tol and gerr <= loop_tol:
             return True, perr, gerr
@@ -324,6 +346,87 @@ def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er
         for j in range(n):
             th[j] += scale * dth[j]
     return False, perr, gerr
+
+
+@njit(cache=True)
+def _solve_ik_affine(l, n, d, p, parent, B, X, qidx, Hc, cc, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows,
+                     anc, jbod, Cd, sd, th, T, C, J, S, w44, gfull, res, Lp, Nm, wsq, qv, dq, tol, loop_tol, max_iter):
+    """Geometric IK of a limb whose loop closure is affine, ``θ = H q + c`` with constant ``H = Hc[l]``
+    (:meth:`pkm.limb.LimbModel.affine_closure`, e.g. the Delta's parallelogram, spec §4.7).
+
+    Gauss–Newton in the limb's generalized coordinates ``q`` only, on the platform pose error:
+    ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H`` (eq. 80, 96), started from ``q = θ[qidx]``
+    of the given ``th``. No loop Jacobian, ``G_y⁻¹`` or loop Newton is needed: every iterate
+    closes the loops. At the converged point the loops' selected residuals are still evaluated
+    and must be ≤ ``loop_tol`` (the affine closure is checked, not assumed). On success ``th``,
+    ``T``, ``C``, the platform Jacobian ``J[p]`` and ``Lp`` hold the solution's values. Returns
+    ``(converged, pose error, loop error)`` like :func:`_solve_ik`.
+    """
+    for a in range(d):
+        qv[a] = th[qidx[l, a]]
+    perr = np.inf
+    gerr = np.inf
+    for it in range(max_iter + 1):
+        for i in range(n):
+            acc = cc[l, i]
+            for a in range(d):
+                acc += Hc[l, i, a] * qv[a]
+            th[i] = acc
+        _fk(l, n, parent, B, X, th, T, C)
+        perr = _pose_error(p, C, Cd, sd, w44, res)
+        if not np.isfinite(perr):
+            break
+        _jacobian_rows(l, n, X, C, anc, 1, jbod, S, J)
+        for r in range(6):  # L_p = J_p H
+            for c in range(d):
+                acc = 0.0
+                for i in range(n):
+                    acc += J[p, r, i] * Hc[l, i, c]
+                Lp[r, c] = acc
+        if perr <= tol:
+            gerr = 0.0
+            for k in range(nloop[l]):
+                mf = nn[l, k] + ne[l, k]
+                cut_residual_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]],
+                                  ek[l, k, :ne[l, k]], er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], gfull[:mf])
+                for a in range(m[l, k]):
+                    gerr = max(gerr, abs(gfull[rows[l, k, a]]))
+            return gerr <= loop_tol, perr, gerr
+        if it == max_iter:
+            break
+        for a in range(d):  # normal equations L_pᵀL_p Δq = L_pᵀ res
+            for b in range(a + 1):
+                acc = 0.0
+                for r in range(6):
+                    acc += Lp[r, a] * Lp[r, b]
+                Nm[a, b] = acc
+                Nm[b, a] = acc
+            acc = 0.0
+            for r in range(6):
+                acc += Lp[r, a] * res[r]
+            res[6 + a] = acc
+        if not cholesky_solve_into(Nm, d, res[6:6 + d], dq, wsq):
+            break
+        big = 0.0
+        for a in range(d):
+            big = max(big, abs(dq[a]))
+        scale = 0.5 / big if big > 0.5 else 1.0
+        for a in range(d):
+            qv[a] += scale * dq[a]
+    return False, perr, gerr
+
+
+@njit(cache=True)
+def _solve_limb(l, n, d, p, parent, B, X, qidx, aff, Hc, cc, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows,
+                anc, njb, jbod, Cd, sd, th, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq, dth, gfull, Lp, qv, tol,
+                loop_tol, max_iter):
+    """The limb's IK by :func:`_solve_ik_affine` when ``aff[l]``, else by :func:`_solve_ik`."""
+    if aff[l]:
+        return _solve_ik_affine(l, n, d, p, parent, B, X, qidx, Hc, cc, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er,
+                                c0, m, rows, anc, jbod, Cd, sd, th, T, C, J, S, w44, gfull, res, Lp, Nm, wsq, qv, dth,
+                                tol, loop_tol, max_iter)
+    return _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, anc, njb, jbod,
+                     Cd, sd, th, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq, dth, gfull, tol, loop_tol, max_iter)
 
 
 @njit(cache=True, inline="always")
@@ -371,7 +474,7 @@ def _keep_alive(owners):
 
 @njit(cache=True)
 def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck, cr,
-               dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod,
+               dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod, aff, Hc, cc,
                g0, Cd, Vp, dVp, Wee, dts, theta0, tol, max_iter, thresh,
                theta, thetad, thetadd, tau, JIK, limbW, platW, status):
     """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
@@ -395,6 +498,7 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
         unowned(ne)
     ek, er, c0, m, rows, yidx, P, Mp = unowned(ek), unowned(er), unowned(c0), unowned(m), unowned(rows), \
         unowned(yidx), unowned(P), unowned(Mp)
+    aff, Hc, cc = unowned(aff), unowned(Hc), unowned(cc)
     anc, njb, jbod, g0, Cd, Vp, dVp, Wee = unowned(anc), unowned(njb), unowned(jbod), unowned(g0), unowned(Cd), \
         unowned(Vp), unowned(dVp), unowned(Wee)
     dts, theta0, theta, thetad, thetadd = unowned(dts), unowned(theta0), unowned(theta), unowned(thetad), \
@@ -466,6 +570,8 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
     Grami = unowned(Grami_)
     qd_ = np.empty(dmax)
     qd = unowned(qd_)
+    qv_ = np.empty(dmax)
+    qv = unowned(qv_)
     qdd_ = np.empty(dmax)
     qdd = unowned(qdd_)
     Hdqd_ = np.empty(nmax)
@@ -493,15 +599,15 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
             if h > 0.0:
                 for i in range(nl):
                     t[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
-            ok, perr, gerr = _solve_ik(l, nl, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m,
-                                       rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq,
-                                       dth, gfull, tol, LOOP_TOL, max_iter)
+            ok, perr, gerr = _solve_limb(l, nl, d, p, parent, B, X, qidx, aff, Hc, cc, nloop, ck, cr, dk, dr, nn, ndir,
+                                         ne, ek, er, c0, m, rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44, Gfull, Gs,
+                                         res, Nm, wsq, dth, gfull, Lp, qv, tol, LOOP_TOL, max_iter)
             if not ok and h > 0.0:  # the prediction failed: start again from the previous sample
                 for i in range(nl):
                     t[i] = theta[s - 1, l, i]
-                ok, perr, gerr = _solve_ik(l, nl, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0,
-                                           m, rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44, Gfull, Gs, res, Nm,
-                                           wsq, dth, gfull, tol, LOOP_TOL, max_iter)
+                ok, perr, gerr = _solve_limb(l, nl, d, p, parent, B, X, qidx, aff, Hc, cc, nloop, ck, cr, dk, dr, nn,
+                                             ndir, ne, ek, er, c0, m, rows, anc, njb, jbod, Cd, s, t, T, C, J, S, w44,
+                                             Gfull, Gs, res, Nm, wsq, dth, gfull, Lp, qv, tol, LOOP_TOL, max_iter)
             if not ok:
                 if perr <= tol:
                     status[0], status[1], status[2], status[3] = LOOP_FAILED, s, l, gerr
@@ -509,11 +615,16 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
                     status[0], status[1], status[2], status[3] = IK_FAILED, s, l, perr
                 return
             # ---- H, L_p, F at the solution (J and Gs from the IK's last step), with the singularity checks
-            cg = _build_H(l, nl, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H)
-            if not cg <= thresh:
-                status[0], status[1], status[2], status[3] = SINGULAR_GY, s, l, cg
-                return
-            _platform_L(p, nl, d, J, H, Lp)
+            if aff[l]:  # constant H; the affine IK left L_p = J_p H in Lp
+                for i in range(nl):
+                    for c in range(d):
+                        H[i, c] = Hc[l, i, c]
+            else:
+                cg = _build_H(l, nl, d, qidx, nloop, m, yidx, Gs, Gy, Gyi, wsq, H)
+                if not cg <= thresh:
+                    status[0], status[1], status[2], status[3] = SINGULAR_GY, s, l, cg
+                    return
+                _platform_L(p, nl, d, J, H, Lp)
             cl = _gram_inverse(Lp, d, Gram, Grami, wsq)
             if not cl <= thresh:
                 status[0], status[1], status[2], status[3] = SINGULAR_LP, s, l, cl
@@ -539,7 +650,7 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
             accelerations_into(parent[l, :nl], X[l, :nl], T[:nl], V[:nl], td[:nl], zero[:nl], A[:nl], w6)
             for i in range(nl):
                 Hdqd[i] = 0.0
-            for k in range(nloop[l]):
+            for k in range(0 if aff[l] else nloop[l]):  # Ḣq̇ = 0 for a constant H
                 mm = m[l, k]
                 mf = nn[l, k] + ne[l, k]
                 cut_bias_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
@@ -620,14 +731,14 @@ def _run_range(s_begin, s_end, n, dof, plat, parent, X, B, M, qidx, qpos, nact, 
                 acc += Jti[a, c] * rhs[c]
             tau[s, a] = acc
     _keep_alive((T_, C_, J_, V_, A_, W_, Wext_, phi_, zero_, w44_, w6_, w6b_, w26_, err6_, Gfull_, Gs_, Gy_, Gyi_,
-                     wsq_, gfull_, S_, res_, Nm_, dth_, g_, H_, Lp_, Gram_, Grami_, qd_, qdd_, Hdqd_, F_, th_,
+                     wsq_, gfull_, S_, res_, Nm_, dth_, g_, H_, Lp_, Gram_, Grami_, qd_, qv_, qdd_, Hdqd_, F_, th_,
                      rhs_, Jt_, Jti_))
     status[0] = OK
 
 
 @njit(cache=True, parallel=True)
 def inverse_dynamics_kernel(bounds, n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff, nloop, ck,
-                            cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod,
+                            cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod, aff, Hc, cc,
                             g0, Cd, Vp, dVp, Wee, dts, theta0, tol, max_iter, thresh,
                             theta, thetad, thetadd, tau, JIK, limbW, platW, status):
     """The samples split into chunks ``bounds[c] … bounds[c+1] − 1``, run in parallel (``prange``).
@@ -637,7 +748,8 @@ def inverse_dynamics_kernel(bounds, n, dof, plat, parent, X, B, M, qidx, qpos, n
     """
     for c in prange(bounds.shape[0] - 1):
         _run_range(bounds[c], bounds[c + 1], n, dof, plat, parent, X, B, M, qidx, qpos, nact, act, actpos, actoff,
-                   nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod, g0, Cd, Vp, dVp, Wee,
+                   nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, yidx, P, Mp, anc, njb, jbod, aff, Hc, cc, g0,
+                   Cd, Vp, dVp, Wee,
                    dts, theta0[c], tol, max_iter, thresh, theta, thetad, thetadd, tau, JIK, limbW, platW, status[c])
 
 

@@ -170,6 +170,48 @@ class LimbModel:
         raise IKError(f"limb {self.name!r}: loop closure failed, residual {err:.3e} after {it} iterations",
                       limb=self.name, residual=err, iterations=it)
 
+    def affine_closure(self, tol: float = 1e-13, samples: int = 8, amplitude: float = 0.3, seed: int = 0):
+        """``(H, c)`` when the loop closure is affine in the generalized coordinates, else ``None``.
+
+        For some loops the solution of the loop constraints is linear: the Delta's parallelogram
+        has ``θ3 = θ5 = −θ4`` exactly (spec §4.7, Ex. 8), so ``H_(l)`` is constant and
+        ``θ_(l) = H q_(l) + c`` on the whole closed configuration space, with ``Ḣq̇ = 0``. The batch
+        kernel then solves the limb's IK in ``q_(l)`` alone and skips ``G``, ``G_y⁻¹`` and ``Ġθ̇``
+        (DESIGN §4, "a parallelogram loop has a constant H").
+
+        The check is numerical: ``H`` and ``c = θ_0 − H q_0`` at the reference configuration, then at
+        ``samples`` random ``q = q_0 + δ`` (``|δ_i| ≤ amplitude``, fixed seed) the affine prediction
+        ``θ = H q + c`` must close every loop to ``max |g| ≤ tol`` and give the same ``H`` (to
+        1e-9). A non-linear loop misses this by ``O(δ²)`` (≈ 1e-2), far above ``tol``. The kernel
+        still evaluates the loop residual at every solution and fails loudly if it exceeds its
+        tolerance, so a wrong answer here cannot go unnoticed. A limb without loops is affine
+        (``H`` selects ``q``).
+        """
+        n, d = self.n, self.dof
+        if not self.loops:
+            H = np.zeros((n, d))
+            H[self.q_index, np.arange(d)] = 1.0
+            return H, np.zeros(n)
+        try:
+            theta0 = self.close_loops(np.zeros(n))
+            H = self.H(theta0)
+        except (IKError, SingularityError):
+            return None
+        q0 = theta0[self.q_index]
+        c = theta0 - H @ q0
+        rng = np.random.default_rng(seed)
+        for _ in range(samples):
+            theta = H @ (q0 + rng.uniform(-amplitude, amplitude, d)) + c
+            if not float(np.max(np.abs(self.constraint_residual(theta)))) <= tol:
+                return None
+            try:
+                Hs = self.H(theta)
+            except SingularityError:
+                return None
+            if not float(np.max(np.abs(Hs - H))) <= 1e-9 * max(1.0, float(np.max(np.abs(H)))):
+                return None
+        return H, c
+
     def platform_jacobian(self, theta: np.ndarray) -> np.ndarray:
         """``L_p = J_p H`` (6 × δ_l), the compound forward-kinematics Jacobian (eq. 80)."""
         C = forward_kinematics(self.tree, theta)

@@ -144,3 +144,80 @@ def test_per_sample_path_allocates_nothing():
                          text=True, env=env, check=True).stdout.split()
     few, many = int(out[-2]), int(out[-1])
     assert few == many, f"{few} allocations for 10 samples, {many} for 400"
+
+
+# ----------------------------------------------------------------------------- constant-H (affine) limbs
+def test_affine_closure_is_detected_only_for_linear_loops():
+    """The Delta's parallelogram closes linearly (θ3 = θ5 = −θ4, spec §4.7); the IRSBot-2's 4U loop
+    and the 3R[2US] rod loop do not; a serial limb is trivially affine with H selecting q."""
+    delta = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    for limb in delta.limbs:
+        H, c = limb.affine_closure()
+        col = int(np.flatnonzero(H[3])[0])  # θ4 is the parallelogram's independent variable
+        np.testing.assert_array_equal(np.round(H[2:5, col], 12), [-1.0, 1.0, -1.0])
+        rng = np.random.default_rng(1)
+        for _ in range(3):  # the affine prediction closes the loops at random q
+            q = rng.uniform(-0.5, 0.5, limb.dof)
+            assert np.abs(limb.constraint_residual(H @ q + c)).max() < 1e-14
+    for name in ("irsbot2.toml", "delta_3r2us.toml"):
+        assert all(limb.affine_closure() is None for limb in pkm.load(ROBOTS / name).limbs)
+    serial = pkm.load(ROBOTS / "serial_6r.toml").limbs[0]
+    H, c = serial.affine_closure()
+    np.testing.assert_array_equal(H[serial.q_index], np.eye(serial.dof))
+    np.testing.assert_array_equal(c, 0.0)
+
+
+def _run_packed(robot, pk, X, XD, XDD, t):
+    from pkm.batch import _run_range, platform_states
+
+    N = len(X)
+    L, nmax = pk.parent.shape
+    start = robot.inverse_kinematics(X[0], warm_start=False)
+    theta0 = np.zeros((L, nmax))
+    for l, limb in enumerate(robot.limbs):
+        theta0[l, :limb.n] = start.joints[limb.name][0]
+    Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
+    dts = np.zeros(N)
+    dts[1:] = np.diff(t)
+    dp, na = robot.task_dof, robot.n_act
+    out = [np.zeros((N, L, nmax)) for _ in range(3)] + [np.empty((N, na)), np.empty((N, na, dp)),
+                                                        np.empty((N, L, dp)), np.empty((N, dp)), np.zeros(4)]
+    _run_range(0, N, *pk.args(), robot.spec.gravity.copy(), Cd, Vp, dVp, np.zeros((N, 6)), dts, theta0, 1e-12, 50,
+               1e8, *out)
+    return out
+
+
+def test_affine_path_equals_general_path():
+    """The constant-H kernel path gives the general path's joints, rates and torques to 1e-12."""
+    from pkm.batch import pack
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    fast, general = pack(robot), pack(robot, affine=False)
+    assert fast.aff.all() and not general.aff.any()
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    a = _run_packed(robot, fast, tr.x, tr.xd, tr.xdd, tr.t)
+    b = _run_packed(robot, general, tr.x, tr.xd, tr.xdd, tr.t)
+    assert a[-1][0] == 0 and b[-1][0] == 0
+    scale = np.abs(b[3]).max()
+    np.testing.assert_allclose(a[3], b[3], rtol=0, atol=1e-12 * scale)  # tau
+    for k, tol in ((0, 1e-12), (1, 1e-11), (2, 1e-10)):  # θ, θ̇, θ̈
+        np.testing.assert_allclose(a[k], b[k], rtol=0, atol=tol)
+
+
+def test_affine_path_checks_the_loops():
+    """A wrong constant H (the Delta's parallelogram row θ5 = −1.001 θ4; θ5 is on the parallelogram's
+    side branch, so the platform pose is still reached) makes the kernel report that the loops
+    cannot be closed instead of returning torques of an open parallelogram."""
+    from dataclasses import replace
+
+    from pkm.batch import LOOP_FAILED, pack
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    pk = pack(robot)
+    Hc = pk.Hc.copy()
+    Hc[:, 4] *= 1.001
+    wrong = replace(pk, Hc=Hc)
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    status = _run_packed(robot, wrong, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50])[-1]
+    assert status[0] == LOOP_FAILED and status[3] > 1e-10
+    assert _run_packed(robot, pk, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50])[-1][0] == 0
