@@ -291,6 +291,18 @@ def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, ro
     return perr, gerr, row
 
 
+@njit(cache=True, inline="always")
+def _take_step(x, dx, k):
+    """``x[:k] += dx[:k]``, scaled so that no component moves more than 0.5 (rad or m) at once
+    (as :func:`pkm.limb._limit`)."""
+    big = 0.0
+    for j in range(k):
+        big = max(big, abs(dx[j]))
+    scale = 0.5 / big if big > 0.5 else 1.0
+    for j in range(k):
+        x[j] += scale * dx[j]
+
+
 @njit(cache=True)
 def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, anc, njb, jbod,
               Cd, sd, th, T, C, J, S, w44, Gfull, Gs, res, Nm, wsq, dth, gfull, tol, loop_tol, max_iter):
@@ -339,12 +351,7 @@ def _solve_ik(l, n, p, parent, B, X, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er
             res[nr + a] = s
         if not cholesky_solve_into(Nm, n, res[nr:nr + n], dth, wsq):
             break
-        big = 0.0
-        for j in range(n):
-            big = max(big, abs(dth[j]))
-        scale = 0.5 / big if big > 0.5 else 1.0
-        for j in range(n):
-            th[j] += scale * dth[j]
+        _take_step(th, dth, n)
     return False, perr, gerr
 
 
@@ -407,12 +414,7 @@ def _solve_ik_affine(l, n, d, p, parent, B, X, qidx, Hc, cc, nloop, ck, cr, dk, 
             res[6 + a] = acc
         if not cholesky_solve_into(Nm, d, res[6:6 + d], dq, wsq):
             break
-        big = 0.0
-        for a in range(d):
-            big = max(big, abs(dq[a]))
-        scale = 0.5 / big if big > 0.5 else 1.0
-        for a in range(d):
-            qv[a] += scale * dq[a]
+        _take_step(qv, dq, d)
     return False, perr, gerr
 
 
