@@ -277,8 +277,14 @@ def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, ro
     Returns ``(|pose error|, max |g|)`` and the number of rows used.
     """
     perr = _pose_error(p, C, Cd, sd, w44, res)
+    gerr, row = _loop_residuals(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, res, 6)
+    return perr, gerr, row
+
+
+@njit(cache=True, inline="always")
+def _loop_residuals(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, res, row):
+    """The loops' selected residuals ``−g`` into ``res[row:]`` (eq. 12); returns ``(max |g|, next row)``."""
     gerr = 0.0
-    row = 6
     for k in range(nloop[l]):
         mf = nn[l, k] + ne[l, k]
         cut_residual_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]], ek[l, k, :ne[l, k]],
@@ -288,7 +294,7 @@ def _ik_residual(l, n, p, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, ro
             res[row] = -v
             gerr = max(gerr, abs(v))
             row += 1
-    return perr, gerr, row
+    return gerr, row
 
 
 @njit(cache=True, inline="always")
@@ -384,20 +390,9 @@ def _solve_ik_affine(l, n, d, p, parent, B, X, qidx, Hc, cc, nloop, ck, cr, dk, 
         if not np.isfinite(perr):
             break
         _jacobian_rows(l, n, X, C, anc, 1, jbod, S, J)
-        for r in range(6):  # L_p = J_p H
-            for c in range(d):
-                acc = 0.0
-                for i in range(n):
-                    acc += J[p, r, i] * Hc[l, i, c]
-                Lp[r, c] = acc
-        if perr <= tol:
-            gerr = 0.0
-            for k in range(nloop[l]):
-                mf = nn[l, k] + ne[l, k]
-                cut_residual_into(ck[l, k], cr[l, k], dk[l, k], dr[l, k], ndir[l, k, :nn[l, k]],
-                                  ek[l, k, :ne[l, k]], er[l, k, :ne[l, k]], c0[l, k, :ne[l, k]], C[:n], gfull[:mf])
-                for a in range(m[l, k]):
-                    gerr = max(gerr, abs(gfull[rows[l, k, a]]))
+        _platform_L(p, n, d, J, Hc[l], Lp)
+        if perr <= tol:  # the loops' residuals land in res[6:], unused from here on
+            gerr, _ = _loop_residuals(l, n, nloop, ck, cr, dk, dr, nn, ndir, ne, ek, er, c0, m, rows, C, gfull, res, 6)
             return gerr <= loop_tol, perr, gerr
         if it == max_iter:
             break

@@ -69,6 +69,13 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from pkm._small import add as _add
+from pkm._small import cross as _cross
+from pkm._small import dot as _dot
+from pkm._small import get3 as _vec
+from pkm._small import mtv as _mtv
+from pkm._small import mv as _mv
+from pkm._small import sub as _sub
 from pkm.errors import TopologyError
 
 #: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (spec §4.5).
@@ -260,51 +267,7 @@ def distance_constraint(name: str, tree, body_k: str, point_k, body_r: str, poin
 
 
 # ------------------------------------------------------------------------------ tuple algebra
-@njit(cache=True)
-def _cross(a, b):
-    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
-
-
-@njit(cache=True)
-def _dot(a, b):
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
-
-
-@njit(cache=True)
-def _add(a, b):
-    return (a[0] + b[0], a[1] + b[1], a[2] + b[2])
-
-
-@njit(cache=True)
-def _sub(a, b):
-    return (a[0] - b[0], a[1] - b[1], a[2] - b[2])
-
-
-@njit(cache=True)
-def _mv(R, x):
-    """R x for R a row-major 9-tuple."""
-    return (
-        R[0] * x[0] + R[1] * x[1] + R[2] * x[2],
-        R[3] * x[0] + R[4] * x[1] + R[5] * x[2],
-        R[6] * x[0] + R[7] * x[1] + R[8] * x[2],
-    )
-
-
-@njit(cache=True)
-def _mtv(R, x):
-    """Rᵀ x."""
-    return (
-        R[0] * x[0] + R[3] * x[1] + R[6] * x[2],
-        R[1] * x[0] + R[4] * x[1] + R[7] * x[2],
-        R[2] * x[0] + R[5] * x[1] + R[8] * x[2],
-    )
-
-
-@njit(cache=True)
-def _vec(a, i):
-    return (a[i, 0], a[i, 1], a[i, 2])
-
-
+# 3-vectors and row-major 3×3 products come from pkm._small; these add the ground (index −1).
 @njit(cache=True)
 def _pose(C, k):
     """(R as row-major 9-tuple, r) of body k; the identity for the ground (k < 0)."""
