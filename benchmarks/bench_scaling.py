@@ -15,7 +15,7 @@ B. A PKM with L = 2 … 16 identical R[2US] limbs (the 3R[2US] Delta's limb: 9 t
    needs as many actuators as task coordinates (L = 3), so what is timed is the per-limb work:
      * ``robot.inverse_kinematics(x, ẋ, ẍ)`` — pkm's Python path: every limb's Newton IK (eq. 95–96,
        warm-started) and velocity/acceleration IK (eq. 86–88), per sample; all L;
-     * pkm's serial numba kernel (``pkm.batch._run_range``, what ``robot.inverse_dynamics(…, threads=1)``
+     * pkm's serial numba kernel (``pkm.batch_kernel.run_range``, what ``robot.inverse_dynamics(…, threads=1)``
        runs; an internal function, called directly, L ≥ 3): per limb IK + rates + limb RNEA +
        ``F̄ᵀH̄ᵀφ`` (eq. 144) for every limb, then the platform and a 3×3 solve that uses the first three
        limbs' actuators only (the others get no torque: a cost model of the per-limb work, not a
@@ -28,7 +28,6 @@ Writes ``benchmarks/results/<machine>-scaling.json`` and ``benchmarks/results/<m
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import tempfile
 import time
@@ -88,35 +87,29 @@ def _kernel_call(robot, X, XD, XDD):
     """A closure running pkm's batch kernel once, on one thread, on an L-limb robot (L ≥ task DOF).
 
     Mirrors ``pkm.batch.inverse_dynamics_batch`` with one chunk (what ``robot.inverse_dynamics(…,
-    threads=1)`` runs) but without its n_act == δ_p check: the serial ``_run_range`` when pkm has it,
-    else the older single-range ``inverse_dynamics_kernel``."""
+    threads=1)`` runs: ``pkm.batch_kernel.run_range``) but without its n_act == δ_p check; no
+    sample times, so every sample's IK starts from the previous sample (the first from the
+    reference configuration)."""
     import pkm.batch as B
+    from pkm.batch_kernel import Results, Samples, make_work, run_range
+    from pkm.batch_model import LAY_NMAX, LI_AFF
 
-    pk = robot._packed()
+    km = robot._packed()
     N = X.shape[0]
-    L, nmax = pk.parent.shape
+    L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
     dp = robot.task_dof
-    g0 = np.asarray(robot.spec.gravity, float)
-    Cd, Vp, dVp = B.platform_states(robot, X, XD, XDD)
-    first = robot.inverse_kinematics(X[0], warm_start=False)
-    theta0 = np.zeros((L, nmax))
-    for l, limb in enumerate(robot.limbs):
-        theta0[l, :limb.n] = first.joints[limb.name][0]
-    outs = (np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, robot.n_act)),
-            np.zeros((N, robot.n_act, dp)), np.zeros((N, L, dp)), np.zeros((N, dp)))
+    smp = Samples(*B.platform_states(robot, X, XD, XDD), np.zeros((N, 6)), np.zeros(N),
+                  np.asarray(robot.spec.gravity, float))
+    out = Results(np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, robot.n_act)),
+                  np.zeros((N, robot.n_act, dp)), np.zeros((N, L, dp)), np.zeros((N, dp)))
+    x0 = robot.x_ref
+    Cs = np.array([robot.platform_pose(x0 + u * (X[0] - x0)) for u in np.linspace(0, 1, B.CONTINUATION_STEPS + 1)[1:-1]])
+    work = [w[0] for w in make_work(km, 1)]
+    general = None if km.mi[:, LI_AFF].all() else km.lay
     status = np.zeros(4)
-    params = inspect.signature(B._run_range.py_func).parameters if hasattr(B, "_run_range") else {}
-    dts = (np.zeros(N),) if "dts" in params else ()  # no sample times: Newton from the previous sample
-    rest = (g0, Cd, Vp, dVp, np.zeros((N, 6)), *dts, theta0, 1e-12, 50, np.inf, *outs, status)
-    serial = getattr(B, "_run_range", None)
-    if serial is not None:
-        def call():
-            serial(0, N, *pk.args(), *rest)
-    elif list(inspect.signature(B.inverse_dynamics_kernel.py_func).parameters)[0] != "bounds":
-        def call():
-            B.inverse_dynamics_kernel(*pk.args(), *rest)
-    else:
-        raise RuntimeError("pkm.batch has a chunked kernel but no serial _run_range")
+
+    def call():
+        run_range(0, N, *km, *smp, *out, *work, True, Cs, general, 1e-12, 50, np.inf, status)
 
     def checked():
         call()

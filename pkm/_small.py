@@ -21,7 +21,9 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-_inline = njit(cache=True, nogil=True)
+from pkm.lie import _alpha
+
+_inline = njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract", "nsz", "arcp", "reassoc"})
 
 
 # ----------------------------------------------------------------------------- 3-vectors
@@ -211,6 +213,38 @@ def inertia_mul(M, i, w, v):
     return (m0, m1, m2), (f0, f1, f2)
 
 
+@_inline
+def log_pose(R, p):
+    """``log(C) = (ω; v)`` of the pose ``C = (R, p)`` with ``|ω| ≤ π`` (App. A): the algorithm of
+    :func:`pkm.lie.log_so3_into` (atan2 angle; axis from the symmetric part when cos φ < 0) and
+    ``v = dexp_so3(ω)⁻¹ p = p − ω×p/2 + α ω×(ω×p)`` as :func:`pkm.lie.log_se3_into`."""
+    w0 = 0.5 * (R[7] - R[5])
+    w1 = 0.5 * (R[2] - R[6])
+    w2 = 0.5 * (R[3] - R[1])
+    s = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    c = min(1.0, max(-1.0, 0.5 * (R[0] + R[4] + R[8] - 1.0)))
+    phi = np.arctan2(s, c)
+    if c >= 0.0:
+        f = phi / s if s > 0.0 else 1.0
+        w = (f * w0, f * w1, f * w2)
+    else:
+        j = 0
+        if R[4] > R[0]:
+            j = 1
+        if R[8] > R[4 * j]:
+            j = 2
+        u = (0.5 * (R[j] + R[3 * j]), 0.5 * (R[3 + j] + R[3 * j + 1]), 0.5 * (R[6 + j] + R[3 * j + 2]))
+        u = (u[0] - c if j == 0 else u[0], u[1] - c if j == 1 else u[1], u[2] - c if j == 2 else u[2])
+        nu = np.sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2])
+        if u[0] * w0 + u[1] * w1 + u[2] * w2 < 0.0:
+            nu = -nu
+        w = scale(phi / nu, u)
+    al = _alpha(phi)
+    k = cross(w, p)
+    kk = cross(w, k)
+    return w, (p[0] - 0.5 * k[0] + al * kk[0], p[1] - 0.5 * k[1] + al * kk[1], p[2] - 0.5 * k[2] + al * kk[2])
+
+
 # ----------------------------------------------------------------------------- non-owning arrays
 @intrinsic
 def unowned(typingctx, a):
@@ -226,7 +260,7 @@ def unowned(typingctx, a):
     last use of the view. Anything that is not an array is returned unchanged.
 
     It is a few LLVM instructions (no ``numba.carray`` round trip through the data pointer), so
-    the ≈ 90 uses in :func:`pkm.batch._run_range` cost next to nothing to compile.
+    the uses in :func:`pkm.batch_kernel.run_range` cost next to nothing to compile.
     """
     sig = a(a)
     if not isinstance(a, types.Array):

@@ -171,8 +171,11 @@ def run_inverse_dynamics(robot, traj, progress: bool | None = None):
               dynamic_ncols=True, leave=True) as bar:
         for a in range(0, N, CHUNK):
             b = min(a + CHUNK, N)
+            # each part starts where the previous one ended, so that all stay on one assembly branch
+            start = [parts[-1].joints[limb.name][-1] for limb in robot.limbs] if parts else None
             try:
-                parts.append(robot.inverse_dynamics(traj.x[a:b], traj.xd[a:b], traj.xdd[a:b], t=traj.t[a:b]))
+                parts.append(robot.inverse_dynamics(traj.x[a:b], traj.xd[a:b], traj.xdd[a:b], t=traj.t[a:b],
+                                                    start=start))
             except PkmError as exc:
                 when = f"t = {traj.t[a]:.6g} s" if b - a == 1 else f"t = {traj.t[a]:.6g} … {traj.t[b - 1]:.6g} s"
                 raise PkmError(f"{exc} (trajectory samples at {when})") from None

@@ -218,7 +218,7 @@ class Robot:
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
-                         singularity_threshold: float = 1e8, threads: int | None = None, t=None):
+                         singularity_threshold: float = 1e8, threads: int | None = None, t=None, start=None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -235,6 +235,10 @@ class Robot:
         parallel (default: all of numba's threads; short trajectories run in one chunk). ``t``: the
         sample times (N,), optional — with them each sample's IK starts from a second-order Taylor
         prediction from the previous sample, which saves Newton iterations (same results).
+        ``start``: the tree variables of every limb (a list of arrays, as ``result.joints[name][-1]``
+        of an earlier call) to start the first sample's IK from; default: the reference
+        configuration (all joint variables zero), directly or by continuation along a straight line
+        in task space, so that the result does not depend on earlier calls.
         """
         from pkm.batch import inverse_dynamics_batch
         from pkm.manipulator import DynamicsResult
@@ -250,7 +254,7 @@ class Robot:
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
-            threads=threads, t=t)
+            threads=threads, t=t, start=start)
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}

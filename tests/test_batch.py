@@ -10,6 +10,7 @@ from pkm import manipulator as man
 from pkm.trajectory import from_spec, pick_place
 
 from conftest import ROBOTS
+from pkm.batch_model import LAY_NMAX, LI_AFF
 
 FILES = {"delta": "delta_3rr2rrr.toml", "delta_us": "delta_3r2us.toml", "irsbot2": "irsbot2.toml"}
 
@@ -102,27 +103,23 @@ def test_parallel_chunks_agree_with_one_chunk():
 ALLOCATION_PROBE = """
 import numpy as np, pkm
 from numba.core.runtime import rtsys
-from pkm.batch import _run_range, platform_states
+from pkm.batch import platform_states
+from pkm.batch_kernel import Results, Samples, make_work, run_range
 from pkm.trajectory import from_spec
 robot = pkm.load(ROOT + "/robots/delta_3rr2rrr.toml")
 tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
-pk = robot._packed()
-L, nmax = pk.parent.shape
-start = robot.inverse_kinematics(tr.x[0], warm_start=False)
-theta0 = np.zeros((L, nmax))
-for l, limb in enumerate(robot.limbs):
-    theta0[l, :limb.n] = start.joints[limb.name][0]
+km = robot._packed()
+L, nmax = km.mi.shape[0], 6
+Cs = np.array([robot.platform_pose(robot.x_ref + t * (tr.x[0] - robot.x_ref)) for t in (0.3, 0.6)])
 
 def run(N):
     X, XD, XDD = tr.x[:N], tr.xd[:N], tr.xdd[:N]
-    Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
-    out = [np.zeros((N, L, nmax)) for _ in range(3)]
-    tau, JIK = np.empty((N, 3)), np.empty((N, 3, 3))
-    limbW, platW, status = np.empty((N, L, 3)), np.empty((N, 3)), np.zeros(4)
-    Wee, g0 = np.zeros((N, 6)), robot.spec.gravity.copy()
+    smp = Samples(*platform_states(robot, X, XD, XDD), np.zeros((N, 6)), np.full(N, 0.01), robot.spec.gravity.copy())
+    out = Results(*[np.zeros((N, L, nmax)) for _ in range(3)], np.empty((N, 3)), np.empty((N, 3, 3)),
+                  np.empty((N, L, 3)), np.empty((N, 3)))
+    work, status = make_work(km, 1), np.zeros(4)
     before = rtsys.get_allocation_stats().alloc
-    _run_range(0, N, *pk.args(), g0, Cd, Vp, dVp, Wee, tr.t[:N] * 0 + 0.01, theta0, 1e-12, 50, 1e8, *out, tau, JIK,
-               limbW, platW, status)
+    run_range(0, N, *km, *smp, *out, *(w[0] for w in work), True, Cs, None, 1e-12, 50, 1e8, status)
     assert status[0] == 0
     return rtsys.get_allocation_stats().alloc - before
 
@@ -167,24 +164,23 @@ def test_affine_closure_is_detected_only_for_linear_loops():
     np.testing.assert_array_equal(c, 0.0)
 
 
-def _run_packed(robot, pk, X, XD, XDD, t):
-    from pkm.batch import _run_range, platform_states
+def _run_packed(robot, km, X, XD, XDD, t, general):
+    """The serial kernel on a given packed model (cold start); returns the Results and the status."""
+    from pkm.batch import platform_states
+    from pkm.batch_kernel import Results, Samples, make_work, run_range
 
     N = len(X)
-    L, nmax = pk.parent.shape
-    start = robot.inverse_kinematics(X[0], warm_start=False)
-    theta0 = np.zeros((L, nmax))
-    for l, limb in enumerate(robot.limbs):
-        theta0[l, :limb.n] = start.joints[limb.name][0]
-    Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
+    L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
     dts = np.zeros(N)
     dts[1:] = np.diff(t)
+    smp = Samples(*platform_states(robot, X, XD, XDD), np.zeros((N, 6)), dts, robot.spec.gravity.copy())
     dp, na = robot.task_dof, robot.n_act
-    out = [np.zeros((N, L, nmax)) for _ in range(3)] + [np.empty((N, na)), np.empty((N, na, dp)),
-                                                        np.empty((N, L, dp)), np.empty((N, dp)), np.zeros(4)]
-    _run_range(0, N, *pk.args(), robot.spec.gravity.copy(), Cd, Vp, dVp, np.zeros((N, 6)), dts, theta0, 1e-12, 50,
-               1e8, *out)
-    return out
+    out = Results(*[np.zeros((N, L, nmax)) for _ in range(3)], np.empty((N, na)), np.empty((N, na, dp)),
+                  np.empty((N, L, dp)), np.empty((N, dp)))
+    Cs = np.array([robot.platform_pose(robot.x_ref + u * (X[0] - robot.x_ref)) for u in (0.5,)])
+    status = np.zeros(4)
+    run_range(0, N, *km, *smp, *out, *(w[0] for w in make_work(km, 1)), True, Cs, general, 1e-12, 50, 1e8, status)
+    return out, status
 
 
 def test_affine_path_equals_general_path():
@@ -193,31 +189,34 @@ def test_affine_path_equals_general_path():
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     fast, general = pack(robot), pack(robot, affine=False)
-    assert fast.aff.all() and not general.aff.any()
+    assert fast.mi[:, LI_AFF].all() and not general.mi[:, LI_AFF].any()
     tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
-    a = _run_packed(robot, fast, tr.x, tr.xd, tr.xdd, tr.t)
-    b = _run_packed(robot, general, tr.x, tr.xd, tr.xdd, tr.t)
-    assert a[-1][0] == 0 and b[-1][0] == 0
-    scale = np.abs(b[3]).max()
-    np.testing.assert_allclose(a[3], b[3], rtol=0, atol=1e-12 * scale)  # tau
-    for k, tol in ((0, 1e-12), (1, 1e-11), (2, 1e-10)):  # θ, θ̇, θ̈
-        np.testing.assert_allclose(a[k], b[k], rtol=0, atol=tol)
+    a, sa = _run_packed(robot, fast, tr.x, tr.xd, tr.xdd, tr.t, None)  # affine path only
+    b, sb = _run_packed(robot, general, tr.x, tr.xd, tr.xdd, tr.t, general.lay)
+    assert sa[0] == 0 and sb[0] == 0
+    scale = np.abs(b.tau).max()
+    np.testing.assert_allclose(a.tau, b.tau, rtol=0, atol=1e-12 * scale)
+    for k, tol in (("theta", 1e-12), ("thetad", 1e-11), ("thetadd", 1e-10)):
+        np.testing.assert_allclose(getattr(a, k), getattr(b, k), rtol=0, atol=tol)
+    # both paths compiled into one kernel (general given) pick the affine one per limb: same result
+    c, sc = _run_packed(robot, fast, tr.x, tr.xd, tr.xdd, tr.t, fast.lay)
+    assert sc[0] == 0
+    np.testing.assert_allclose(c.tau, a.tau, rtol=0, atol=1e-13 * scale)
 
 
 def test_affine_path_checks_the_loops():
     """A wrong constant H (the Delta's parallelogram row θ5 = −1.001 θ4; θ5 is on the parallelogram's
     side branch, so the platform pose is still reached) makes the kernel report that the loops
     cannot be closed instead of returning torques of an open parallelogram."""
-    from dataclasses import replace
-
     from pkm.batch import LOOP_FAILED, pack
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
-    pk = pack(robot)
-    Hc = pk.Hc.copy()
-    Hc[:, 4] *= 1.001
-    wrong = replace(pk, Hc=Hc)
+    km = pack(robot)
+    wrong = km._replace(mf=km.mf.copy())
+    for l in range(len(robot.limbs)):
+        wrong.Hc(l)[4] *= 1.001  # a view into wrong.mf
+    assert not np.array_equal(wrong.mf, km.mf)
     tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
-    status = _run_packed(robot, wrong, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50])[-1]
+    status = _run_packed(robot, wrong, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50], None)[1]
     assert status[0] == LOOP_FAILED and status[3] > 1e-10
-    assert _run_packed(robot, pk, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50])[-1][0] == 0
+    assert _run_packed(robot, km, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50], None)[1][0] == 0

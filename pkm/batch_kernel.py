@@ -1,0 +1,845 @@
+"""Batched IK + inverse dynamics of a PKM: the numba kernel (spec §11.2–11.3).
+
+It works on a :class:`pkm.batch_model.KernelModel` (every limb in joint frames ``K_i``, see that
+module) and runs, for every sample of a trajectory and every limb,
+
+1. the geometric IK (eq. 95–96 with the loop constraints, spec §6) by Gauss–Newton, started from
+   a second-order Taylor prediction from the previous sample: in ``q_(l)`` alone for a limb with
+   an affine loop closure ``θ = H q + c`` (constant ``H``, the Delta's parallelogram, spec §4.7;
+   :func:`_solve_affine`), else on all tree variables with the loops' selected rows
+   (:func:`_solve_general`);
+   The first sample of a chunk is solved from the reference configuration, directly or, if that
+   fails, by continuation along a straight line in task space (as
+   :meth:`pkm.robot.Robot.inverse_kinematics`);
+2. the velocity and acceleration IK (eq. 86–88, corrected as in spec §8.3; ``Ḣq̇`` from ``Ġθ̇``);
+3. the limb's recursive Newton–Euler dynamics ``φ_(l)`` (App. B) with the platform massless, and
+   ``W̄_(l) = Fᵀ Hᵀ φ_(l)`` (eq. 144);
+
+then the platform's Newton–Euler residual (eq. 104–106) and ``J_IKᵀ u = Σ W̄ + P_pᵀ φ_p − W^EE``
+(eq. 140). It computes what :mod:`pkm.manipulator` computes (the tests compare both to 1e-12).
+
+How it is made fast (DESIGN §4), and cheap to compile
+-----------------------------------------------------
+* Joint frames: a joint is a rotation about (or a translation along) z, so forward kinematics
+  is ``K_i = K_{parent} P_i Z(θ_i)``, the world screw of joint ``j`` is the z column and origin
+  of ``K_j`` (no adjoint to compute), and ``φ_i = Sᵀ W_i`` is one component.
+* After a Newton step the sines and cosines are updated by the angle-addition formula with a
+  short series for the small step (:func:`_fk`), not recomputed.
+* 3-vectors and rotations are tuples (registers); arrays are read by index, never sliced in a
+  loop; every array reaches the loops as a non-owning view (:func:`pkm._small.unowned`), so no
+  reference counting happens per sample; all scratch is allocated once per call
+  (:func:`make_work`), so the per-sample path allocates nothing.
+* ``nogil``: :mod:`pkm.batch` runs the chunks of a trajectory on Python threads, in parallel.
+  (A ``prange`` kernel would do the same but cost ~9 s more compile: numba re-optimises the
+  whole kernel inside it and adds its parallel machinery, for two or three chunks.)
+* Few functions with few array arguments (the model is two flat records per limb, the scratch
+  four arrays with named slots): numba's compile time and each call's cost grow with every array
+  argument (an array is passed as ~9 machine words; a namedtuple of arrays is flattened), and a
+  caller re-optimises the code of all its callees.
+
+Errors cannot be raised with messages from inside numba: the kernel stops at the first failing
+sample and reports a status ``(code, sample, limb, value)`` that :mod:`pkm.batch` turns into
+:class:`pkm.IKError` or :class:`pkm.SingularityError`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from pkm._linalg import cholesky_solve_into, inverse_into, norm1
+from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub, unowned
+from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_LMAX,
+                             LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_ACTOFF, LI_AFF, LI_DOF, LI_N,
+                             LI_NACT, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
+                             LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE, KernelModel)
+from pkm.constraints import _orient_rate, _rhodot
+
+OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
+
+#: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
+SERIES_STEP = 1e-2
+
+# Contracting a·b + c into one FMA, reassociating sums, ignoring the sign of zero and taking
+# reciprocals change results by roundings only; no "nnan"/"ninf": the kernel's checks rely on NaN
+# and inf comparing false. error_model="numpy": a division by zero gives inf/NaN (caught by
+# those checks), not a Python exception.
+_FLAGS = {"contract", "nsz", "arcp", "reassoc"}
+_jit = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FLAGS)
+
+# Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
+# row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
+# evaluation, φ_i, (Ḣq̇)_i, loop mark.
+BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_MARK, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47, 48
+# Slots of the square scratch matrices ``mat`` (M_SIZE + λ_max, B, B): platform Jacobian J_p (6 × n),
+# loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix L_pᵀL_p
+# and its inverse, F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
+M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_F, M_GY, M_JT, M_JTI, M_GYI = range(13)
+# Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
+# loop residuals or Ġθ̇, right-hand side of eq. 140.
+V_E, V_DX, V_Q, V_QD, V_QDD, V_G, V_RHS, V_SIZE = range(8)
+
+
+class Samples(NamedTuple):
+    """Per-sample inputs: target platform poses ``Cd`` (N, 4, 4), body-fixed platform twists ``Vp``
+    and their derivatives ``dVp`` (N, 6), end-effector wrenches ``Wee`` (N, 6), ``dts`` (N,) the
+    time steps ``t_s − t_{s−1}`` (0 where unknown), ``g0`` (3,) gravity."""
+
+    Cd: np.ndarray
+    Vp: np.ndarray
+    dVp: np.ndarray
+    Wee: np.ndarray
+    dts: np.ndarray
+    g0: np.ndarray
+
+
+class Results(NamedTuple):
+    """Per-sample outputs: ``theta, thetad, thetadd`` (N, L, n_max), ``tau`` (N, n_act),
+    ``JIK`` (N, n_act, δ_p), ``limbW`` (N, L, δ_p), ``platW`` (N, δ_p)."""
+
+    theta: np.ndarray
+    thetad: np.ndarray
+    thetadd: np.ndarray
+    tau: np.ndarray
+    JIK: np.ndarray
+    limbW: np.ndarray
+    platW: np.ndarray
+
+
+class Work(NamedTuple):
+    """Scratch with a leading chunk axis (:func:`make_work`): ``th`` (L, n_max) the current tree
+    variables of every limb, ``bw`` per-body values (``BW_*``), ``mat`` square matrices (``M_*``),
+    ``vec`` vectors (``V_*``)."""
+
+    th: np.ndarray
+    bw: np.ndarray
+    mat: np.ndarray
+    vec: np.ndarray
+
+
+def make_work(km: KernelModel, chunks: int) -> Work:
+    """Scratch for ``chunks`` chunks, allocated once per call of the kernel."""
+    L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], km.Pt.shape[1]
+    B = max(12, nmax, 6 * lmax, dmax, dp)
+    return Work(th=np.zeros((chunks, L, nmax)), bw=np.zeros((chunks, nmax, BW_SIZE)),
+                mat=np.zeros((chunks, M_GYI + lmax, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))
+
+
+# ----------------------------------------------------------------------------- array rows as tuples
+@_jit
+def _pose_at(A, i, o):
+    """``A[i, o:o+12]`` as a pose ``(R, p)``; the identity for ``i < 0`` (the ground)."""
+    if i < 0:
+        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
+    return (A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7],
+            A[i, o + 8]), (A[i, o + 9], A[i, o + 10], A[i, o + 11])
+
+
+@_jit
+def _set_pose_at(A, i, o, R, p):
+    A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7], \
+        A[i, o + 8] = R
+    A[i, o + 9], A[i, o + 10], A[i, o + 11] = p
+
+
+@_jit
+def _vec_at(A, i, o):
+    """``A[i, o:o+3]`` as a 3-tuple."""
+    return (A[i, o], A[i, o + 1], A[i, o + 2])
+
+
+@_jit
+def _twist_at(A, i, o):
+    """``A[i, o:o+6]`` as ``(ω, v)``; zero for ``i < 0`` (the ground)."""
+    if i < 0:
+        return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+    return (A[i, o], A[i, o + 1], A[i, o + 2]), (A[i, o + 3], A[i, o + 4], A[i, o + 5])
+
+
+@_jit
+def _set_twist_at(A, i, o, w, v):
+    A[i, o], A[i, o + 1], A[i, o + 2] = w
+    A[i, o + 3], A[i, o + 4], A[i, o + 5] = v
+
+
+@_jit
+def _sincos_step(d):
+    """``(sin d, cos d)`` for ``|d| ≤ SERIES_STEP`` by their Taylor series (truncation < 1e-22)."""
+    t = d * d
+    s = d * (1.0 - t / 6.0 * (1.0 - t / 20.0 * (1.0 - t / 42.0 * (1.0 - t / 72.0))))
+    c = 1.0 - t / 2.0 * (1.0 - t / 12.0 * (1.0 - t / 30.0 * (1.0 - t / 56.0 * (1.0 - t / 90.0))))
+    return s, c
+
+
+# ----------------------------------------------------------------------------- kinematics
+@_jit
+def _fk(l, mi, mf, th, bw, fresh):
+    """Joint-frame poses ``K_i = K_{parent} T_i``, ``T_i = P_i Z(θ_i)`` of limb ``l`` (eq. 1–2 in
+    joint frames, :mod:`pkm.batch_model`) into ``bw[:, BW_K]`` and ``bw[:, BW_T]``.
+
+    ``bw[i, BW_TRIG:] = (cos, sin, θ)`` of the last evaluation. Unless ``fresh``, an angle that
+    moved by at most ``SERIES_STEP`` since then is updated by the angle-addition formula with
+    :func:`_sincos_step` (a Newton step within one solve: a few roundings, no drift over samples
+    since every solve starts fresh).
+    """
+    for i in range(mi[l, LI_N]):
+        o = BF_SIZE * i
+        a, b = mf[l, o + BF_A], mf[l, o + BF_B]
+        x = th[i]
+        c, s = 1.0, 0.0
+        if a != 0.0:
+            d = x - bw[i, BW_TRIG + 2]
+            if not fresh and abs(d) <= SERIES_STEP:
+                sd, cd = _sincos_step(d)
+                c0, s0 = bw[i, BW_TRIG], bw[i, BW_TRIG + 1]
+                c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
+            else:
+                c, s = np.cos(x), np.sin(x)
+            bw[i, BW_TRIG], bw[i, BW_TRIG + 1], bw[i, BW_TRIG + 2] = c, s, x
+        P, p = _pose_at(mf, l, o + BF_P)
+        R = (c * P[0] + s * P[1], c * P[1] - s * P[0], P[2],
+             c * P[3] + s * P[4], c * P[4] - s * P[3], P[5],
+             c * P[6] + s * P[7], c * P[7] - s * P[6], P[8])
+        bx = b * x
+        p = (p[0] + bx * P[2], p[1] + bx * P[5], p[2] + bx * P[8])
+        _set_pose_at(bw, i, BW_T, R, p)
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            Rk, pk = _pose_at(bw, k, BW_K)
+            R, p = mm(Rk, R), add(mv(Rk, p), pk)
+        _set_pose_at(bw, i, BW_K, R, p)
+
+
+@_jit
+def _platform_error(l, mi, mf, lay, bw, Cd, s, e):
+    """Platform pose ``C_p = K_p Q_p⁻¹`` (``F_p``) and ``e[:6] = log(C_p⁻¹ C_d)`` (eq. 96) with
+    ``C_d = Cd[s]``. Returns ``(|e|, R_p, r_p)``."""
+    Rk, pk = _pose_at(bw, mi[l, LI_PLAT], BW_K)
+    Rq, pq = _pose_at(mf, l, lay[LAY_QP] + 12)  # Q_p⁻¹
+    Rp, rp = mm(Rk, Rq), add(mv(Rk, pq), pk)
+    Rd, rd = get_pose(Cd, s)
+    w, v = log_pose(mtm(Rp, Rd), mtv(Rp, sub(rd, rp)))
+    e[0], e[1], e[2] = w
+    e[3], e[4], e[5] = v
+    return np.sqrt(dot(w, w) + dot(v, v)), Rp, rp
+
+
+@_jit
+def _platform_jacobian(l, mi, mf, bw, Rp, rp, J):
+    """Columns ``j ⪯ p`` of the platform's body-fixed Jacobian in ``F_p`` into ``J`` (6, n):
+    ``J_{p,j} = Ad_{C_p}⁻¹ S_j`` with the world screw ``S_j = (a z_j; o_j × a z_j + b z_j)`` read off
+    ``K_j`` (eq. 154–156). The other columns are not touched (the caller keeps them zero)."""
+    j = mi[l, LI_PLAT]
+    while j >= 0:
+        R, o = _pose_at(bw, j, BW_K)
+        z = (R[2], R[5], R[8])
+        az = scale(mf[l, BF_SIZE * j + BF_A], z)
+        w = mtv(Rp, az)
+        v = mtv(Rp, add(cross(sub(o, rp), az), scale(mf[l, BF_SIZE * j + BF_B], z)))
+        J[0, j], J[1, j], J[2, j] = w
+        J[3, j], J[4, j], J[5, j] = v
+        j = mi[l, MI_PARENT + j]
+
+
+@_jit
+def _loop_points(l, mi, mf, lay, bw, lp):
+    """Loop ``lp``'s cut-joint geometry in world axes: ``R_k, R_r``, the joint points ``x_k`` (on
+    body k) and ``x_r`` (on r), ``Δ = x_r − x_k``, and the record offsets ``(oi, of)``."""
+    oi = lay[LAY_LOOPS] + LP_SIZE * lp
+    of = lay[LAY_LOOPF] + PF_SIZE * lp
+    Rk, ok = _pose_at(bw, mi[l, oi + LP_K], BW_K)
+    Rr, orr = _pose_at(bw, mi[l, oi + LP_R], BW_K)
+    xk = add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK)))
+    xr = add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR)))
+    return Rk, Rr, xk, xr, sub(xr, xk), oi, of
+
+
+@_jit
+def _loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D):
+    """Selected row ``ia`` of a loop: ``(is_distance, N or R_k e_k, R_r e_r, g)``: a distance row
+    is ``g = N·Δ`` with ``N = R_k n``, an orientation row ``g = (R_k e_k)·(R_r e_r) − c0`` (eq. 16, 33)."""
+    ri = mi[l, oi + LP_ROWS + ia]
+    nn = mi[l, oi + LP_NN]
+    if ri < nn:
+        N = mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri))
+        return True, N, N, dot(N, D)
+    jj = ri - nn
+    Ek = mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj))
+    Er = mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))
+    return False, Ek, Er, dot(Ek, Er) - mf[l, of + PF_C0 + jj]
+
+
+@_jit
+def _loop_residuals(l, mi, mf, lay, bw):
+    """``max |g|`` over the loops' selected residuals (eq. 12)."""
+    gmax = 0.0
+    for lp in range(mi[l, LI_NLOOP]):
+        Rk, Rr, xk, xr, D, oi, of = _loop_points(l, mi, mf, lay, bw, lp)
+        for ia in range(mi[l, oi + LP_M]):
+            gmax = max(gmax, abs(_loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D)[3]))
+    return gmax
+
+
+@_jit
+def _loop_rows(l, mi, mf, lay, bw, G, g):
+    """The loops' selected residuals ``g`` (eq. 12, 16, 33) into ``g`` and their rows of ``G``
+    (eq. 13) into ``G`` (Σm, n). Returns ``max |g|``.
+
+    Joint ``j`` (world screw ``(a z; ·)`` through ``o``) moves a point ``x`` at
+    ``u(x) = a z × (x − o) + b z``, so, differentiating the rows of :func:`_loop_row`,
+    ``G_j = a (z × N)·Δ − N·u(x_k)`` (j on k's path only) or ``N·u(x_r)`` (on r's only) for a
+    distance row and ``± a z·(E_k × E_r)`` for an orientation row; joints on both paths cancel.
+    """
+    n = mi[l, LI_N]
+    gmax = 0.0
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        Rk, Rr, xk, xr, D, oi, of = _loop_points(l, mi, mf, lay, bw, lp)
+        for j in range(n):  # mark 1: on k's path only, 2: on r's only, 0 or 3: neither or both
+            bw[j, BW_MARK] = 0.0
+        j = mi[l, oi + LP_K]
+        while j >= 0:
+            bw[j, BW_MARK] += 1.0
+            j = mi[l, MI_PARENT + j]
+        j = mi[l, oi + LP_R]
+        while j >= 0:
+            bw[j, BW_MARK] += 2.0
+            j = mi[l, MI_PARENT + j]
+        for ia in range(mi[l, oi + LP_M]):
+            dist, N, Er, val = _loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D)
+            g[row] = val
+            gmax = max(gmax, abs(val))
+            ExE = cross(N, Er)
+            for j in range(n):
+                mk = bw[j, BW_MARK]
+                col = 0.0
+                if mk == 1.0 or mk == 2.0:
+                    Rj, o = _pose_at(bw, j, BW_K)
+                    a = mf[l, BF_SIZE * j + BF_A]
+                    z = (Rj[2], Rj[5], Rj[8])
+                    if dist:
+                        u = add(scale(a, cross(z, sub(xk if mk == 1.0 else xr, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
+                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1.0 else dot(N, u)
+                    else:
+                        col = a * dot(z, ExE) if mk == 1.0 else -a * dot(z, ExE)
+                G[row, j] = col
+            row += 1
+    return gmax
+
+
+@_jit
+def _take_step(x, dx, k):
+    """``x[:k] += dx[:k]``, scaled so that no component moves more than 0.5 (rad or m) at once
+    (as :func:`pkm.limb._limit`)."""
+    big = 0.0
+    for j in range(k):
+        big = max(big, abs(dx[j]))
+    sc = 0.5 / big if big > 0.5 else 1.0
+    for j in range(k):
+        x[j] += sc * dx[j]
+
+
+# ----------------------------------------------------------------------------- inverse kinematics
+@_jit
+def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
+    """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
+    :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
+
+    Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
+    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th``. Every iterate closes the loops; at
+    the solution their residuals are still evaluated and must be ≤ ``LOOP_TOL``. On success
+    ``th``, ``bw``'s poses, ``J_p`` and ``L_p`` hold the solution's values. Returns ``(converged,
+    pose error, loop error)``.
+    """
+    n, d = mi[l, LI_N], mi[l, LI_DOF]
+    oq, oh, oc = lay[LAY_QIDX], lay[LAY_HC], lay[LAY_CC]
+    dmax = lay[LAY_DMAX]
+    J, Lp, Nm, e, q, dx = mat[M_J], mat[M_LP], mat[M_NM], vec[V_E], vec[V_Q], vec[V_DX]
+    for r in range(6):
+        for j in range(n):
+            J[r, j] = 0.0
+    for c in range(d):
+        q[c] = th[mi[l, oq + c]]
+    perr = np.inf
+    for it in range(max_iter + 1):
+        for i in range(n):
+            acc = mf[l, oc + i]
+            for c in range(d):
+                acc += mf[l, oh + dmax * i + c] * q[c]
+            th[i] = acc
+        _fk(l, mi, mf, th, bw, it == 0)
+        perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
+        if not np.isfinite(perr):
+            break
+        _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
+        for r in range(6):  # L_p = J_p H (eq. 80); J_p is zero off the platform's path
+            for c in range(d):
+                acc = 0.0
+                for j in range(n):
+                    acc += J[r, j] * mf[l, oh + dmax * j + c]
+                Lp[r, c] = acc
+        if perr <= tol:
+            gerr = _loop_residuals(l, mi, mf, lay, bw)
+            return gerr <= LOOP_TOL, perr, gerr
+        if it == max_iter:
+            break
+        for a in range(d):  # normal equations L_pᵀL_p Δq = L_pᵀ e
+            for b in range(a + 1):
+                acc = 0.0
+                for r in range(6):
+                    acc += Lp[r, a] * Lp[r, b]
+                Nm[a, b] = acc
+                Nm[b, a] = acc
+            acc = 0.0
+            for r in range(6):
+                acc += Lp[r, a] * e[r]
+            e[6 + a] = acc
+        if not cholesky_solve_into(Nm, d, e[6:], dx, mat[M_SQ]):
+            break
+        _take_step(q, dx, d)
+    return False, perr, np.inf
+
+
+@_jit
+def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
+    """Geometric IK of limb ``l`` towards ``C_d = Cd[s]`` by Gauss–Newton on all its tree variables.
+
+    The equations are the platform pose error (eq. 96, ``J_p Δθ = log(C_p⁻¹C_d)``) stacked on the
+    loops' selected rows (``G Δθ = −g``, eq. 12–13). At a regular configuration ``[J_p; G]`` has
+    full column rank and the system is consistent, so this converges quadratically to the
+    solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
+    forward kinematics per step. Stops when the pose error is ≤ ``tol`` and every loop residual
+    ≤ ``LOOP_TOL``; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
+    ``(converged, pose error, loop error)``.
+    """
+    n, nr = mi[l, LI_N], mi[l, LI_NROWS]
+    J, G, Nm, e, g, dx = mat[M_J], mat[M_G], mat[M_NM], vec[V_E], vec[V_G], vec[V_DX]
+    perr = np.inf
+    gerr = np.inf
+    for r in range(6):
+        for j in range(n):
+            J[r, j] = 0.0
+    for it in range(max_iter + 1):
+        _fk(l, mi, mf, th, bw, it == 0)
+        perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
+        gerr = _loop_rows(l, mi, mf, lay, bw, G, g)
+        if not (np.isfinite(perr) and np.isfinite(gerr)):
+            break
+        _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
+        if perr <= tol and gerr <= LOOP_TOL:
+            return True, perr, gerr
+        if it == max_iter:
+            break
+        for a in range(n):  # normal equations AᵀA Δθ = Aᵀ(e; −g) with A = [J_p; G]
+            for b in range(a + 1):
+                acc = 0.0
+                for r in range(6):
+                    acc += J[r, a] * J[r, b]
+                for r in range(nr):
+                    acc += G[r, a] * G[r, b]
+                Nm[a, b] = acc
+                Nm[b, a] = acc
+            acc = 0.0
+            for r in range(6):
+                acc += J[r, a] * e[r]
+            for r in range(nr):
+                acc -= G[r, a] * g[r]
+            e[6 + a] = acc
+        if not cholesky_solve_into(Nm, n, e[6:], dx, mat[M_SQ]):
+            break
+        _take_step(th, dx, n)
+    return False, perr, gerr
+
+
+@_jit
+def _build_H(l, mi, lay, mat):
+    """``H`` (n × δ, eq. 48) from the loop rows ``G``: ``H_q = I``, ``H_y = −G_y⁻¹ G_q`` per loop,
+    and ``L_p = J_p H`` (eq. 80). ``G_y⁻¹`` of loop λ stays in ``mat[M_GYI + λ]`` for ``Ḣq̇``.
+    Returns the largest 1-norm condition number of the ``G_y`` (inf if one is singular)."""
+    n, d = mi[l, LI_N], mi[l, LI_DOF]
+    oq = lay[LAY_QIDX]
+    H, G, Gy, J, Lp = mat[M_H], mat[M_G], mat[M_GY], mat[M_J], mat[M_LP]
+    for i in range(n):
+        for c in range(d):
+            H[i, c] = 0.0
+    for c in range(d):
+        H[mi[l, oq + c], c] = 1.0
+    worst = 0.0
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        m = mi[l, oi + LP_M]
+        Gyi = mat[M_GYI + lp]
+        for a in range(m):
+            for b in range(m):
+                Gy[a, b] = G[row + a, mi[l, oi + LP_Y + b]]
+        if not inverse_into(Gy, m, Gyi, mat[M_SQ]):
+            return np.inf
+        worst = max(worst, norm1(Gy, m, m) * norm1(Gyi, m, m))
+        for c in range(d):
+            v = mi[l, oq + c]
+            for a in range(m):
+                acc = 0.0
+                for b in range(m):
+                    acc += Gyi[a, b] * G[row + b, v]
+                H[mi[l, oi + LP_Y + a], c] = -acc
+        row += m
+    for r in range(6):
+        for c in range(d):
+            acc = 0.0
+            for j in range(n):
+                acc += J[r, j] * H[j, c]
+            Lp[r, c] = acc
+    return worst
+
+
+# ----------------------------------------------------------------------------- rates and dynamics
+@_jit
+def _pinv_apply(Lp, Grami, d, v0, v1, v2, v3, v4, v5, tmp, out):
+    """``out[:d] = (L_pᵀL_p)⁻¹ L_pᵀ v`` (eq. 94) with ``Grami = (L_pᵀL_p)⁻¹``."""
+    for a in range(d):
+        tmp[a] = Lp[0, a] * v0 + Lp[1, a] * v1 + Lp[2, a] * v2 + Lp[3, a] * v3 + Lp[4, a] * v4 + Lp[5, a] * v5
+    for a in range(d):
+        acc = 0.0
+        for b in range(d):
+            acc += Grami[a, b] * tmp[b]
+        out[a] = acc
+
+
+@_jit
+def _twists(l, mi, mf, thd, bw):
+    """Twists ``V_i = Ad_{T_i}⁻¹ V_{parent} + S θ̇_i`` (eq. 3) and bias accelerations
+    ``A_i = J̇_i θ̇ = Ad_{T_i}⁻¹ A_{parent} + ad_{V_i} S θ̇_i`` (θ̈ = 0, eq. 163) in joint frames."""
+    for i in range(mi[l, LI_N]):
+        R, p = _pose_at(bw, i, BW_T)
+        k = mi[l, MI_PARENT + i]
+        pw, pv = _twist_at(bw, k, BW_V)
+        w, v = Ad_inv(R, p, pw, pv)
+        pw, pv = _twist_at(bw, k, BW_A)
+        aw, av = Ad_inv(R, p, pw, pv)
+        a, b = mf[l, BF_SIZE * i + BF_A] * thd[i], mf[l, BF_SIZE * i + BF_B] * thd[i]
+        w = (w[0], w[1], w[2] + a)
+        v = (v[0], v[1], v[2] + b)
+        _set_twist_at(bw, i, BW_V, w, v)  # ad_V (S θ̇) = (ω × a e_z; v × a e_z + ω × b e_z)
+        _set_twist_at(bw, i, BW_A, (aw[0] + a * w[1], aw[1] - a * w[0], aw[2]),
+                      (av[0] + a * v[1] + b * w[1], av[1] - a * v[0] - b * w[0], av[2]))
+
+
+@_jit
+def _loop_bias(l, mi, mf, lay, bw, g):
+    """``Ġθ̇`` (eq. 14, 47; spec §4.3–4.4) of the loops' selected rows into ``g``, from the twists
+    and bias accelerations ``J̇θ̇`` in ``bw``: the formulas of :func:`pkm.constraints.cut_bias_into`
+    on data the pack moved into the ``K`` frames."""
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        of = lay[LAY_LOOPF] + PF_SIZE * lp
+        k, r = mi[l, oi + LP_K], mi[l, oi + LP_R]
+        Rk, rk = _pose_at(bw, k, BW_K)
+        Rr, rr = _pose_at(bw, r, BW_K)
+        Rkr = mtm(Rk, Rr)
+        dr = _vec_at(mf, l, of + PF_DR)
+        sv = mtv(Rk, sub(add(rr, mv(Rr, dr)), rk))
+        wk, vk = _twist_at(bw, k, BW_V)
+        wr, vr = _twist_at(bw, r, BW_V)
+        ak, bk = _twist_at(bw, k, BW_A)
+        ar, br = _twist_at(bw, r, BW_A)
+        ur = add(vr, cross(wr, dr))
+        Rur = mv(Rkr, ur)
+        rd = add(sub(cross(sv, wk), vk), Rur)
+        kd = add(cross(add(rd, Rur), wk), mv(Rkr, cross(wr, ur)))
+        acc = add(_rhodot(Rkr, sv, dr, ak, bk, ar, br), kd)
+        nn = mi[l, oi + LP_NN]
+        for ia in range(mi[l, oi + LP_M]):
+            ri = mi[l, oi + LP_ROWS + ia]
+            if ri < nn:
+                g[row] = dot(_vec_at(mf, l, of + PF_N + 3 * ri), acc)
+            else:
+                jj = ri - nn
+                ek = _vec_at(mf, l, of + PF_EK + 3 * jj)
+                er = _vec_at(mf, l, of + PF_ER + 3 * jj)
+                wek = cross(wk, ek)
+                wer = cross(wr, er)
+                kappa = dot(cross(wk, wek), mv(Rkr, er)) + 2.0 * dot(wek, mv(Rkr, wer)) + dot(mtv(Rkr, ek), cross(wr, wer))
+                g[row] = _orient_rate(Rkr, ek, er, ak, ar) + kappa
+            row += 1
+
+
+@_jit
+def _rnea(l, mi, mf, thd, thdd, g0, bw):
+    """Recursive Newton–Euler inverse dynamics of limb ``l``'s tree (App. B) in joint frames, with
+    the twists of :func:`_twists` in ``bw``: ``φ_i = Sᵀ W_i`` into ``bw[:, BW_PHI]``. Gravity enters
+    as the ground's acceleration ``(0; −g)``; ``W_i = M_i A_i − ad_{V_i}ᵀ M_i V_i + Σ_c Ad_{T_c}⁻ᵀ W_c``."""
+    n = mi[l, LI_N]
+    for i in range(n):
+        R, p = _pose_at(bw, i, BW_T)
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            pw, pv = _twist_at(bw, k, BW_A)
+        else:
+            pw, pv = (0.0, 0.0, 0.0), (-g0[0], -g0[1], -g0[2])
+        aw, av = Ad_inv(R, p, pw, pv)
+        w, v = _twist_at(bw, i, BW_V)
+        o = BF_SIZE * i
+        a, b = mf[l, o + BF_A], mf[l, o + BF_B]
+        qd, qdd = thd[i], thdd[i]
+        _set_twist_at(bw, i, BW_A, (aw[0] + a * qd * w[1], aw[1] - a * qd * w[0], aw[2] + a * qdd),
+                      (av[0] + qd * (a * v[1] + b * w[1]), av[1] - qd * (a * v[0] + b * w[0]), av[2] + b * qdd))
+        _set_twist_at(bw, i, BW_W, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    for i in range(n - 1, -1, -1):
+        o = BF_SIZE * i + BF_IN
+        m = mf[l, o]
+        fw, fv = _twist_at(bw, i, BW_W)  # the children's wrenches
+        if m != 0.0:
+            mc = (mf[l, o + 1], mf[l, o + 2], mf[l, o + 3])
+            Io = (mf[l, o + 4], mf[l, o + 5], mf[l, o + 6], mf[l, o + 5], mf[l, o + 7], mf[l, o + 8], mf[l, o + 6],
+                  mf[l, o + 8], mf[l, o + 9])
+            w, v = _twist_at(bw, i, BW_V)
+            aw, av = _twist_at(bw, i, BW_A)
+            hw = add(mv(Io, w), cross(mc, v))  # M V
+            hv = sub(scale(m, v), cross(mc, w))
+            cw, cv = coad(w, v, hw, hv)  # ad_Vᵀ M V
+            fw = add(sub(add(mv(Io, aw), cross(mc, av)), cw), fw)  # M A − ad_Vᵀ M V + children
+            fv = add(sub(sub(scale(m, av), cross(mc, aw)), cv), fv)
+        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            R, p = _pose_at(bw, i, BW_T)
+            Rf = mv(R, fv)
+            mw = add(mv(R, fw), cross(p, Rf))
+            bw[k, BW_W] += mw[0]
+            bw[k, BW_W + 1] += mw[1]
+            bw[k, BW_W + 2] += mw[2]
+            bw[k, BW_W + 3] += Rf[0]
+            bw[k, BW_W + 4] += Rf[1]
+            bw[k, BW_W + 5] += Rf[2]
+
+
+@_jit
+def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat, vec, general,
+                   status):
+    """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
+    with their singularity checks, ``F = L_p⁺P_p`` (eq. 94) into ``J_IK``, ``θ̇`` and ``θ̈`` (eq.
+    86–88, spec §8.3), the tree dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144). Returns False
+    after writing a failure into ``status``. ``general`` is None when every limb is affine (see
+    :func:`run_range`)."""
+    n, d, plat = mi[l, LI_N], mi[l, LI_DOF], mi[l, LI_PLAT]
+    aff = True if general is None else mi[l, LI_AFF] != 0
+    H, Lp, Gram, Grami, F, J = mat[M_H], mat[M_LP], mat[M_GRAM], mat[M_GRAMI], mat[M_F], mat[M_J]
+    q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
+    if aff:
+        oh, dmax = lay[LAY_HC], lay[LAY_DMAX]
+        for i in range(n):
+            for c in range(d):
+                H[i, c] = mf[l, oh + dmax * i + c]
+    elif general is not None:
+        cg = _build_H(l, mi, lay, mat)
+        if not cg <= thresh:
+            status[0], status[1], status[2], status[3] = SINGULAR_GY, s, l, cg
+            return False
+    for a in range(d):
+        for b in range(d):
+            acc = 0.0
+            for r in range(6):
+                acc += Lp[r, a] * Lp[r, b]
+            Gram[a, b] = acc
+    cl = np.inf
+    if inverse_into(Gram, d, Grami, mat[M_SQ]):
+        cl = np.sqrt(norm1(Gram, d, d) * norm1(Grami, d, d))
+    if not cl <= thresh:
+        status[0], status[1], status[2], status[3] = SINGULAR_LP, s, l, cl
+        return False
+    dp = Pt.shape[1]
+    for c in range(dp):  # F = L_p⁺ P_p (eq. 94) and the limb's rows of J_IK (eq. 97–98)
+        _pinv_apply(Lp, Grami, d, Pt[0, c], Pt[1, c], Pt[2, c], Pt[3, c], Pt[4, c], Pt[5, c], q, qdd)
+        for a in range(d):
+            F[a, c] = qdd[a]
+    off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
+    for a in range(mi[l, LI_NACT]):
+        for c in range(dp):
+            JIK[s, off + a, c] = F[mi[l, oa + a], c]
+    # ---- velocities (eq. 86–87) and accelerations (eq. 88, corrected as in spec §8.3)
+    _pinv_apply(Lp, Grami, d, Vp[s, 0], Vp[s, 1], Vp[s, 2], Vp[s, 3], Vp[s, 4], Vp[s, 5], q, qd)
+    for i in range(n):
+        acc = 0.0
+        for c in range(d):
+            acc += H[i, c] * qd[c]
+        thd[i] = acc
+    _twists(l, mi, mf, thd, bw)
+    for i in range(n):
+        bw[i, BW_HD] = 0.0
+    if not aff and general is not None:  # Ḣq̇ = −G_y⁻¹ Ġθ̇ per loop (eq. 46–47); zero for a constant H
+        _loop_bias(l, mi, mf, lay, bw, g)
+        row = 0
+        for lp in range(mi[l, LI_NLOOP]):
+            oi = lay[LAY_LOOPS] + LP_SIZE * lp
+            m = mi[l, oi + LP_M]
+            Gyi = mat[M_GYI + lp]
+            for a in range(m):
+                acc = 0.0
+                for b in range(m):
+                    acc -= Gyi[a, b] * g[row + b]
+                bw[mi[l, oi + LP_Y + a], BW_HD] = acc
+            row += m
+    # V̇_p − J̇_pθ̇ − J_p Ḣq̇, with J̇_pθ̇ = Ad_{Q_p} A_p moved from K_p to F_p
+    RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
+    pw, pv = _twist_at(bw, plat, BW_A)
+    aw, av = Ad(RQ, pQ, pw, pv)
+    r0, r1, r2 = dVp[s, 0] - aw[0], dVp[s, 1] - aw[1], dVp[s, 2] - aw[2]
+    r3, r4, r5 = dVp[s, 3] - av[0], dVp[s, 4] - av[1], dVp[s, 5] - av[2]
+    if not aff:
+        for i in range(n):
+            hd = bw[i, BW_HD]
+            r0 -= J[0, i] * hd
+            r1 -= J[1, i] * hd
+            r2 -= J[2, i] * hd
+            r3 -= J[3, i] * hd
+            r4 -= J[4, i] * hd
+            r5 -= J[5, i] * hd
+    _pinv_apply(Lp, Grami, d, r0, r1, r2, r3, r4, r5, q, qdd)
+    for i in range(n):
+        acc = bw[i, BW_HD]
+        for c in range(d):
+            acc += H[i, c] * qdd[c]
+        thdd[i] = acc
+    # ---- limb dynamics φ (App. B) and W̄ = Fᵀ Hᵀ φ (eq. 144)
+    _rnea(l, mi, mf, thd, thdd, g0, bw)
+    for c in range(d):
+        acc = 0.0
+        for i in range(n):
+            acc += H[i, c] * bw[i, BW_PHI]
+        q[c] = acc  # Hᵀ φ
+    for c in range(dp):
+        acc = 0.0
+        for a in range(d):
+            acc += F[a, c] * q[a]
+        limbW[s, l, c] = acc
+    return True
+
+
+@_jit
+def _mat6_mul(M, x0, x1, x2, x3, x4, x5):
+    """``M x`` for a 6×6 array ``M`` as ``(m, f)``."""
+    return ((M[0, 0] * x0 + M[0, 1] * x1 + M[0, 2] * x2 + M[0, 3] * x3 + M[0, 4] * x4 + M[0, 5] * x5,
+             M[1, 0] * x0 + M[1, 1] * x1 + M[1, 2] * x2 + M[1, 3] * x3 + M[1, 4] * x4 + M[1, 5] * x5,
+             M[2, 0] * x0 + M[2, 1] * x1 + M[2, 2] * x2 + M[2, 3] * x3 + M[2, 4] * x4 + M[2, 5] * x5),
+            (M[3, 0] * x0 + M[3, 1] * x1 + M[3, 2] * x2 + M[3, 3] * x3 + M[3, 4] * x4 + M[3, 5] * x5,
+             M[4, 0] * x0 + M[4, 1] * x1 + M[4, 2] * x2 + M[4, 3] * x3 + M[4, 4] * x4 + M[4, 5] * x5,
+             M[5, 0] * x0 + M[5, 1] * x1 + M[5, 2] * x2 + M[5, 3] * x3 + M[5, 4] * x4 + M[5, 5] * x5))
+
+
+@_jit
+def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+    """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
+    into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into
+    ``tau[s]``. Returns False after writing a failure (J_IK singular) into ``status``."""
+    R, p = get_pose(Cd, s)
+    gw, gv = Ad_inv(R, p, (0.0, 0.0, 0.0), (g0[0], g0[1], g0[2]))
+    fw, fv = _mat6_mul(Mp, dVp[s, 0] - gw[0], dVp[s, 1] - gw[1], dVp[s, 2] - gw[2], dVp[s, 3] - gv[0],
+                       dVp[s, 4] - gv[1], dVp[s, 5] - gv[2])
+    w, v = (Vp[s, 0], Vp[s, 1], Vp[s, 2]), (Vp[s, 3], Vp[s, 4], Vp[s, 5])
+    hw, hv = _mat6_mul(Mp, w[0], w[1], w[2], v[0], v[1], v[2])
+    cw, cv = coad(w, v, hw, hv)
+    phi = (fw[0] - cw[0] - Wee[s, 0], fw[1] - cw[1] - Wee[s, 1], fw[2] - cw[2] - Wee[s, 2],
+           fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])
+    dp = Pt.shape[1]
+    Jt, Jti, rhs = mat[M_JT], mat[M_JTI], vec[V_RHS]
+    for c in range(dp):
+        acc = 0.0
+        for r in range(6):
+            acc += Pt[r, c] * phi[r]
+        platW[s, c] = acc
+        for l in range(limbW.shape[1]):
+            acc += limbW[s, l, c]
+        rhs[c] = acc
+    for a in range(dp):
+        for b in range(dp):
+            Jt[a, b] = JIK[s, b, a]
+    if not inverse_into(Jt, dp, Jti, mat[M_SQ]):
+        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, np.inf
+        return False
+    cj = norm1(Jt, dp, dp) * norm1(Jti, dp, dp)
+    if not cj <= thresh:
+        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, cj
+        return False
+    for a in range(dp):
+        acc = 0.0
+        for b in range(dp):
+            acc += Jti[a, b] * rhs[b]
+        tau[s, a] = acc
+    return True
+
+
+@_jit
+def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
+              theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
+              cold, Cs, general, tol, max_iter, thresh, status):
+    """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
+
+    Arguments: the :class:`pkm.batch_model.KernelModel`, :class:`Samples` and :class:`Results`
+    arrays, one chunk's :class:`Work`; ``cold``: solve the first sample from the reference
+    configuration, directly or, when that fails, through the intermediate poses ``Cs`` (K, 4, 4)
+    (a straight line in task space from the reference, as
+    :meth:`pkm.robot.Robot.inverse_kinematics` does), else start it from ``th``; ``general``:
+    None when every limb has a constant H (numba then compiles the affine path only), else any
+    array; the IK tolerance, iteration limit and singularity threshold; ``status`` (4,) receives
+    ``(code, sample, limb, value)``: code 0 = success, else the first failure (IK or loop
+    residual, or the condition number that exceeded ``thresh``).
+
+    When ``dts[s] > 0`` the start of sample ``s`` is the second-order Taylor prediction
+    ``θ + θ̇ h + θ̈ h²/2`` from sample ``s − 1``, so that Gauss–Newton usually needs one step; when
+    that fails, or without sample times, it is the previous sample's solution.
+    """
+    # non-owning views: no reference counting in the loops (pkm._small.unowned); the caller owns all
+    mi, mf, lay, Pt, Mp = unowned(mi), unowned(mf), unowned(lay), unowned(Pt), unowned(Mp)
+    Cd, Vp, dVp, Wee, dts, g0 = unowned(Cd), unowned(Vp), unowned(dVp), unowned(Wee), unowned(dts), unowned(g0)
+    theta, thetad, thetadd, tau, JIK = unowned(theta), unowned(thetad), unowned(thetadd), unowned(tau), unowned(JIK)
+    limbW, platW, th, bw, mat, vec = unowned(limbW), unowned(platW), unowned(th), unowned(bw), unowned(mat), \
+        unowned(vec)
+    Cs, status = unowned(Cs), unowned(status)
+    L = mi.shape[0]
+    for s in range(s_begin, s_end):
+        h = dts[s] if s > s_begin else 0.0
+        start = s == s_begin and cold
+        for l in range(L):
+            tl = th[l]
+            n = mi[l, LI_N]
+            aff = True if general is None else mi[l, LI_AFF] != 0
+            ok, perr, gerr = False, np.inf, np.inf
+            for attempt in range(2):
+                if start:  # from the reference configuration: directly, then along Cs
+                    for i in range(n):
+                        tl[i] = 0.0
+                elif attempt == 0:  # Taylor prediction from sample s − 1
+                    for i in range(n):
+                        tl[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
+                elif h > 0.0:  # the prediction failed: start again from sample s − 1
+                    for i in range(n):
+                        tl[i] = theta[s - 1, l, i]
+                else:
+                    break
+                steps = Cs.shape[0] if start and attempt == 1 else 0
+                for k in range(steps + 1):
+                    target, sk = (Cs, k) if k < steps else (Cd, s)
+                    if aff:
+                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
+                    elif general is not None:
+                        ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
+                    if not ok:
+                        break
+                if ok:
+                    break
+            if not ok:
+                status[0], status[1], status[2] = (LOOP_FAILED if perr <= tol else IK_FAILED), s, l
+                status[3] = gerr if perr <= tol else perr
+                return
+            for i in range(n):
+                theta[s, l, i] = tl[i]
+            if not _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thetad[s, l], thetadd[s, l], JIK, limbW,
+                                  bw, mat, vec, general, status):
+                return
+        if not _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+            return
+    status[0] = OK
