@@ -72,10 +72,13 @@ def long_trajectory(robot, N):
 
 
 # ------------------------------------------------------------------------------ pkm batch kernel
-def kernel_is_parallel() -> bool:
-    import pkm.batch
+def parallelism() -> str:
+    """How ``robot.inverse_dynamics`` uses several cores (recorded in the JSON)."""
+    import pkm.batch_kernel as K
 
-    return any(bool(getattr(v, "targetoptions", {}).get("parallel")) for v in vars(pkm.batch).values())
+    if any(bool(getattr(v, "targetoptions", {}).get("parallel")) for v in vars(K).values()):
+        return "prange kernel"
+    return "trajectory chunks on Python threads (pkm.batch_kernel.run_range releases the GIL)"
 
 
 def bench_pkm_robot(path, N, repeats, all_threads):
@@ -110,6 +113,10 @@ def bench_pkm_robot(path, N, repeats, all_threads):
         out["runs"].append({"threads": threads, "numba_threads": numba.get_num_threads(), "s_per_call": best,
                             "us_per_sample": best / N * 1e6, "cpu_us_per_sample": cpu / N * 1e6})
         log(f"  {robot.name}: {threads} thread(s): {best / N * 1e6:.2f} µs/sample (CPU time {cpu / N * 1e6:.2f})")
+    if all_threads > 1:
+        out["threads_interleaved"] = ti = bench_threads_interleaved(run, N, all_threads)
+        log(f"  {robot.name}: 1 vs {all_threads} threads, interleaved: {ti['us_per_sample_1_thread']:.2f} → "
+            f"{ti['us_per_sample_all_threads']:.2f} µs/sample ({ti['speedup']:.2f}×)")
     numba.set_num_threads(all_threads)
     out["tau_max_abs"] = float(np.max(np.abs(taus[1])))
     out["tau_max_abs_diff_1_vs_all_threads"] = float(np.max(np.abs(taus[1] - taus[all_threads])))
@@ -193,6 +200,18 @@ def bench_headline_interleaved(robot, X, XD, XDD, t, rounds=7, n_states=2000):
     return {"rounds": rounds, "N": N, "pin_states": n_states, "pkm_delta_s_per_sample": pk_w,
             "pkm_delta_cpu_s_per_sample": pk_c, "pin_rnea_s_per_call": pin_w, "pin_rnea_cpu_s_per_call": pin_c,
             "ratio_wall": pk_w / pin_w, "ratio_cpu": pk_c / pin_c}
+
+
+def bench_threads_interleaved(run, N, all_threads, rounds=5):
+    """``run(threads)`` (one ``robot.inverse_dynamics`` call on N samples) with 1 thread and with all
+    threads, timed ALTERNATELY ``rounds`` times, best of each: the multi-core speed-up without the
+    VM's drift between two figures taken minutes apart."""
+    one = allt = np.inf
+    for _ in range(rounds):
+        one = min(one, C.best_of(lambda: run(1), 1)[0] / N)
+        allt = min(allt, C.best_of(lambda: run(all_threads), 1)[0] / N)
+    return {"rounds": rounds, "threads": all_threads, "us_per_sample_1_thread": one * 1e6,
+            "us_per_sample_all_threads": allt * 1e6, "speedup": one / allt}
 
 
 def bench_pin_pipeline(robot, X, XD, XDD, tau_pkm, repeats, n_samples):
@@ -347,7 +366,7 @@ def main(argv=None):
     log(C.header("pkm inverse-dynamics benchmark", cpu, vers))
     results = {"benchmark": "bench_inverse_dynamics", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
                "cpu": cpu, "versions": vers, "numba_num_threads": all_threads,
-               "kernel_parallel": kernel_is_parallel(), "N": args.samples, "repeats": args.repeats,
+               "parallelism": parallelism(), "N": args.samples, "repeats": args.repeats,
                "paper": {"us_per_sample": PAPER_US, "cpu": PAPER_CPU, "source": "Müller 2024, Table 1, Exp. 1"}}
 
     # 1. pkm batched IK + ID
@@ -412,6 +431,10 @@ def main(argv=None):
                 ratios[f"pkm_delta_per_sample / pin_rnea_18_joints_per_call, interleaved ({kind})"] = \
                     hl[f"ratio_{kind}"]
         ratios["paper_cpu"] = PAPER_CPU
+    for key, v in results["pkm_inverse_dynamics"].items():
+        if "threads_interleaved" in v:
+            ti = v["threads_interleaved"]
+            ratios[f"{key}: 1 thread / {ti['threads']} threads, interleaved (speed-up)"] = ti["speedup"]
     results["ratios"] = ratios
     results["wall_time_s"] = time.perf_counter() - t_start
 
@@ -421,7 +444,7 @@ def main(argv=None):
     print()
     for k, v in ratios.items():
         print(f"{k}: {v:.3g}" if isinstance(v, float) else f"{k}: {v}")
-    print(f"\nkernel parallel (prange): {results['kernel_parallel']}; numba threads available: {all_threads}")
+    print(f"\nmulti-core: {results['parallelism']}; numba threads available: {all_threads}")
     slug = args.machine or C.machine_slug(cpu)
     path = Path(args.out) if args.out else C.RESULTS / f"{slug}.json"
     results["table_markdown"] = C.markdown_table(rows, HEADERS)
@@ -449,6 +472,12 @@ def report_rows(r):
         for run in v["runs"]:
             rows.append([f"pkm IK+ID {ROBOTS[key]}, robot.inverse_dynamics", _t(run["us_per_sample"] * 1e-6),
                          _t(run["cpu_us_per_sample"] * 1e-6), "sample", v["N"], run["threads"]])
+    for key, v in r["pkm_inverse_dynamics"].items():
+        ti = v.get("threads_interleaved")
+        if ti:
+            for k, us in ((1, ti["us_per_sample_1_thread"]), (ti["threads"], ti["us_per_sample_all_threads"])):
+                rows.append([f"threads interleaved ×{ti['rounds']}: pkm IK+ID {ROBOTS[key]}", _t(us * 1e-6), "",
+                             "sample", v["N"], k])
     rows.append(["paper IK+ID 3RR[2RR]R Delta (Table 1; i7-8700, generated C)", f"{PAPER_US} µs", "", "sample", "-", 1])
     rn = r["delta_tree_rnea"]
     for label, key, per, batch in (

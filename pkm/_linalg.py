@@ -13,7 +13,7 @@ import numpy as np
 from numba import njit
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def inverse_into(A, n, out, work):
     """``out[:n, :n] = A[:n, :n]⁻¹`` by Gauss–Jordan elimination with partial pivoting.
 
@@ -50,7 +50,7 @@ def inverse_into(A, n, out, work):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def norm1(A, n, m):
     """The 1-norm (largest column sum of magnitudes) of ``A[:n, :m]``."""
     best = 0.0
@@ -79,7 +79,7 @@ def condition_number(A: np.ndarray) -> float:
     return float(np.sqrt(c) if root else c)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def cholesky_solve_into(A, n, b, out, work):
     """``out[:n] = A[:n, :n]⁻¹ b[:n]`` for a symmetric positive definite ``A`` (Cholesky, ``A = LLᵀ``).
 

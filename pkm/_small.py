@@ -23,7 +23,7 @@ from numba.extending import intrinsic
 
 from pkm.lie import _alpha
 
-_inline = njit(cache=True, nogil=True, error_model="numpy", fastmath={"contract", "nsz", "arcp", "reassoc"})
+_inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 
 
 # ----------------------------------------------------------------------------- 3-vectors

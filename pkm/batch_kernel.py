@@ -62,12 +62,11 @@ OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3,
 #: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
 SERIES_STEP = 1e-2
 
-# Contracting a·b + c into one FMA, reassociating sums, ignoring the sign of zero and taking
-# reciprocals change results by roundings only; no "nnan"/"ninf": the kernel's checks rely on NaN
-# and inf comparing false. error_model="numpy": a division by zero gives inf/NaN (caught by
-# those checks), not a Python exception.
-_FLAGS = {"contract", "nsz", "arcp", "reassoc"}
-_jit = njit(cache=True, nogil=True, error_model="numpy", fastmath=_FLAGS)
+# error_model="numpy": a division by zero gives inf/NaN (caught by the kernel's checks), not a
+# Python exception. No fastmath: contracting a·b + c into an FMA depends on what LLVM inlines, which
+# differs between a fresh compile and callees loaded from numba's cache, so the same input gave
+# results differing in the last bit between processes (tests/test_sweep.py compares bit for bit).
+_jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
@@ -162,6 +161,23 @@ def _twist_at(A, i, o):
 def _set_twist_at(A, i, o, w, v):
     A[i, o], A[i, o + 1], A[i, o + 2] = w
     A[i, o + 3], A[i, o + 4], A[i, o + 5] = v
+
+
+@_jit
+def _params10(A, i, o):
+    """``A[i, o:o+10]``, an inertia ``(m, mc_x, mc_y, mc_z, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz)``, as a tuple."""
+    return (A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7],
+            A[i, o + 8], A[i, o + 9])
+
+
+@_jit
+def _inertia_times(p, w, v):
+    """``M (ω; v) = (I_o ω + mc × v; m v − mc × ω)`` for the 10 inertia parameters ``p`` (a rigid
+    body's mass matrix about the frame origin, :func:`pkm.batch_model.inertia10`)."""
+    mc = (p[1], p[2], p[3])
+    Iw = (p[4] * w[0] + p[5] * w[1] + p[6] * w[2], p[5] * w[0] + p[7] * w[1] + p[8] * w[2],
+          p[6] * w[0] + p[8] * w[1] + p[9] * w[2])
+    return add(Iw, cross(mc, v)), sub(scale(p[0], v), cross(mc, w))
 
 
 @_jit
@@ -589,20 +605,16 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
                       (av[0] + qd * (a * v[1] + b * w[1]), av[1] - qd * (a * v[0] + b * w[0]), av[2] + b * qdd))
         _set_twist_at(bw, i, BW_W, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
     for i in range(n - 1, -1, -1):
-        o = BF_SIZE * i + BF_IN
-        m = mf[l, o]
         fw, fv = _twist_at(bw, i, BW_W)  # the children's wrenches
-        if m != 0.0:
-            mc = (mf[l, o + 1], mf[l, o + 2], mf[l, o + 3])
-            Io = (mf[l, o + 4], mf[l, o + 5], mf[l, o + 6], mf[l, o + 5], mf[l, o + 7], mf[l, o + 8], mf[l, o + 6],
-                  mf[l, o + 8], mf[l, o + 9])
+        if mf[l, BF_SIZE * i + BF_IN] != 0.0:
+            p10 = _params10(mf, l, BF_SIZE * i + BF_IN)
             w, v = _twist_at(bw, i, BW_V)
             aw, av = _twist_at(bw, i, BW_A)
-            hw = add(mv(Io, w), cross(mc, v))  # M V
-            hv = sub(scale(m, v), cross(mc, w))
+            hw, hv = _inertia_times(p10, w, v)
             cw, cv = coad(w, v, hw, hv)  # ad_Vᵀ M V
-            fw = add(sub(add(mv(Io, aw), cross(mc, av)), cw), fw)  # M A − ad_Vᵀ M V + children
-            fv = add(sub(sub(scale(m, av), cross(mc, aw)), cv), fv)
+            mw, mv_ = _inertia_times(p10, aw, av)
+            fw = add(sub(mw, cw), fw)  # M A − ad_Vᵀ M V + children
+            fv = add(sub(mv_, cv), fv)
         bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
         k = mi[l, MI_PARENT + i]
         if k >= 0:
@@ -720,27 +732,17 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
 
 
 @_jit
-def _mat6_mul(M, x0, x1, x2, x3, x4, x5):
-    """``M x`` for a 6×6 array ``M`` as ``(m, f)``."""
-    return ((M[0, 0] * x0 + M[0, 1] * x1 + M[0, 2] * x2 + M[0, 3] * x3 + M[0, 4] * x4 + M[0, 5] * x5,
-             M[1, 0] * x0 + M[1, 1] * x1 + M[1, 2] * x2 + M[1, 3] * x3 + M[1, 4] * x4 + M[1, 5] * x5,
-             M[2, 0] * x0 + M[2, 1] * x1 + M[2, 2] * x2 + M[2, 3] * x3 + M[2, 4] * x4 + M[2, 5] * x5),
-            (M[3, 0] * x0 + M[3, 1] * x1 + M[3, 2] * x2 + M[3, 3] * x3 + M[3, 4] * x4 + M[3, 5] * x5,
-             M[4, 0] * x0 + M[4, 1] * x1 + M[4, 2] * x2 + M[4, 3] * x3 + M[4, 4] * x4 + M[4, 5] * x5,
-             M[5, 0] * x0 + M[5, 1] * x1 + M[5, 2] * x2 + M[5, 3] * x3 + M[5, 4] * x4 + M[5, 5] * x5))
-
-
-@_jit
 def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
     into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into
     ``tau[s]``. Returns False after writing a failure (J_IK singular) into ``status``."""
     R, p = get_pose(Cd, s)
     gw, gv = Ad_inv(R, p, (0.0, 0.0, 0.0), (g0[0], g0[1], g0[2]))
-    fw, fv = _mat6_mul(Mp, dVp[s, 0] - gw[0], dVp[s, 1] - gw[1], dVp[s, 2] - gw[2], dVp[s, 3] - gv[0],
-                       dVp[s, 4] - gv[1], dVp[s, 5] - gv[2])
-    w, v = (Vp[s, 0], Vp[s, 1], Vp[s, 2]), (Vp[s, 3], Vp[s, 4], Vp[s, 5])
-    hw, hv = _mat6_mul(Mp, w[0], w[1], w[2], v[0], v[1], v[2])
+    p10 = _params10(Mp, 0, 0)
+    aw, av = _twist_at(dVp, s, 0)
+    fw, fv = _inertia_times(p10, sub(aw, gw), sub(av, gv))
+    w, v = _twist_at(Vp, s, 0)
+    hw, hv = _inertia_times(p10, w, v)
     cw, cv = coad(w, v, hw, hv)
     phi = (fw[0] - cw[0] - Wee[s, 0], fw[1] - cw[1] - Wee[s, 1], fw[2] - cw[2] - Wee[s, 2],
            fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])

@@ -63,7 +63,8 @@ class KernelModel(NamedTuple):
     """A robot's limbs in joint frames, flattened for :mod:`pkm.batch_kernel` (see the module
     docstring and the layout constants above): ``mi`` (L, NI) integer and ``mf`` (L, NF) float
     records per limb (limb ``l`` in row ``l``), ``lay`` their offsets and sizes, ``Pt`` (6, δ_p)
-    the task selection ``P_p`` and ``Mp`` (6, 6) the platform's mass matrix in ``F_p``.
+    the task selection ``P_p`` and ``Mp`` (1, 10) the platform's inertia in ``F_p`` as the 10
+    parameters of :func:`inertia10`.
 
     Header of ``mi`` (columns ``LI_*``): tree size ``n``, ``δ_l``, platform body, number of actuated
     joints and their first row in ``J_IK``, loops, 1 for a constant-H limb, ``Σ m`` selected loop
@@ -234,7 +235,7 @@ def pack(robot, affine: bool = True) -> KernelModel:
             f[PF_EK:PF_EK + 3 * ne] = (cj.e_k @ Rk).ravel()
             f[PF_ER:PF_ER + 3 * ne] = (cj.e_r @ Rr).ravel()
     return KernelModel(mi=mi, mf=mf, lay=lay, Pt=np.ascontiguousarray(robot.P_p, dtype=float),
-                       Mp=np.ascontiguousarray(platform_inertia(robot), dtype=float))
+                       Mp=inertia10(np.asarray(platform_inertia(robot), dtype=float))[None, :])
 
 
 def reference_inertia(km: KernelModel, robot, l: int) -> np.ndarray:

@@ -268,7 +268,7 @@ def distance_constraint(name: str, tree, body_k: str, point_k, body_r: str, poin
 
 # ------------------------------------------------------------------------------ tuple algebra
 # 3-vectors and row-major 3×3 products come from pkm._small; these add the ground (index −1).
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _pose(C, k):
     """(R as row-major 9-tuple, r) of body k; the identity for the ground (k < 0)."""
     if k < 0:
@@ -277,7 +277,7 @@ def _pose(C, k):
     return R, (C[k, 0, 3], C[k, 1, 3], C[k, 2, 3])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _twist(V, k):
     """(ω, v) of row k of an (n,6) array; zero for the ground."""
     if k < 0:
@@ -285,7 +285,7 @@ def _twist(V, k):
     return (V[k, 0], V[k, 1], V[k, 2]), (V[k, 3], V[k, 4], V[k, 5])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _jcol(J, k, i):
     """(ω, v) of column i of J_k; zero for the ground."""
     if k < 0:
@@ -293,7 +293,7 @@ def _jcol(J, k, i):
     return (J[k, 0, i], J[k, 1, i], J[k, 2, i]), (J[k, 3, i], J[k, 4, i], J[k, 5, i])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _geometry(k, r, d_k, d_r, C):
     """``R_{k,r} = R_kᵀR_r`` (9-tuple), ``s = R_kᵀ(r_r + R_r d_r − r_k)`` and ``ρ = s − d_k``."""
     Rk, rk = _pose(C, k)
@@ -315,20 +315,20 @@ def _geometry(k, r, d_k, d_r, C):
     return Rkr, s, rho, dr
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _rhodot(Rkr, s, dr, wk, vk, wr, vr):
     """``B_dist (ω_k; v_k; ω_r; v_r) = s × ω_k − v_k + R_{k,r}(v_r + ω_r × d_r)`` (eq. 22, exact)."""
     return _add(_sub(_cross(s, wk), vk), _mv(Rkr, _add(vr, _cross(wr, dr))))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _orient_rate(Rkr, ek, er, wk, wr):
     """``(e_k × ^ke_r)·ω_k + (e_r × ^re_k)·ω_r`` (eq. 37/41, corrected)."""
     return _dot(_cross(ek, _mv(Rkr, er)), wk) + _dot(_cross(er, _mtv(Rkr, ek)), wr)
 
 
 # ------------------------------------------------------------------------------ kernels
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def cut_residual_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, out):
     """Residual ``g`` (m,) of a cut joint (eq. 12; distance rows eq. 16, orientation rows eq. 33).
 
@@ -342,7 +342,7 @@ def cut_residual_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, out):
         out[p + j] = _dot(_vec(e_k, j), _mv(Rkr, _vec(e_r, j))) - c0[j]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
     """Constraint Jacobian ``G = B [J_k; J_r]`` (m × ntree), ``G θ̇ = ġ`` (eq. 13, 32, 37, 41).
 
@@ -362,7 +362,7 @@ def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
             out[p + j, i] = _orient_rate(Rkr, _vec(e_k, j), _vec(e_r, j), wk, wr)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def cut_bias_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, V, Ab, out):
     """Convective vector ``Ġθ̇`` (m,), so that ``g̈ = G θ̈ + Ġθ̇`` (eq. 14, 47).
 
@@ -395,14 +395,14 @@ def cut_bias_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, V, Ab, out):
         out[p + j] = _orient_rate(Rkr, ek, er, ak, ar) + kappa
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def distance_residual_into(k, r, d_k, d_r, L, C, out):
     """Distance constraint ``g = ½(|ρ|² − L²)`` (seed 000, B2), into ``out`` (1,)."""
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)
     out[0] = 0.5 * (_dot(rho, rho) - L * L)
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def distance_jacobian_into(k, r, d_k, d_r, L, C, J, out):
     """``G = ρᵀ B_dist [J_k; J_r]`` (1 × ntree): ``ġ = ρ·ρ̇``."""
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)
@@ -412,7 +412,7 @@ def distance_jacobian_into(k, r, d_k, d_r, L, C, J, out):
         out[0, i] = _dot(rho, _rhodot(Rkr, s, dr, wk, vk, wr, vr))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def distance_bias_into(k, r, d_k, d_r, L, C, V, Ab, out):
     """``Ġθ̇ = ρ·(B_dist (Ab_k; Ab_r) + κ_d) + |ρ̇|²`` (1,) for the distance constraint."""
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)

@@ -75,7 +75,7 @@ DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 # ---------------------------------------------------------------------------- small kernels
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def _matvec6(M, x, out):
     """``out = M @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -85,7 +85,7 @@ def _matvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def _matTvec6(M, x, out):
     """``out = M.T @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -95,12 +95,12 @@ def _matTvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def _add_congruence(T, S, out, Ad, tmp):
     """``out += Ad_T^{-T} S Ad_T^{-1}`` (6×6 ``S`` moved from a child frame to its parent frame).
 
@@ -122,7 +122,7 @@ def _add_congruence(T, S, out, Ad, tmp):
 
 
 # ---------------------------------------------------------------------------- dynamics kernels
-@njit(cache=True, inline="always")
+@njit(cache=True, no_cfunc_wrapper=True)
 def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
     """Recursive Newton–Euler inverse dynamics ``τ = φ(θ, θ̇, θ̈)`` (eq. 100–101; spec §9.2; App. B).
 
@@ -177,7 +177,7 @@ def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
             set6(W, p, add(pm, m), add(pf, f))
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def gravity_into(parent, X, T, M, g0, A, W, tau, work):
     """Generalized gravity forces ``Q̄^grav = −𝖩ᵀ𝖬𝖴(0; g0)`` (eq. 175) = RNEA at ``θ̇ = θ̈ = 0``.
 
@@ -209,7 +209,7 @@ def gravity_into(parent, X, T, M, g0, A, W, tau, work):
                 W[p, r] += tmp[r]
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def composite_inertias_into(parent, T, M, Ic, work66):
     """Composite mass matrices ``Ic_k = Σ_{i ⪰ k} Ad_{C_{i,k}}ᵀ M_i Ad_{C_{i,k}}`` in frame k (CRBA).
 
@@ -226,7 +226,7 @@ def composite_inertias_into(parent, T, M, Ic, work66):
             _add_congruence(T[i], Ic[i], Ic[p], work66[0], work66[1])
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def mass_matrix_into(parent, X, T, M, Mbar, Ic, work66, work):
     """Generalized mass matrix ``M̄ = 𝖩ᵀ𝖬𝖩`` (eq. 171) by the composite-rigid-body algorithm.
 
@@ -252,7 +252,7 @@ def mass_matrix_into(parent, X, T, M, Mbar, Ic, work66, work):
             Mbar[k, j] = v
 
 
-@njit(cache=True)
+@njit(cache=True, no_cfunc_wrapper=True)
 def coriolis_matrix_into(parent, X, T, M, qd, V, Ic, Bc, Cbar, work66, work):
     """Coriolis/centrifugal matrix ``C̄ = 𝖩ᵀ(𝖬𝖩̇ + (𝖬𝖻 − 𝖻ᵀ𝖬)𝖩)`` (eq. 172 made skew-consistent,
     see the module docstring): ``C̄θ̇`` = the velocity terms of the RNEA, ``dM̄/dt − 2C̄`` skew.

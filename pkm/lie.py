@@ -44,12 +44,12 @@ _BERNOULLI = [Fraction(1, 6), Fraction(1, 30), Fraction(1, 42), Fraction(1, 30),
               Fraction(174611, 330), Fraction(854513, 138), Fraction(236364091, 2730)]  # |B_2n|
 _C_ALPHA = np.array([float(b / factorial(2 * n + 2)) for n, b in enumerate(_BERNOULLI)])
 
-_jit = numba.njit(cache=True, nogil=True)
+_jit = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 # The small allocation-free ``*_into`` primitives are inlined into their numba callers at the
 # Numba-IR level: a call that passes array views (``T[i]``, ``V[p]``) costs ~100 ns in reference
 # counting and argument marshalling, several times the arithmetic it performs. Called from Python
 # they behave like any other jitted function.
-_jit_inline = numba.njit(cache=True, nogil=True, inline="always")
+_jit_inline = numba.njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
 
 
 @_jit
