@@ -201,6 +201,20 @@ def plot(chains, limbs, path, title):
     plt.close(fig)
 
 
+def o_n_targets(chains, lo=32, hi=512):
+    """The issue's O(n) figures from part A (CPU time): the largest deviation of pkm's per-body time
+    from its mean over ``lo ≤ n ≤ hi`` (target ≤ 0.25), and pkm ÷ Pinocchio at ``n = hi`` (≤ 1.5)."""
+    per_body = {r["n"]: r["pkm_kernel_cpu_s"] / r["n"] for r in chains if lo <= r["n"] <= hi}
+    out = {}
+    if len(per_body) > 1:
+        mean = sum(per_body.values()) / len(per_body)
+        out[f"pkm per body, max deviation from the mean, n = {lo}…{hi}"] = max(abs(v / mean - 1) for v in per_body.values())
+    top = next((r for r in chains if r["n"] == hi and "pin_rnea_cpu_s" in r), None)
+    if top:
+        out[f"pkm / Pinocchio per call at n = {hi}"] = top["pkm_kernel_cpu_s"] / top["pin_rnea_cpu_s"]
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--max-n", type=int, default=512, help="longest chain (powers of 2 from 8; default 512)")
@@ -234,6 +248,9 @@ def main(argv=None):
             for r in chains]
     print("A. tree RNEA on serial chains, ns per body: CPU time (wall time); 1 thread")
     print(C.table(rows, hdr))
+    targets = o_n_targets(chains)
+    for k, v in targets.items():
+        print(f"{k}: {v:.3g}")
 
     def us(r, key, per_limb=True):
         return C.fmt_us(r[key] / (r["L"] if per_limb else 1)) if key in r else "n/a"
@@ -254,6 +271,7 @@ def main(argv=None):
                              f"pin {vers['pin']}")
     payload = {"benchmark": "bench_scaling", "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "cpu": cpu,
                "versions": vers, "threads": 1, "chains": chains, "limbs": limbs, "kernel_note": kernel_note,
+               "o_n_targets": targets,
                "table_chains_markdown": C.markdown_table(rows, hdr),
                "table_limbs_markdown": C.markdown_table(rows2, hdr2),
                "wall_time_s": time.perf_counter() - t0}
