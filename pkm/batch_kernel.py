@@ -359,6 +359,28 @@ def _take_step(x, dx, k):
 
 # ----------------------------------------------------------------------------- inverse kinematics
 @_jit
+def _normal_equations(A, G, nr, k, e, g, Nm):
+    """Gauss–Newton normal equations of ``[A; G] Δx = (e; −g)`` in ``k`` unknowns: ``Nm[:k, :k] =
+    AᵀA + GᵀG`` and the right-hand side ``Aᵀe − Gᵀg`` into ``e[6:6+k]`` (``A`` has 6 rows, ``G`` the
+    first ``nr``)."""
+    for a in range(k):
+        for b in range(a + 1):
+            acc = 0.0
+            for r in range(6):
+                acc += A[r, a] * A[r, b]
+            for r in range(nr):
+                acc += G[r, a] * G[r, b]
+            Nm[a, b] = acc
+            Nm[b, a] = acc
+        acc = 0.0
+        for r in range(6):
+            acc += A[r, a] * e[r]
+        for r in range(nr):
+            acc -= G[r, a] * g[r]
+        e[6 + a] = acc
+
+
+@_jit
 def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
     :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
@@ -401,17 +423,7 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
             return gerr <= LOOP_TOL, perr, gerr
         if it == max_iter:
             break
-        for a in range(d):  # normal equations L_pᵀL_p Δq = L_pᵀ e
-            for b in range(a + 1):
-                acc = 0.0
-                for r in range(6):
-                    acc += Lp[r, a] * Lp[r, b]
-                Nm[a, b] = acc
-                Nm[b, a] = acc
-            acc = 0.0
-            for r in range(6):
-                acc += Lp[r, a] * e[r]
-            e[6 + a] = acc
+        _normal_equations(Lp, mat[M_G], 0, d, e, vec[V_G], Nm)  # L_pᵀL_p Δq = L_pᵀ e
         if not cholesky_solve_into(Nm, d, e[6:], dx, mat[M_SQ]):
             break
         _take_step(q, dx, d)
@@ -448,21 +460,7 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
             return True, perr, gerr
         if it == max_iter:
             break
-        for a in range(n):  # normal equations AᵀA Δθ = Aᵀ(e; −g) with A = [J_p; G]
-            for b in range(a + 1):
-                acc = 0.0
-                for r in range(6):
-                    acc += J[r, a] * J[r, b]
-                for r in range(nr):
-                    acc += G[r, a] * G[r, b]
-                Nm[a, b] = acc
-                Nm[b, a] = acc
-            acc = 0.0
-            for r in range(6):
-                acc += J[r, a] * e[r]
-            for r in range(nr):
-                acc -= G[r, a] * g[r]
-            e[6 + a] = acc
+        _normal_equations(J, G, nr, n, e, g, Nm)  # AᵀA Δθ = Aᵀ(e; −g) with A = [J_p; G]
         if not cholesky_solve_into(Nm, n, e[6:], dx, mat[M_SQ]):
             break
         _take_step(th, dx, n)
