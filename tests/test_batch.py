@@ -220,3 +220,34 @@ def test_affine_path_checks_the_loops():
     status = _run_packed(robot, wrong, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50], None)[1]
     assert status[0] == LOOP_FAILED and status[3] > 1e-10
     assert _run_packed(robot, km, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50], None)[1][0] == 0
+
+
+def test_cold_start_continues_along_the_task_line():
+    """A first sample that Gauss–Newton cannot reach from the reference configuration within
+    max_iter steps is reached through the intermediate poses (continuation, as
+    Robot.inverse_kinematics does), on the branch the direct solve finds with more iterations."""
+    from pkm.batch import IK_FAILED, OK, platform_states
+    from pkm.batch_kernel import Results, Samples, make_work, run_range
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    km = robot._packed()
+    X = np.array([[0.3, 0.3, -0.8]])
+    Z = np.zeros_like(X)
+
+    def kernel_status(steps, max_iter):
+        u = np.linspace(0.0, 1.0, steps + 2)[1:-1]
+        Cs = np.array([robot.platform_pose(robot.x_ref + t * (X[0] - robot.x_ref)) for t in u]).reshape(-1, 4, 4)
+        smp = Samples(*platform_states(robot, X, Z, Z), np.zeros((1, 6)), np.zeros(1), robot.spec.gravity.copy())
+        out = Results(*[np.zeros((1, 3, 6)) for _ in range(3)], np.empty((1, 3)), np.empty((1, 3, 3)),
+                      np.empty((1, 3, 3)), np.empty((1, 3)))
+        status = np.zeros(4)
+        run_range(0, 1, *km, *smp, *out, *(w[0] for w in make_work(km, 1)), True, Cs, None, 1e-12, max_iter, 1e8,
+                  status)
+        return int(status[0])
+
+    assert kernel_status(0, 4) == IK_FAILED  # directly: not within 4 steps
+    assert kernel_status(9, 4) == OK         # along the line: 4 steps per leg suffice
+    few = robot.inverse_dynamics(X, Z, Z, max_iter=4)
+    direct = robot.inverse_dynamics(X, Z, Z)
+    np.testing.assert_allclose(few.q_act, direct.q_act, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(few.tau, direct.tau, rtol=0, atol=1e-12 * np.abs(direct.tau).max())
