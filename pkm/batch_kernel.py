@@ -6,11 +6,10 @@ module) and runs, for every sample of a trajectory and every limb,
 1. the geometric IK (eq. 95–96 with the loop constraints, spec §6) by Gauss–Newton, started from
    a second-order Taylor prediction from the previous sample: in ``q_(l)`` alone for a limb with
    an affine loop closure ``θ = H q + c`` (constant ``H``, the Delta's parallelogram, spec §4.7;
-   :func:`_solve_affine`), else on all tree variables with the loops' selected rows
-   (:func:`_solve_general`);
-   The first sample of a chunk is solved from the reference configuration, directly or, if that
-   fails, by continuation along a straight line in task space (as
-   :meth:`pkm.robot.Robot.inverse_kinematics`);
+   :func:`pkm.batch_ik._solve_affine`), else on all tree variables with the loops' selected rows
+   (:func:`pkm.batch_ik._solve_general`). The first sample of a chunk is solved from the reference
+   configuration, directly or, if that fails, by continuation along a straight line in task
+   space (as :meth:`pkm.robot.Robot.inverse_kinematics`);
 2. the velocity and acceleration IK (eq. 86–88, corrected as in spec §8.3; ``Ḣq̇`` from ``Ġθ̇``);
 3. the limb's recursive Newton–Euler dynamics ``φ_(l)`` (App. B) with the platform massless, and
    ``W̄_(l) = Fᵀ Hᵀ φ_(l)`` (eq. 144);
@@ -24,7 +23,7 @@ How it is made fast (DESIGN §4), and cheap to compile
   is ``K_i = K_{parent} P_i Z(θ_i)``, the world screw of joint ``j`` is the z column and origin
   of ``K_j`` (no adjoint to compute), and ``φ_i = Sᵀ W_i`` is one component.
 * After a Newton step the sines and cosines are updated by the angle-addition formula with a
-  short series for the small step (:func:`_fk`), not recomputed.
+  short series for the small step (:func:`pkm.batch_ik._fk`), not recomputed.
 * 3-vectors and rotations are tuples (registers); arrays are read by index, never sliced in a
   loop; every array reaches the loops as a non-owning view (:func:`pkm._small.unowned`), so no
   reference counting happens per sample; all scratch is allocated once per call
@@ -32,6 +31,8 @@ How it is made fast (DESIGN §4), and cheap to compile
 * ``nogil``: :mod:`pkm.batch` runs the chunks of a trajectory on Python threads, in parallel.
   (A ``prange`` kernel would do the same but cost ~9 s more compile: numba re-optimises the
   whole kernel inside it and adds its parallel machinery, for two or three chunks.)
+* Only what the robot needs is compiled: for a robot whose limbs all have a constant H the
+  general path (loop Jacobians, ``G_y⁻¹``, ``Ġθ̇``) is pruned (``general=None``, :func:`run_range`).
 * Few functions with few array arguments (the model is two flat records per limb, the scratch
   four arrays with named slots): numba's compile time and each call's cost grow with every array
   argument (an array is passed as ~9 machine words; a namedtuple of arrays is flattened), and a
@@ -47,38 +48,21 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
-from pkm._linalg import cholesky_solve_into, inverse_into, norm1
-from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub, unowned
-from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_LMAX,
-                             LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_ACTOFF, LI_AFF, LI_DOF, LI_N,
-                             LI_NACT, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
-                             LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE, KernelModel)
+from pkm._linalg import inverse_into, norm1
+from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub, unowned
+from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
+                          M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
+                          _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
+from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LOOPF, LAY_LOOPS, LAY_QP,
+                             LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
+                             LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.constraints import _orient_rate, _rhodot
 
+__all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
+           "Work", "make_work", "run_range"]
+
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
-
-#: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
-SERIES_STEP = 1e-2
-
-# error_model="numpy": a division by zero gives inf/NaN (caught by the kernel's checks), not a
-# Python exception. No fastmath: contracting a·b + c into an FMA depends on what LLVM inlines, which
-# differs between a fresh compile and callees loaded from numba's cache, so the same input gave
-# results differing in the last bit between processes (tests/test_sweep.py compares bit for bit).
-_jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
-
-# Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
-# row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
-# evaluation, φ_i, (Ḣq̇)_i, loop mark.
-BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_MARK, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47, 48
-# Slots of the square scratch matrices ``mat`` (M_SIZE + λ_max, B, B): platform Jacobian J_p (6 × n),
-# loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix L_pᵀL_p
-# and its inverse, F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
-M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_F, M_GY, M_JT, M_JTI, M_GYI = range(13)
-# Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
-# loop residuals or Ġθ̇, right-hand side of eq. 140.
-V_E, V_DX, V_Q, V_QD, V_QDD, V_G, V_RHS, V_SIZE = range(8)
 
 
 class Samples(NamedTuple):
@@ -107,70 +91,15 @@ class Results(NamedTuple):
     platW: np.ndarray
 
 
-class Work(NamedTuple):
-    """Scratch with a leading chunk axis (:func:`make_work`): ``th`` (L, n_max) the current tree
-    variables of every limb, ``bw`` per-body values (``BW_*``), ``mat`` square matrices (``M_*``),
-    ``vec`` vectors (``V_*``)."""
-
-    th: np.ndarray
-    bw: np.ndarray
-    mat: np.ndarray
-    vec: np.ndarray
-
-
-def make_work(km: KernelModel, chunks: int) -> Work:
-    """Scratch for ``chunks`` chunks, allocated once per call of the kernel."""
-    L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], km.Pt.shape[1]
-    B = max(12, nmax, 6 * lmax, dmax, dp)
-    return Work(th=np.zeros((chunks, L, nmax)), bw=np.zeros((chunks, nmax, BW_SIZE)),
-                mat=np.zeros((chunks, M_GYI + lmax, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))
-
-
-# ----------------------------------------------------------------------------- array rows as tuples
-@_jit
-def _pose_at(A, i, o):
-    """``A[i, o:o+12]`` as a pose ``(R, p)``; the identity for ``i < 0`` (the ground)."""
-    if i < 0:
-        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
-    return (A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7],
-            A[i, o + 8]), (A[i, o + 9], A[i, o + 10], A[i, o + 11])
-
-
-@_jit
-def _set_pose_at(A, i, o, R, p):
-    A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7], \
-        A[i, o + 8] = R
-    A[i, o + 9], A[i, o + 10], A[i, o + 11] = p
-
-
-@_jit
-def _vec_at(A, i, o):
-    """``A[i, o:o+3]`` as a 3-tuple."""
-    return (A[i, o], A[i, o + 1], A[i, o + 2])
-
-
-@_jit
-def _twist_at(A, i, o):
-    """``A[i, o:o+6]`` as ``(ω, v)``; zero for ``i < 0`` (the ground)."""
-    if i < 0:
-        return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-    return (A[i, o], A[i, o + 1], A[i, o + 2]), (A[i, o + 3], A[i, o + 4], A[i, o + 5])
-
-
-@_jit
-def _set_twist_at(A, i, o, w, v):
-    A[i, o], A[i, o + 1], A[i, o + 2] = w
-    A[i, o + 3], A[i, o + 4], A[i, o + 5] = v
-
-
-@_jit
+# ----------------------------------------------------------------------------- rates and dynamics
+@_internal
 def _params10(A, i, o):
     """``A[i, o:o+10]``, an inertia ``(m, mc_x, mc_y, mc_z, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz)``, as a tuple."""
     return (A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7],
             A[i, o + 8], A[i, o + 9])
 
 
-@_jit
+@_internal
 def _inertia_times(p, w, v):
     """``M (ω; v) = (I_o ω + mc × v; m v − mc × ω)`` for the 10 inertia parameters ``p`` (a rigid
     body's mass matrix about the frame origin, :func:`pkm.batch_model.inertia10`)."""
@@ -180,337 +109,7 @@ def _inertia_times(p, w, v):
     return add(Iw, cross(mc, v)), sub(scale(p[0], v), cross(mc, w))
 
 
-@_jit
-def _sincos_step(d):
-    """``(sin d, cos d)`` for ``|d| ≤ SERIES_STEP`` by their Taylor series (truncation < 1e-22)."""
-    t = d * d
-    s = d * (1.0 - t / 6.0 * (1.0 - t / 20.0 * (1.0 - t / 42.0 * (1.0 - t / 72.0))))
-    c = 1.0 - t / 2.0 * (1.0 - t / 12.0 * (1.0 - t / 30.0 * (1.0 - t / 56.0 * (1.0 - t / 90.0))))
-    return s, c
-
-
-# ----------------------------------------------------------------------------- kinematics
-@_jit
-def _fk(l, mi, mf, th, bw, fresh):
-    """Joint-frame poses ``K_i = K_{parent} T_i``, ``T_i = P_i Z(θ_i)`` of limb ``l`` (eq. 1–2 in
-    joint frames, :mod:`pkm.batch_model`) into ``bw[:, BW_K]`` and ``bw[:, BW_T]``.
-
-    ``bw[i, BW_TRIG:] = (cos, sin, θ)`` of the last evaluation. Unless ``fresh``, an angle that
-    moved by at most ``SERIES_STEP`` since then is updated by the angle-addition formula with
-    :func:`_sincos_step` (a Newton step within one solve: a few roundings, no drift over samples
-    since every solve starts fresh).
-    """
-    for i in range(mi[l, LI_N]):
-        o = BF_SIZE * i
-        a, b = mf[l, o + BF_A], mf[l, o + BF_B]
-        x = th[i]
-        c, s = 1.0, 0.0
-        if a != 0.0:
-            d = x - bw[i, BW_TRIG + 2]
-            if not fresh and abs(d) <= SERIES_STEP:
-                sd, cd = _sincos_step(d)
-                c0, s0 = bw[i, BW_TRIG], bw[i, BW_TRIG + 1]
-                c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
-            else:
-                c, s = np.cos(x), np.sin(x)
-            bw[i, BW_TRIG], bw[i, BW_TRIG + 1], bw[i, BW_TRIG + 2] = c, s, x
-        P, p = _pose_at(mf, l, o + BF_P)
-        R = (c * P[0] + s * P[1], c * P[1] - s * P[0], P[2],
-             c * P[3] + s * P[4], c * P[4] - s * P[3], P[5],
-             c * P[6] + s * P[7], c * P[7] - s * P[6], P[8])
-        bx = b * x
-        p = (p[0] + bx * P[2], p[1] + bx * P[5], p[2] + bx * P[8])
-        _set_pose_at(bw, i, BW_T, R, p)
-        k = mi[l, MI_PARENT + i]
-        if k >= 0:
-            Rk, pk = _pose_at(bw, k, BW_K)
-            R, p = mm(Rk, R), add(mv(Rk, p), pk)
-        _set_pose_at(bw, i, BW_K, R, p)
-
-
-@_jit
-def _platform_error(l, mi, mf, lay, bw, Cd, s, e):
-    """Platform pose ``C_p = K_p Q_p⁻¹`` (``F_p``) and ``e[:6] = log(C_p⁻¹ C_d)`` (eq. 96) with
-    ``C_d = Cd[s]``. Returns ``(|e|, R_p, r_p)``."""
-    Rk, pk = _pose_at(bw, mi[l, LI_PLAT], BW_K)
-    Rq, pq = _pose_at(mf, l, lay[LAY_QP] + 12)  # Q_p⁻¹
-    Rp, rp = mm(Rk, Rq), add(mv(Rk, pq), pk)
-    Rd, rd = get_pose(Cd, s)
-    w, v = log_pose(mtm(Rp, Rd), mtv(Rp, sub(rd, rp)))
-    e[0], e[1], e[2] = w
-    e[3], e[4], e[5] = v
-    return np.sqrt(dot(w, w) + dot(v, v)), Rp, rp
-
-
-@_jit
-def _platform_jacobian(l, mi, mf, bw, Rp, rp, J):
-    """Columns ``j ⪯ p`` of the platform's body-fixed Jacobian in ``F_p`` into ``J`` (6, n):
-    ``J_{p,j} = Ad_{C_p}⁻¹ S_j`` with the world screw ``S_j = (a z_j; o_j × a z_j + b z_j)`` read off
-    ``K_j`` (eq. 154–156). The other columns are not touched (the caller keeps them zero)."""
-    j = mi[l, LI_PLAT]
-    while j >= 0:
-        R, o = _pose_at(bw, j, BW_K)
-        z = (R[2], R[5], R[8])
-        az = scale(mf[l, BF_SIZE * j + BF_A], z)
-        w = mtv(Rp, az)
-        v = mtv(Rp, add(cross(sub(o, rp), az), scale(mf[l, BF_SIZE * j + BF_B], z)))
-        J[0, j], J[1, j], J[2, j] = w
-        J[3, j], J[4, j], J[5, j] = v
-        j = mi[l, MI_PARENT + j]
-
-
-@_jit
-def _loop_points(l, mi, mf, lay, bw, lp):
-    """Loop ``lp``'s cut-joint geometry in world axes: ``R_k, R_r``, the joint points ``x_k`` (on
-    body k) and ``x_r`` (on r), ``Δ = x_r − x_k``, and the record offsets ``(oi, of)``."""
-    oi = lay[LAY_LOOPS] + LP_SIZE * lp
-    of = lay[LAY_LOOPF] + PF_SIZE * lp
-    Rk, ok = _pose_at(bw, mi[l, oi + LP_K], BW_K)
-    Rr, orr = _pose_at(bw, mi[l, oi + LP_R], BW_K)
-    xk = add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK)))
-    xr = add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR)))
-    return Rk, Rr, xk, xr, sub(xr, xk), oi, of
-
-
-@_jit
-def _loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D):
-    """Selected row ``ia`` of a loop: ``(is_distance, N or R_k e_k, R_r e_r, g)``: a distance row
-    is ``g = N·Δ`` with ``N = R_k n``, an orientation row ``g = (R_k e_k)·(R_r e_r) − c0`` (eq. 16, 33)."""
-    ri = mi[l, oi + LP_ROWS + ia]
-    nn = mi[l, oi + LP_NN]
-    if ri < nn:
-        N = mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri))
-        return True, N, N, dot(N, D)
-    jj = ri - nn
-    Ek = mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj))
-    Er = mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))
-    return False, Ek, Er, dot(Ek, Er) - mf[l, of + PF_C0 + jj]
-
-
-@_jit
-def _loop_residuals(l, mi, mf, lay, bw):
-    """``max |g|`` over the loops' selected residuals (eq. 12)."""
-    gmax = 0.0
-    for lp in range(mi[l, LI_NLOOP]):
-        Rk, Rr, xk, xr, D, oi, of = _loop_points(l, mi, mf, lay, bw, lp)
-        for ia in range(mi[l, oi + LP_M]):
-            gmax = max(gmax, abs(_loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D)[3]))
-    return gmax
-
-
-@_jit
-def _loop_rows(l, mi, mf, lay, bw, G, g):
-    """The loops' selected residuals ``g`` (eq. 12, 16, 33) into ``g`` and their rows of ``G``
-    (eq. 13) into ``G`` (Σm, n). Returns ``max |g|``.
-
-    Joint ``j`` (world screw ``(a z; ·)`` through ``o``) moves a point ``x`` at
-    ``u(x) = a z × (x − o) + b z``, so, differentiating the rows of :func:`_loop_row`,
-    ``G_j = a (z × N)·Δ − N·u(x_k)`` (j on k's path only) or ``N·u(x_r)`` (on r's only) for a
-    distance row and ``± a z·(E_k × E_r)`` for an orientation row; joints on both paths cancel.
-    """
-    n = mi[l, LI_N]
-    gmax = 0.0
-    row = 0
-    for lp in range(mi[l, LI_NLOOP]):
-        Rk, Rr, xk, xr, D, oi, of = _loop_points(l, mi, mf, lay, bw, lp)
-        for j in range(n):  # mark 1: on k's path only, 2: on r's only, 0 or 3: neither or both
-            bw[j, BW_MARK] = 0.0
-        j = mi[l, oi + LP_K]
-        while j >= 0:
-            bw[j, BW_MARK] += 1.0
-            j = mi[l, MI_PARENT + j]
-        j = mi[l, oi + LP_R]
-        while j >= 0:
-            bw[j, BW_MARK] += 2.0
-            j = mi[l, MI_PARENT + j]
-        for ia in range(mi[l, oi + LP_M]):
-            dist, N, Er, val = _loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D)
-            g[row] = val
-            gmax = max(gmax, abs(val))
-            ExE = cross(N, Er)
-            for j in range(n):
-                mk = bw[j, BW_MARK]
-                col = 0.0
-                if mk == 1.0 or mk == 2.0:
-                    Rj, o = _pose_at(bw, j, BW_K)
-                    a = mf[l, BF_SIZE * j + BF_A]
-                    z = (Rj[2], Rj[5], Rj[8])
-                    if dist:
-                        u = add(scale(a, cross(z, sub(xk if mk == 1.0 else xr, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
-                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1.0 else dot(N, u)
-                    else:
-                        col = a * dot(z, ExE) if mk == 1.0 else -a * dot(z, ExE)
-                G[row, j] = col
-            row += 1
-    return gmax
-
-
-@_jit
-def _take_step(x, dx, k):
-    """``x[:k] += dx[:k]``, scaled so that no component moves more than 0.5 (rad or m) at once
-    (as :func:`pkm.limb._limit`)."""
-    big = 0.0
-    for j in range(k):
-        big = max(big, abs(dx[j]))
-    sc = 0.5 / big if big > 0.5 else 1.0
-    for j in range(k):
-        x[j] += sc * dx[j]
-
-
-# ----------------------------------------------------------------------------- inverse kinematics
-@_jit
-def _normal_equations(A, G, nr, k, e, g, Nm):
-    """Gauss–Newton normal equations of ``[A; G] Δx = (e; −g)`` in ``k`` unknowns: ``Nm[:k, :k] =
-    AᵀA + GᵀG`` and the right-hand side ``Aᵀe − Gᵀg`` into ``e[6:6+k]`` (``A`` has 6 rows, ``G`` the
-    first ``nr``)."""
-    for a in range(k):
-        for b in range(a + 1):
-            acc = 0.0
-            for r in range(6):
-                acc += A[r, a] * A[r, b]
-            for r in range(nr):
-                acc += G[r, a] * G[r, b]
-            Nm[a, b] = acc
-            Nm[b, a] = acc
-        acc = 0.0
-        for r in range(6):
-            acc += A[r, a] * e[r]
-        for r in range(nr):
-            acc -= G[r, a] * g[r]
-        e[6 + a] = acc
-
-
-@_jit
-def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
-    """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
-    :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
-
-    Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
-    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th``. Every iterate closes the loops; at
-    the solution their residuals are still evaluated and must be ≤ ``LOOP_TOL``. On success
-    ``th``, ``bw``'s poses, ``J_p`` and ``L_p`` hold the solution's values. Returns ``(converged,
-    pose error, loop error)``.
-    """
-    n, d = mi[l, LI_N], mi[l, LI_DOF]
-    oq, oh, oc = lay[LAY_QIDX], lay[LAY_HC], lay[LAY_CC]
-    dmax = lay[LAY_DMAX]
-    J, Lp, Nm, e, q, dx = mat[M_J], mat[M_LP], mat[M_NM], vec[V_E], vec[V_Q], vec[V_DX]
-    for r in range(6):
-        for j in range(n):
-            J[r, j] = 0.0
-    for c in range(d):
-        q[c] = th[mi[l, oq + c]]
-    perr = np.inf
-    for it in range(max_iter + 1):
-        for i in range(n):
-            acc = mf[l, oc + i]
-            for c in range(d):
-                acc += mf[l, oh + dmax * i + c] * q[c]
-            th[i] = acc
-        _fk(l, mi, mf, th, bw, it == 0)
-        perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
-        if not np.isfinite(perr):
-            break
-        _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
-        for r in range(6):  # L_p = J_p H (eq. 80); J_p is zero off the platform's path
-            for c in range(d):
-                acc = 0.0
-                for j in range(n):
-                    acc += J[r, j] * mf[l, oh + dmax * j + c]
-                Lp[r, c] = acc
-        if perr <= tol:
-            gerr = _loop_residuals(l, mi, mf, lay, bw)
-            return gerr <= LOOP_TOL, perr, gerr
-        if it == max_iter:
-            break
-        _normal_equations(Lp, mat[M_G], 0, d, e, vec[V_G], Nm)  # L_pᵀL_p Δq = L_pᵀ e
-        if not cholesky_solve_into(Nm, d, e[6:], dx, mat[M_SQ]):
-            break
-        _take_step(q, dx, d)
-    return False, perr, np.inf
-
-
-@_jit
-def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
-    """Geometric IK of limb ``l`` towards ``C_d = Cd[s]`` by Gauss–Newton on all its tree variables.
-
-    The equations are the platform pose error (eq. 96, ``J_p Δθ = log(C_p⁻¹C_d)``) stacked on the
-    loops' selected rows (``G Δθ = −g``, eq. 12–13). At a regular configuration ``[J_p; G]`` has
-    full column rank and the system is consistent, so this converges quadratically to the
-    solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
-    forward kinematics per step. Stops when the pose error is ≤ ``tol`` and every loop residual
-    ≤ ``LOOP_TOL``; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
-    ``(converged, pose error, loop error)``.
-    """
-    n, nr = mi[l, LI_N], mi[l, LI_NROWS]
-    J, G, Nm, e, g, dx = mat[M_J], mat[M_G], mat[M_NM], vec[V_E], vec[V_G], vec[V_DX]
-    perr = np.inf
-    gerr = np.inf
-    for r in range(6):
-        for j in range(n):
-            J[r, j] = 0.0
-    for it in range(max_iter + 1):
-        _fk(l, mi, mf, th, bw, it == 0)
-        perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
-        gerr = _loop_rows(l, mi, mf, lay, bw, G, g)
-        if not (np.isfinite(perr) and np.isfinite(gerr)):
-            break
-        _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
-        if perr <= tol and gerr <= LOOP_TOL:
-            return True, perr, gerr
-        if it == max_iter:
-            break
-        _normal_equations(J, G, nr, n, e, g, Nm)  # AᵀA Δθ = Aᵀ(e; −g) with A = [J_p; G]
-        if not cholesky_solve_into(Nm, n, e[6:], dx, mat[M_SQ]):
-            break
-        _take_step(th, dx, n)
-    return False, perr, gerr
-
-
-@_jit
-def _build_H(l, mi, lay, mat):
-    """``H`` (n × δ, eq. 48) from the loop rows ``G``: ``H_q = I``, ``H_y = −G_y⁻¹ G_q`` per loop,
-    and ``L_p = J_p H`` (eq. 80). ``G_y⁻¹`` of loop λ stays in ``mat[M_GYI + λ]`` for ``Ḣq̇``.
-    Returns the largest 1-norm condition number of the ``G_y`` (inf if one is singular)."""
-    n, d = mi[l, LI_N], mi[l, LI_DOF]
-    oq = lay[LAY_QIDX]
-    H, G, Gy, J, Lp = mat[M_H], mat[M_G], mat[M_GY], mat[M_J], mat[M_LP]
-    for i in range(n):
-        for c in range(d):
-            H[i, c] = 0.0
-    for c in range(d):
-        H[mi[l, oq + c], c] = 1.0
-    worst = 0.0
-    row = 0
-    for lp in range(mi[l, LI_NLOOP]):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        m = mi[l, oi + LP_M]
-        Gyi = mat[M_GYI + lp]
-        for a in range(m):
-            for b in range(m):
-                Gy[a, b] = G[row + a, mi[l, oi + LP_Y + b]]
-        if not inverse_into(Gy, m, Gyi, mat[M_SQ]):
-            return np.inf
-        worst = max(worst, norm1(Gy, m, m) * norm1(Gyi, m, m))
-        for c in range(d):
-            v = mi[l, oq + c]
-            for a in range(m):
-                acc = 0.0
-                for b in range(m):
-                    acc += Gyi[a, b] * G[row + b, v]
-                H[mi[l, oi + LP_Y + a], c] = -acc
-        row += m
-    for r in range(6):
-        for c in range(d):
-            acc = 0.0
-            for j in range(n):
-                acc += J[r, j] * H[j, c]
-            Lp[r, c] = acc
-    return worst
-
-
-# ----------------------------------------------------------------------------- rates and dynamics
-@_jit
+@_internal
 def _pinv_apply(Lp, Grami, d, v0, v1, v2, v3, v4, v5, tmp, out):
     """``out[:d] = (L_pᵀL_p)⁻¹ L_pᵀ v`` (eq. 94) with ``Grami = (L_pᵀL_p)⁻¹``."""
     for a in range(d):
@@ -522,7 +121,7 @@ def _pinv_apply(Lp, Grami, d, v0, v1, v2, v3, v4, v5, tmp, out):
         out[a] = acc
 
 
-@_jit
+@_internal
 def _twists(l, mi, mf, thd, bw):
     """Twists ``V_i = Ad_{T_i}⁻¹ V_{parent} + S θ̇_i`` (eq. 3) and bias accelerations
     ``A_i = J̇_i θ̇ = Ad_{T_i}⁻¹ A_{parent} + ad_{V_i} S θ̇_i`` (θ̈ = 0, eq. 163) in joint frames."""
@@ -541,7 +140,7 @@ def _twists(l, mi, mf, thd, bw):
                       (av[0] + a * v[1] + b * w[1], av[1] - a * v[0] - b * w[0], av[2]))
 
 
-@_jit
+@_internal
 def _loop_bias(l, mi, mf, lay, bw, g):
     """``Ġθ̇`` (eq. 14, 47; spec §4.3–4.4) of the loops' selected rows into ``g``, from the twists
     and bias accelerations ``J̇θ̇`` in ``bw``: the formulas of :func:`pkm.constraints.cut_bias_into`
@@ -581,7 +180,7 @@ def _loop_bias(l, mi, mf, lay, bw, g):
             row += 1
 
 
-@_jit
+@_internal
 def _rnea(l, mi, mf, thd, thdd, g0, bw):
     """Recursive Newton–Euler inverse dynamics of limb ``l``'s tree (App. B) in joint frames, with
     the twists of :func:`_twists` in ``bw``: ``φ_i = Sᵀ W_i`` into ``bw[:, BW_PHI]``. Gravity enters
@@ -627,7 +226,7 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
             bw[k, BW_W + 5] += Rf[2]
 
 
-@_jit
+@_internal
 def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat, vec, general,
                    status):
     """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
@@ -729,7 +328,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
     return True
 
 
-@_jit
+@_internal
 def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
     into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into

@@ -84,7 +84,7 @@ def test_packed_inertias_are_the_limb_trees(name):
 def test_joint_frame_kinematics_is_the_tree_kinematics(name):
     """The kernel's forward kinematics K_i = K_parent P_i Z(θ_i) gives C_i = K_i Q_i⁻¹ of
     pkm.kinematics at random θ, and its platform frame K_p Q_p⁻¹ is C_p."""
-    from pkm.batch_kernel import BW_K, BW_SIZE, _fk
+    from pkm.batch_ik import BW_K, BW_SIZE, _fk
 
     robot = pkm.load(ROBOTS / name)
     km = pack(robot)
@@ -120,7 +120,7 @@ def test_joint_frame_kinematics_is_the_tree_kinematics(name):
 def test_incremental_trig_is_exact():
     """The series used after a Newton step agrees with libm to the last bits, and the angle-addition
     update with direct evaluation to a few roundings."""
-    from pkm.batch_kernel import SERIES_STEP, _sincos_step
+    from pkm.batch_ik import SERIES_STEP, _sincos_step
 
     for d in np.linspace(-SERIES_STEP, SERIES_STEP, 2001):
         s, c = _sincos_step(d)
