@@ -44,10 +44,10 @@ _internal = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=T
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
 # evaluation, φ_i, (Ḣq̇)_i, loop mark.
 BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_MARK, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47, 48
-# Slots of the square scratch matrices ``mat`` (M_SIZE + λ_max, B, B): platform Jacobian J_p (6 × n),
+# Slots of the square scratch matrices ``mat`` (M_GYI + λ_max, B, B): platform Jacobian J_p (6 × n),
 # loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix L_pᵀL_p
-# and its inverse, F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
-M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_F, M_GY, M_JT, M_JTI, M_GYI = range(13)
+# and its inverse, L_p⁺ (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
+M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_PINV, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
 # Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
 # loop residuals or Ġθ̇, right-hand side of eq. 140.
 V_E, V_DX, V_Q, V_QD, V_QDD, V_G, V_RHS, V_SIZE = range(8)

@@ -52,6 +52,7 @@ import numpy as np
 from pkm._linalg import inverse_into, norm1
 from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub, unowned
 from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
+                          M_PINV,
                           M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
                           _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
 from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LOOPF, LAY_LOOPS, LAY_QP,
@@ -107,18 +108,6 @@ def _inertia_times(p, w, v):
     Iw = (p[4] * w[0] + p[5] * w[1] + p[6] * w[2], p[5] * w[0] + p[7] * w[1] + p[8] * w[2],
           p[6] * w[0] + p[8] * w[1] + p[9] * w[2])
     return add(Iw, cross(mc, v)), sub(scale(p[0], v), cross(mc, w))
-
-
-@_internal
-def _pinv_apply(Lp, Grami, d, v0, v1, v2, v3, v4, v5, tmp, out):
-    """``out[:d] = (L_pᵀL_p)⁻¹ L_pᵀ v`` (eq. 94) with ``Grami = (L_pᵀL_p)⁻¹``."""
-    for a in range(d):
-        tmp[a] = Lp[0, a] * v0 + Lp[1, a] * v1 + Lp[2, a] * v2 + Lp[3, a] * v3 + Lp[4, a] * v4 + Lp[5, a] * v5
-    for a in range(d):
-        acc = 0.0
-        for b in range(d):
-            acc += Grami[a, b] * tmp[b]
-        out[a] = acc
 
 
 @_internal
@@ -260,17 +249,30 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
     if not cl <= thresh:
         status[0], status[1], status[2], status[3] = SINGULAR_LP, s, l, cl
         return False
+    Pinv = mat[M_PINV]
+    for a in range(d):  # L_p⁺ = (L_pᵀL_p)⁻¹ L_pᵀ (eq. 94)
+        for r in range(6):
+            acc = 0.0
+            for b in range(d):
+                acc += Grami[a, b] * Lp[r, b]
+            Pinv[a, r] = acc
     dp = Pt.shape[1]
-    for c in range(dp):  # F = L_p⁺ P_p (eq. 94) and the limb's rows of J_IK (eq. 97–98)
-        _pinv_apply(Lp, Grami, d, Pt[0, c], Pt[1, c], Pt[2, c], Pt[3, c], Pt[4, c], Pt[5, c], q, qdd)
-        for a in range(d):
-            F[a, c] = qdd[a]
+    for a in range(d):  # F = L_p⁺ P_p (eq. 94) and the limb's rows of J_IK (eq. 97–98)
+        for c in range(dp):
+            acc = 0.0
+            for r in range(6):
+                acc += Pinv[a, r] * Pt[r, c]
+            F[a, c] = acc
     off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
     for a in range(mi[l, LI_NACT]):
         for c in range(dp):
             JIK[s, off + a, c] = F[mi[l, oa + a], c]
     # ---- velocities (eq. 86–87) and accelerations (eq. 88, corrected as in spec §8.3)
-    _pinv_apply(Lp, Grami, d, Vp[s, 0], Vp[s, 1], Vp[s, 2], Vp[s, 3], Vp[s, 4], Vp[s, 5], q, qd)
+    for a in range(d):  # q̇ = L_p⁺ V_p
+        acc = 0.0
+        for r in range(6):
+            acc += Pinv[a, r] * Vp[s, r]
+        qd[a] = acc
     for i in range(n):
         acc = 0.0
         for c in range(d):
@@ -307,7 +309,9 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
             r3 -= J[3, i] * hd
             r4 -= J[4, i] * hd
             r5 -= J[5, i] * hd
-    _pinv_apply(Lp, Grami, d, r0, r1, r2, r3, r4, r5, q, qdd)
+    for a in range(d):  # q̈ = L_p⁺ (V̇_p − J̇_pθ̇ − J_p Ḣq̇)
+        qdd[a] = Pinv[a, 0] * r0 + Pinv[a, 1] * r1 + Pinv[a, 2] * r2 + Pinv[a, 3] * r3 + Pinv[a, 4] * r4 + \
+            Pinv[a, 5] * r5
     for i in range(n):
         acc = bw[i, BW_HD]
         for c in range(d):
