@@ -102,8 +102,7 @@ def _kernel_call(robot, X, XD, XDD):
                   np.asarray(robot.spec.gravity, float))
     out = Results(np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, L, nmax)), np.zeros((N, robot.n_act)),
                   np.zeros((N, robot.n_act, dp)), np.zeros((N, L, dp)), np.zeros((N, dp)))
-    x0 = robot.x_ref
-    Cs = np.array([robot.platform_pose(x0 + u * (X[0] - x0)) for u in np.linspace(0, 1, B.CONTINUATION_STEPS + 1)[1:-1]])
+    Cs = robot.continuation_poses(X[0])[:-1]
     work = [w[0] for w in make_work(km, 1)]
     general = None if km.mi[:, LI_AFF].all() else km.lay
     status = np.zeros(4)

@@ -1,10 +1,11 @@
 """Batched inverse kinematics + inverse dynamics of a PKM (spec §11.2–11.3): the Python side.
 
 :func:`inverse_dynamics_batch` (what :meth:`pkm.robot.Robot.inverse_dynamics` runs) checks the
-input, computes the target platform states, warm-starts each chunk of the trajectory by an IK
-solve of its first sample, runs the numba kernel of :mod:`pkm.batch_kernel` on the robot's
-:class:`pkm.batch_model.KernelModel` (:func:`pack`, joint frames) and turns a failure status into
-:class:`pkm.IKError` or :class:`pkm.SingularityError` naming the sample. The kernel computes
+input, computes the target platform states and the continuation poses of each chunk's cold start,
+runs the numba kernel of :mod:`pkm.batch_kernel` on the robot's
+:class:`pkm.batch_model.KernelModel` (:func:`pack`, joint frames) on one thread per chunk, and
+turns a failure status into :class:`pkm.IKError` or :class:`pkm.SingularityError` naming the
+sample. The kernel computes
 exactly what :mod:`pkm.manipulator` computes (tests compare both to 1e-12).
 """
 
@@ -52,13 +53,11 @@ def platform_states(robot, X, XD, XDD):
 #: Fewest samples per parallel chunk.
 MIN_CHUNK = 256
 
-#: Steps of the straight-line continuation in task space for a cold start that fails directly.
-CONTINUATION_STEPS = 10
-
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
                            singularity_threshold=1e8, start=None, threads=None, t=None):
-    """Run the kernel :func:`pkm.batch_kernel.run_range` (chunks in parallel on threads) on samples ``X, XD, XDD`` (N, δ_p); see Robot.inverse_dynamics.
+    """:func:`pkm.batch_kernel.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in parallel on threads;
+    see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
     ``start``: per-limb tree variables to start the first sample's IK from (default: the
     reference configuration, directly or by continuation along a straight line in task space,
@@ -99,9 +98,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
                 raise ValueError(f"start[{l}] must be {limb.n} finite tree variables of limb {limb.name!r}")
             work.th[0, l, :limb.n] = th0
     # intermediate poses from the reference to each chunk's first sample (cold starts that fail directly)
-    x0 = robot.x_ref
-    steps = np.linspace(0.0, 1.0, CONTINUATION_STEPS + 1)[1:-1]
-    Cs = np.ascontiguousarray([[robot.platform_pose(x0 + t * (X[b] - x0)) for t in steps] for b in bounds[:-1]])
+    Cs = np.ascontiguousarray([robot.continuation_poses(X[b])[:-1] for b in bounds[:-1]])
     dp = robot.task_dof
     out = Results(theta=np.zeros((N, L, nmax)), thetad=np.zeros((N, L, nmax)), thetadd=np.zeros((N, L, nmax)),
                   tau=np.empty((N, robot.n_act)), JIK=np.empty((N, robot.n_act, dp)), limbW=np.empty((N, L, dp)),

@@ -23,7 +23,7 @@ from numba import njit
 from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm._small import add, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub
 from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_LMAX, LAY_LOOPF, LAY_LOOPS,
-                             LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL,
+                             LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL,
                              LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK,
                              PF_ER, PF_N, PF_SIZE, KernelModel)
 
@@ -42,8 +42,8 @@ _internal = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=T
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
-# evaluation, φ_i, (Ḣq̇)_i, loop mark.
-BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_MARK, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47, 48
+# evaluation, φ_i, (Ḣq̇)_i.
+BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47
 # Slots of the square scratch matrices ``mat`` (M_GYI + λ_max, B, B): platform Jacobian J_p (6 × n),
 # loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix L_pᵀL_p
 # and its inverse, L_p⁺ (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
@@ -242,33 +242,24 @@ def _loop_rows(l, mi, mf, lay, bw, G, g):
     row = 0
     for lp in range(mi[l, LI_NLOOP]):
         Rk, Rr, xk, xr, D, oi, of = _loop_points(l, mi, mf, lay, bw, lp)
-        for j in range(n):  # mark 1: on k's path only, 2: on r's only, 0 or 3: neither or both
-            bw[j, BW_MARK] = 0.0
-        j = mi[l, oi + LP_K]
-        while j >= 0:
-            bw[j, BW_MARK] += 1.0
-            j = mi[l, MI_PARENT + j]
-        j = mi[l, oi + LP_R]
-        while j >= 0:
-            bw[j, BW_MARK] += 2.0
-            j = mi[l, MI_PARENT + j]
+        om = lay[LAY_MARKS] + lay[LAY_NMAX] * lp  # path marks of the loop's joints (pkm.batch_model)
         for ia in range(mi[l, oi + LP_M]):
             dist, N, Er, val = _loop_row(l, mi, mf, oi, of, ia, Rk, Rr, D)
             g[row] = val
             gmax = max(gmax, abs(val))
             ExE = cross(N, Er)
             for j in range(n):
-                mk = bw[j, BW_MARK]
+                mk = mi[l, om + j]
                 col = 0.0
-                if mk == 1.0 or mk == 2.0:
+                if mk != 0:
                     Rj, o = _pose_at(bw, j, BW_K)
                     a = mf[l, BF_SIZE * j + BF_A]
                     z = (Rj[2], Rj[5], Rj[8])
                     if dist:
-                        u = add(scale(a, cross(z, sub(xk if mk == 1.0 else xr, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
-                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1.0 else dot(N, u)
+                        u = add(scale(a, cross(z, sub(xk if mk == 1 else xr, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
+                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1 else dot(N, u)
                     else:
-                        col = a * dot(z, ExE) if mk == 1.0 else -a * dot(z, ExE)
+                        col = a * dot(z, ExE) if mk == 1 else -a * dot(z, ExE)
                 G[row, j] = col
             row += 1
     return gmax

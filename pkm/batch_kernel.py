@@ -58,7 +58,7 @@ from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GR
 from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LOOPF, LAY_LOOPS, LAY_QP,
                              LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                              LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
-from pkm.constraints import _orient_rate, _rhodot
+from pkm.constraints import _bias_orient, _bias_rho
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
            "Work", "make_work", "run_range"]
@@ -132,8 +132,9 @@ def _twists(l, mi, mf, thd, bw):
 @_internal
 def _loop_bias(l, mi, mf, lay, bw, g):
     """``Ġθ̇`` (eq. 14, 47; spec §4.3–4.4) of the loops' selected rows into ``g``, from the twists
-    and bias accelerations ``J̇θ̇`` in ``bw``: the formulas of :func:`pkm.constraints.cut_bias_into`
-    on data the pack moved into the ``K`` frames."""
+    and bias accelerations ``J̇θ̇`` in ``bw``: :func:`pkm.constraints._bias_rho` and
+    :func:`pkm.constraints._bias_orient`, as :func:`pkm.constraints.cut_bias_into` uses them, on
+    data the pack moved into the ``K`` frames."""
     row = 0
     for lp in range(mi[l, LI_NLOOP]):
         oi = lay[LAY_LOOPS] + LP_SIZE * lp
@@ -148,11 +149,7 @@ def _loop_bias(l, mi, mf, lay, bw, g):
         wr, vr = _twist_at(bw, r, BW_V)
         ak, bk = _twist_at(bw, k, BW_A)
         ar, br = _twist_at(bw, r, BW_A)
-        ur = add(vr, cross(wr, dr))
-        Rur = mv(Rkr, ur)
-        rd = add(sub(cross(sv, wk), vk), Rur)
-        kd = add(cross(add(rd, Rur), wk), mv(Rkr, cross(wr, ur)))
-        acc = add(_rhodot(Rkr, sv, dr, ak, bk, ar, br), kd)
+        acc, _ = _bias_rho(Rkr, sv, dr, wk, vk, wr, vr, ak, bk, ar, br)
         nn = mi[l, oi + LP_NN]
         for ia in range(mi[l, oi + LP_M]):
             ri = mi[l, oi + LP_ROWS + ia]
@@ -160,12 +157,8 @@ def _loop_bias(l, mi, mf, lay, bw, g):
                 g[row] = dot(_vec_at(mf, l, of + PF_N + 3 * ri), acc)
             else:
                 jj = ri - nn
-                ek = _vec_at(mf, l, of + PF_EK + 3 * jj)
-                er = _vec_at(mf, l, of + PF_ER + 3 * jj)
-                wek = cross(wk, ek)
-                wer = cross(wr, er)
-                kappa = dot(cross(wk, wek), mv(Rkr, er)) + 2.0 * dot(wek, mv(Rkr, wer)) + dot(mtv(Rkr, ek), cross(wr, wer))
-                g[row] = _orient_rate(Rkr, ek, er, ak, ar) + kappa
+                g[row] = _bias_orient(Rkr, _vec_at(mf, l, of + PF_EK + 3 * jj), _vec_at(mf, l, of + PF_ER + 3 * jj),
+                                      wk, wr, ak, ar)
             row += 1
 
 

@@ -36,7 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pkm.constraints import complete_triad
-from pkm.model import _Ad_inv, _inv_pose
+from pkm.model import _Ad, _Ad_inv, _inv_pose, _skew
 
 #: Loop residual (max |g|) at which the kernel's IK counts the loops as closed.
 LOOP_TOL = 1e-13
@@ -44,7 +44,9 @@ LOOP_TOL = 1e-13
 
 # Layout of the flat per-limb records (names used by pkm.batch_kernel).
 # mi (L, NI) int64: header, then parent (n_max) at MI_PARENT, q_index (d_max) at lay[LAY_QIDX],
-# actuated positions in q (a_max) at lay[LAY_ACTPOS], one 17-int record per loop at lay[LAY_LOOPS].
+# actuated positions in q (a_max) at lay[LAY_ACTPOS], one 17-int record per loop at lay[LAY_LOOPS],
+# and per loop the n_max path marks at lay[LAY_MARKS] (1: joint on the path of cut body k only,
+# 2: on r's only, 0: on neither or both — the joints of the loop, spec §4.3).
 LI_N, LI_DOF, LI_PLAT, LI_NACT, LI_ACTOFF, LI_NLOOP, LI_AFF, LI_NROWS = range(8)
 MI_PARENT = 8
 LP_K, LP_R, LP_NN, LP_NE, LP_M, LP_ROWS, LP_Y, LP_SIZE = 0, 1, 2, 3, 4, 5, 11, 17
@@ -56,7 +58,7 @@ BF_P, BF_A, BF_B, BF_IN, BF_SIZE = 0, 12, 13, 14, 24
 PF_DK, PF_DR, PF_C0, PF_N, PF_EK, PF_ER, PF_SIZE = 0, 3, 6, 9, 18, 27, 36
 # lay (LAY_SIZE,) int64: offsets and sizes.
 LAY_QIDX, LAY_ACTPOS, LAY_LOOPS, LAY_QP, LAY_LOOPF, LAY_HC, LAY_CC, LAY_NMAX, LAY_DMAX, LAY_LMAX, LAY_DP, \
-    LAY_SIZE = range(12)
+    LAY_MARKS, LAY_SIZE = range(13)
 
 
 class KernelModel(NamedTuple):
@@ -94,16 +96,6 @@ class KernelModel(NamedTuple):
 
 def _pose12(C: np.ndarray) -> np.ndarray:
     return np.concatenate([C[:3, :3].ravel(), C[:3, 3]])
-
-
-def _Ad(C: np.ndarray) -> np.ndarray:
-    R, r = C[:3, :3], C[:3, 3]
-    rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3] = R
-    out[3:, 3:] = R
-    out[3:, :3] = rx @ R
-    return out
 
 
 def joint_frame(X: np.ndarray, kind: str, tol: float = 1e-12) -> tuple[np.ndarray, float, float]:
@@ -149,8 +141,7 @@ def inertia10(M: np.ndarray, tol: float = 1e-12) -> np.ndarray:
 
 def inertia6(p: np.ndarray) -> np.ndarray:
     """The 6×6 mass matrix of the 10 parameters of :func:`inertia10`."""
-    m, mc = p[0], p[1:4]
-    cx = np.array([[0.0, -mc[2], mc[1]], [mc[2], 0.0, -mc[0]], [-mc[1], mc[0], 0.0]])
+    m, cx = p[0], _skew(p[1:4])
     M = np.zeros((6, 6))
     M[:3, :3] = [[p[4], p[5], p[6]], [p[5], p[7], p[8]], [p[6], p[8], p[9]]]
     M[:3, 3:] = cx
@@ -184,7 +175,8 @@ def pack(robot, affine: bool = True) -> KernelModel:
     lay[LAY_HC] = lay[LAY_LOOPF] + PF_SIZE * lmax
     lay[LAY_CC] = lay[LAY_HC] + nmax * dmax
     lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX], lay[LAY_DP] = nmax, dmax, lmax, robot.P_p.shape[1]
-    mi = np.zeros((L, lay[LAY_LOOPS] + LP_SIZE * lmax), np.int64)
+    lay[LAY_MARKS] = lay[LAY_LOOPS] + LP_SIZE * lmax
+    mi = np.zeros((L, lay[LAY_MARKS] + lmax * nmax), np.int64)
     mf = np.zeros((L, lay[LAY_CC] + nmax))
     off = 0
     for l, limb in enumerate(limbs):
@@ -227,6 +219,11 @@ def pack(robot, affine: bool = True) -> KernelModel:
             ri[:LP_ROWS] = (cj.k, cj.r, nd, ne, lp.m)
             ri[LP_ROWS:LP_ROWS + lp.m] = lp.rows
             ri[LP_Y:LP_Y + lp.m] = lp.y
+            on_k = tree.ancestor[cj.k] if cj.k >= 0 else np.zeros(n, bool)
+            on_r = tree.ancestor[cj.r] if cj.r >= 0 else np.zeros(n, bool)
+            marks = mi[l, lay[LAY_MARKS] + nmax * k:lay[LAY_MARKS] + nmax * k + n]
+            marks[on_k & ~on_r] = 1
+            marks[on_r & ~on_k] = 2
             f = mf[l, lay[LAY_LOOPF] + PF_SIZE * k:lay[LAY_LOOPF] + PF_SIZE * (k + 1)]
             f[PF_DK:PF_DK + 3] = Rk.T @ (cj.d_k - Qk[:3, 3])
             f[PF_DR:PF_DR + 3] = Rr.T @ (cj.d_r - Qr[:3, 3])

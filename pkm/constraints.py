@@ -363,36 +363,46 @@ def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
+def _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br):
+    """``(ρ̈ at θ̈ = 0, ρ̇)``: ``B (Ab_k; Ab_r) + κ_d`` with ``κ_d = −ω_k × (ρ̇ + R_{k,r}u_r) +
+    R_{k,r}(ω_r × u_r)``, ``u_r = v_r + ω_r × d_r`` (spec §4.3), from the twists ``(ω, v)`` and bias
+    accelerations ``(a, b) = J̇θ̇`` of bodies k and r (body-fixed, any consistent body frames)."""
+    ur = _add(vr, _cross(wr, dr))
+    Rur = _mv(Rkr, ur)
+    rd = _add(_sub(_cross(s, wk), vk), Rur)
+    kd = _add(_cross(_add(rd, Rur), wk), _mv(Rkr, _cross(wr, ur)))
+    return _add(_rhodot(Rkr, s, dr, ak, bk, ar, br), kd), rd
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def _bias_orient(Rkr, ek, er, wk, wr, ak, ar):
+    """``Ġθ̇`` of an orientation row: ``(e_k × ^ke_r)·a_k + (e_r × ^re_k)·a_r + κ_o`` with
+    ``κ_o = (ω_k×(ω_k×e_k))·^ke_r + 2(ω_k×e_k)·R_{k,r}(ω_r×e_r) + ^re_k·(ω_r×(ω_r×e_r))`` (spec §4.4)."""
+    wek = _cross(wk, ek)
+    wer = _cross(wr, er)
+    kappa = _dot(_cross(wk, wek), _mv(Rkr, er)) + 2.0 * _dot(wek, _mv(Rkr, wer)) + _dot(_mtv(Rkr, ek), _cross(wr, wer))
+    return _orient_rate(Rkr, ek, er, ak, ar) + kappa
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
 def cut_bias_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, V, Ab, out):
     """Convective vector ``Ġθ̇`` (m,), so that ``g̈ = G θ̈ + Ġθ̇`` (eq. 14, 47).
 
     ``V`` (n,6) are the body twists, ``Ab`` (n,6) = ``J̇θ̇`` per body. Result:
     ``B (Ab_k; Ab_r) + κ`` with the convective terms ``κ_d``, ``κ_o`` of spec §4.3–4.4 (the paper
-    gives no formula for Ġ, spec §14.2 item 19).
+    gives no formula for Ġ, spec §14.2 item 19; :func:`_bias_rho`, :func:`_bias_orient`).
     """
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)
     wk, vk = _twist(V, k)
     wr, vr = _twist(V, r)
     ak, bk = _twist(Ab, k)
     ar, br = _twist(Ab, r)
-    ur = _add(vr, _cross(wr, dr))
-    Rur = _mv(Rkr, ur)
-    rd = _add(_sub(_cross(s, wk), vk), Rur)
-    # κ_d = −ω_k × (ρ̇ + R_{k,r} u_r) + R_{k,r}(ω_r × u_r)
-    kd = _add(_cross(_add(rd, Rur), wk), _mv(Rkr, _cross(wr, ur)))
-    acc = _add(_rhodot(Rkr, s, dr, ak, bk, ar, br), kd)
+    acc, _ = _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br)
     p = n.shape[0]
     for i in range(p):
         out[i] = _dot(_vec(n, i), acc)
     for j in range(e_k.shape[0]):
-        ek = _vec(e_k, j)
-        er = _vec(e_r, j)
-        f = _mv(Rkr, er)  # ^k e_r
-        h = _mtv(Rkr, ek)  # ^r e_k
-        wek = _cross(wk, ek)
-        wer = _cross(wr, er)
-        kappa = _dot(_cross(wk, wek), f) + 2.0 * _dot(wek, _mv(Rkr, wer)) + _dot(h, _cross(wr, wer))
-        out[p + j] = _orient_rate(Rkr, ek, er, ak, ar) + kappa
+        out[p + j] = _bias_orient(Rkr, _vec(e_k, j), _vec(e_r, j), wk, wr, ak, ar)
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -420,11 +430,7 @@ def distance_bias_into(k, r, d_k, d_r, L, C, V, Ab, out):
     wr, vr = _twist(V, r)
     ak, bk = _twist(Ab, k)
     ar, br = _twist(Ab, r)
-    ur = _add(vr, _cross(wr, dr))
-    Rur = _mv(Rkr, ur)
-    rd = _add(_sub(_cross(s, wk), vk), Rur)
-    kd = _add(_cross(_add(rd, Rur), wk), _mv(Rkr, _cross(wr, ur)))
-    acc = _add(_rhodot(Rkr, s, dr, ak, bk, ar, br), kd)
+    acc, rd = _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br)
     out[0] = _dot(rho, acc) + _dot(rd, rd)
 
 

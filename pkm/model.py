@@ -58,9 +58,24 @@ def _inv_pose(C: np.ndarray) -> np.ndarray:
     return out
 
 
+def _skew(x) -> np.ndarray:
+    """``[x]×`` (numpy; for one-off set-up work that should not compile numba kernels)."""
+    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
+
+
+def _Ad(C: np.ndarray) -> np.ndarray:
+    """``Ad_C = [[R, 0], [[r]× R, R]]`` (numpy)."""
+    R, r = C[:3, :3], C[:3, 3]
+    out = np.zeros((6, 6))
+    out[:3, :3] = R
+    out[3:, 3:] = R
+    out[3:, :3] = _skew(r) @ R
+    return out
+
+
 def _Ad_inv(C: np.ndarray) -> np.ndarray:
     R, r = C[:3, :3], C[:3, 3]
-    rx = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])
+    rx = _skew(r)
     out = np.zeros((6, 6))
     out[:3, :3] = R.T
     out[3:, 3:] = R.T

@@ -47,6 +47,10 @@ class IKSolution:
     joints_dd: dict[str, np.ndarray] = field(default_factory=dict)
 
 
+#: Steps of the straight-line continuation in task space for an IK that fails from the reference.
+CONTINUATION_STEPS = 10
+
+
 class Robot:
     """A PKM compiled from a robot file: its limbs (:class:`pkm.limb.LimbModel`) and task space.
 
@@ -286,17 +290,24 @@ class Robot:
 
         return eom(self, x, xd)
 
+    def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
+        """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:
+        the straight line in task space along which an IK that does not converge from the
+        reference configuration is continued (here and in :mod:`pkm.batch_kernel`); the last is
+        the pose at ``x``."""
+        x0 = self.x_ref
+        return np.array([self.platform_pose(x0 + t * (x - x0)) for t in np.arange(1, steps + 1) / steps])
+
     def _solve(self, limb, k, Cd, theta0, x, tol, max_iter, threshold):
         try:
             return solve_limb(limb, Cd, theta0, tol, max_iter, threshold)
         except (IKError, SingularityError) as first:
             # continuation from the reference configuration along a straight line in task space
             theta = np.zeros(limb.n)
-            x0 = self.x_ref
+            path = self.continuation_poses(x)
             try:
-                for t in np.linspace(0.0, 1.0, 11)[1:]:
-                    sol = solve_limb(limb, self.platform_pose(x0 + t * (x - x0)), theta, tol, max_iter,
-                                     threshold if t == 1.0 else np.inf)
+                for k, Cd_k in enumerate(path):
+                    sol = solve_limb(limb, Cd_k, theta, tol, max_iter, threshold if k == len(path) - 1 else np.inf)
                     theta = sol.theta
                 return sol
             except SingularityError:

@@ -110,7 +110,7 @@ robot = pkm.load(ROOT + "/robots/delta_3rr2rrr.toml")
 tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
 km = robot._packed()
 L, nmax = km.mi.shape[0], 6
-Cs = np.array([robot.platform_pose(robot.x_ref + t * (tr.x[0] - robot.x_ref)) for t in (0.3, 0.6)])
+Cs = robot.continuation_poses(tr.x[0], 3)[:-1]  # two intermediate poses
 
 def run(N):
     X, XD, XDD = tr.x[:N], tr.xd[:N], tr.xdd[:N]
@@ -177,7 +177,7 @@ def _run_packed(robot, km, X, XD, XDD, t, general):
     dp, na = robot.task_dof, robot.n_act
     out = Results(*[np.zeros((N, L, nmax)) for _ in range(3)], np.empty((N, na)), np.empty((N, na, dp)),
                   np.empty((N, L, dp)), np.empty((N, dp)))
-    Cs = np.array([robot.platform_pose(robot.x_ref + u * (X[0] - robot.x_ref)) for u in (0.5,)])
+    Cs = robot.continuation_poses(X[0], 2)[:-1]  # one intermediate pose
     status = np.zeros(4)
     run_range(0, N, *km, *smp, *out, *(w[0] for w in make_work(km, 1)), True, Cs, general, 1e-12, 50, 1e8, status)
     return out, status
@@ -235,8 +235,7 @@ def test_cold_start_continues_along_the_task_line():
     Z = np.zeros_like(X)
 
     def kernel_status(steps, max_iter):
-        u = np.linspace(0.0, 1.0, steps + 2)[1:-1]
-        Cs = np.array([robot.platform_pose(robot.x_ref + t * (X[0] - robot.x_ref)) for t in u]).reshape(-1, 4, 4)
+        Cs = robot.continuation_poses(X[0], steps + 1)[:-1]  # `steps` intermediate poses
         smp = Samples(*platform_states(robot, X, Z, Z), np.zeros((1, 6)), np.zeros(1), robot.spec.gravity.copy())
         out = Results(*[np.zeros((1, 3, 6)) for _ in range(3)], np.empty((1, 3)), np.empty((1, 3, 3)),
                       np.empty((1, 3, 3)), np.empty((1, 3)))

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.batch_model import (BF_A, BF_B, BF_SIZE, LAY_NMAX, LAY_QP, _Ad, inertia6, inertia10, joint_frame, pack,
+from pkm.batch_model import (BF_A, BF_B, BF_SIZE, LAY_NMAX, LAY_QP, inertia6, inertia10, joint_frame, pack,
                              reference_inertia)
 from pkm.kinematics import forward_kinematics
+from pkm.lie import Ad
 from pkm.manipulator import dynamics_trees
 
 from conftest import ROBOTS
@@ -32,7 +33,7 @@ def test_joint_frame_reproduces_the_screw(kind):
         np.testing.assert_allclose(Q[:3, :3].T @ Q[:3, :3], np.eye(3), atol=1e-14)
         assert np.linalg.det(Q[:3, :3]) == pytest.approx(1.0)
         np.testing.assert_allclose(Q[:3, 2], e, atol=1e-14)  # z is the axis
-        np.testing.assert_allclose(_Ad(Q) @ [0, 0, a, 0, 0, b], X, atol=1e-13)
+        np.testing.assert_allclose(Ad(Q) @ [0, 0, a, 0, 0, b], X, atol=1e-13)  # pkm.lie, not the pack's own
         if kind == "R":
             assert (a, b) == (1.0, 0.0)
             assert np.linalg.norm(np.cross(Q[:3, 3] - y, e)) < 1e-12  # origin on the axis
