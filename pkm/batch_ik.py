@@ -29,6 +29,9 @@ from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC
 
 #: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
 SERIES_STEP = 1e-2
+#: A chord step (linear convergence, :func:`_solve_affine`) is accepted at ``CHORD_MARGIN · tol``,
+#: so that its solutions are as accurate as a Newton step's (which lands far below ``tol``).
+CHORD_MARGIN = 1e-2
 
 # error_model="numpy": a division by zero gives inf/NaN (caught by the kernel's checks), not a
 # Python exception. No fastmath: contracting a·b + c into an FMA depends on what LLVM inlines, which
@@ -44,9 +47,11 @@ _internal = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=T
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
 # evaluation, φ_i, (Ḣq̇)_i.
 BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47
-# Slots of the square scratch matrices ``mat`` (M_GYI + λ_max, B, B): platform Jacobian J_p (6 × n),
-# loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix L_pᵀL_p
-# and its inverse, L_p⁺ (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse, then G_y⁻¹ of each loop.
+# Slots of the square scratch matrices ``mat`` (M_GYI + λ_max + 2L, B, B): platform Jacobian J_p
+# (6 × n), loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix
+# L_pᵀL_p and its inverse, the chord step's matrix (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse,
+# then G_y⁻¹ of each loop, then each limb's L_p⁺ (δ × 6) of the last two samples
+# (:func:`pkm.batch_kernel._pinv_slot`).
 M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_PINV, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
 # Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
 # loop residuals or Ġθ̇, right-hand side of eq. 140.
@@ -69,7 +74,7 @@ def make_work(km: KernelModel, chunks: int) -> Work:
     L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], km.Pt.shape[1]
     B = max(12, nmax, 6 * lmax, dmax, dp)
     return Work(th=np.zeros((chunks, L, nmax)), bw=np.zeros((chunks, nmax, BW_SIZE)),
-                mat=np.zeros((chunks, M_GYI + lmax, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))
+                mat=np.zeros((chunks, M_GYI + lmax + 2 * L, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))
 
 
 # ----------------------------------------------------------------------------- array rows as tuples
@@ -301,13 +306,19 @@ def _normal_equations(A, G, nr, k, e, g, Nm):
 
 
 @_internal
-def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
+def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord):
     """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
     :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
 
     Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
-    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th``. Every iterate closes the loops; at
-    the solution their residuals are still evaluated and must be ≤ ``LOOP_TOL``. On success
+    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th``. With ``chord`` the first step is a
+    chord step ``Δq = P e`` with ``P = mat[M_PINV]`` (the ``L_p⁺`` of the previous samples,
+    extrapolated, :func:`pkm.batch_kernel._chord_matrix`): no Jacobian, normal equations or
+    factorisation at the start, which is already close. At least one step is always taken
+    (unless ``max_iter`` is 0), so a solution is never a bare prediction; a Newton step then lands
+    far below ``tol`` (quadratic convergence), and a chord step, which converges only linearly, is
+    accepted only at ``CHORD_MARGIN · tol``, else Newton goes on. Every iterate closes the loops;
+    at the solution their residuals are still evaluated and must be ≤ ``LOOP_TOL``. On success
     ``th``, ``bw``'s poses, ``J_p`` and ``L_p`` hold the solution's values. Returns ``(converged,
     pose error, loop error)``.
     """
@@ -331,6 +342,15 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
         perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
         if not np.isfinite(perr):
             break
+        if chord and it == 0 and max_iter > 0:
+            P = mat[M_PINV]
+            for c in range(d):
+                acc = 0.0
+                for r in range(6):
+                    acc += P[c, r] * e[r]
+                dx[c] = acc
+            _take_step(q, dx, d)
+            continue
         _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
         for r in range(6):  # L_p = J_p H (eq. 80); J_p is zero off the platform's path
             for c in range(d):
@@ -338,7 +358,7 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
                 for j in range(n):
                     acc += J[r, j] * mf[l, oh + dmax * j + c]
                 Lp[r, c] = acc
-        if perr <= tol:
+        if perr <= (CHORD_MARGIN * tol if chord and it == 1 else tol) and it >= min(1, max_iter):
             gerr = _loop_residuals(l, mi, mf, lay, bw)
             return gerr <= LOOP_TOL, perr, gerr
         if it == max_iter:
@@ -359,7 +379,7 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     full column rank and the system is consistent, so this converges quadratically to the
     solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
     forward kinematics per step. Stops when the pose error is ≤ ``tol`` and every loop residual
-    ≤ ``LOOP_TOL``; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
+    ≤ ``LOOP_TOL`` after at least one step (unless ``max_iter`` is 0); ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
     ``(converged, pose error, loop error)``.
     """
     n, nr = mi[l, LI_N], mi[l, LI_NROWS]
@@ -376,7 +396,7 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
         if not (np.isfinite(perr) and np.isfinite(gerr)):
             break
         _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
-        if perr <= tol and gerr <= LOOP_TOL:
+        if perr <= tol and gerr <= LOOP_TOL and it >= min(1, max_iter):
             return True, perr, gerr
         if it == max_iter:
             break

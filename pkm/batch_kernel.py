@@ -4,10 +4,11 @@ It works on a :class:`pkm.batch_model.KernelModel` (every limb in joint frames `
 module) and runs, for every sample of a trajectory and every limb,
 
 1. the geometric IK (eq. 95–96 with the loop constraints, spec §6) by Gauss–Newton, started from
-   a second-order Taylor prediction from the previous sample: in ``q_(l)`` alone for a limb with
-   an affine loop closure ``θ = H q + c`` (constant ``H``, the Delta's parallelogram, spec §4.7;
-   :func:`pkm.batch_ik._solve_affine`), else on all tree variables with the loops' selected rows
-   (:func:`pkm.batch_ik._solve_general`). The first sample of a chunk is solved from the reference
+   a prediction from the previous two samples (:func:`_predict`): in ``q_(l)`` alone for a limb
+   with an affine loop closure ``θ = H q + c`` (constant ``H``, the Delta's parallelogram, spec
+   §4.7; :func:`pkm.batch_ik._solve_affine`; its first step is a chord step with the previous
+   samples' ``L_p⁺``, :func:`_chord_matrix`), else on all tree variables with the loops' selected
+   rows (:func:`pkm.batch_ik._solve_general`). The first sample of a chunk is solved from the reference
    configuration, directly or, if that fails, by continuation along a straight line in task
    space (as :meth:`pkm.robot.Robot.inverse_kinematics`);
 2. the velocity and acceleration IK (eq. 86–88, corrected as in spec §8.3; ``Ḣq̇`` from ``Ġθ̇``);
@@ -55,7 +56,7 @@ from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GR
                           M_PINV,
                           M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
                           _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
-from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LOOPF, LAY_LOOPS, LAY_QP,
+from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_QP,
                              LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                              LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.constraints import _bias_orient, _bias_rho
@@ -242,7 +243,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
     if not cl <= thresh:
         status[0], status[1], status[2], status[3] = SINGULAR_LP, s, l, cl
         return False
-    Pinv = mat[M_PINV]
+    Pinv = mat[_pinv_slot(lay, l, s)]  # kept for the chord steps of samples s + 1 and s + 2
     for a in range(d):  # L_p⁺ = (L_pᵀL_p)⁻¹ L_pᵀ (eq. 94)
         for r in range(6):
             acc = 0.0
@@ -368,6 +369,49 @@ def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, ma
     return True
 
 
+@_internal
+def _pinv_slot(lay, l, s):
+    """Slot of ``mat`` holding limb ``l``'s ``L_p⁺`` of sample ``s`` (two per limb, alternating)."""
+    return M_GYI + lay[LAY_LMAX] + 2 * l + (s & 1)
+
+
+@_internal
+def _predict(l, n, s, h, h1, tl, theta, thetad, thetadd):
+    """The start of sample ``s``'s IK, ``tl`` (holding ``θ`` of sample ``s − 1`` on entry): with both
+    time steps ``h = t_s − t_{s−1}`` and ``h1 = t_{s−1} − t_{s−2}`` known, the quintic through
+    ``(θ, θ̇, θ̈)`` at ``s − 1`` and ``s − 2`` evaluated at ``t_s`` (Hermite extrapolation, error
+    O(h⁶)); with ``h`` only, the Taylor polynomial ``θ + θ̇ h + θ̈ h²/2``; else unchanged.
+
+    The quintic is ``p(τ) = θ + θ̇ τ + θ̈ τ²/2 + Σ_{k=3..5} c_k (τ/h1)^k`` with ``c_k`` from the
+    three conditions at ``τ = −h1``."""
+    if h > 0.0 and h1 > 0.0:
+        r = h / h1
+        r3 = r * r * r
+        for i in range(n):
+            p0, v0, a0 = tl[i], thetad[s - 1, l, i], thetadd[s - 1, l, i]
+            P = theta[s - 2, l, i] - p0 + h1 * (v0 - 0.5 * h1 * a0)  # residuals at −h1 of the Taylor part,
+            V = h1 * (thetad[s - 2, l, i] - v0 + h1 * a0)  # scaled by h1^0, h1^1, h1^2
+            A = h1 * h1 * (thetadd[s - 2, l, i] - a0)
+            c3 = -0.5 * A - 10.0 * P - 4.0 * V
+            c4 = -A - 15.0 * P - 7.0 * V
+            c5 = -0.5 * A - 6.0 * P - 3.0 * V
+            tl[i] = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
+    elif h > 0.0:
+        for i in range(n):
+            tl[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
+
+
+@_internal
+def _chord_matrix(l, d, lay, mat, s, r):
+    """``mat[M_PINV] = P₁ + r (P₁ − P₂)``: limb ``l``'s ``L_p⁺`` at samples ``s − 1`` (``P₁``) and
+    ``s − 2`` (``P₂``) extrapolated linearly to sample ``s`` (``r = h/h1``; 0 uses ``P₁``), for the
+    chord step of :func:`pkm.batch_ik._solve_affine`."""
+    P1, P2, P = mat[_pinv_slot(lay, l, s - 1)], mat[_pinv_slot(lay, l, s)], mat[M_PINV]
+    for a in range(d):
+        for c in range(6):
+            P[a, c] = P1[a, c] + r * (P1[a, c] - P2[a, c])
+
+
 @_jit
 def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
@@ -384,9 +428,12 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
     ``(code, sample, limb, value)``: code 0 = success, else the first failure (IK or loop
     residual, or the condition number that exceeded ``thresh``).
 
-    When ``dts[s] > 0`` the start of sample ``s`` is the second-order Taylor prediction
-    ``θ + θ̇ h + θ̈ h²/2`` from sample ``s − 1``, so that Gauss–Newton usually needs one step; when
-    that fails, or without sample times, it is the previous sample's solution.
+    When ``dts[s] > 0`` the start of sample ``s`` is predicted from samples ``s − 1`` and ``s − 2``
+    (:func:`_predict`: quintic Hermite extrapolation, or second-order Taylor when only ``s − 1``
+    belongs to the chunk), and a limb with a constant H takes its first step with the
+    extrapolated ``L_p⁺`` of those samples (:func:`_chord_matrix`), so that one step, two forward
+    kinematics and one Jacobian per limb usually suffice. When that fails, or without sample
+    times, the start is the previous sample's solution.
     """
     # non-owning views: no reference counting in the loops (pkm._small.unowned); the caller owns all
     mi, mf, lay, Pt, Mp = unowned(mi), unowned(mf), unowned(lay), unowned(Pt), unowned(Mp)
@@ -397,7 +444,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
     Cs, status = unowned(Cs), unowned(status)
     L = mi.shape[0]
     for s in range(s_begin, s_end):
-        h = dts[s] if s > s_begin else 0.0
+        h = dts[s] if s > s_begin else 0.0  # time steps to s and to s − 1 (0: unknown)
+        h1 = dts[s - 1] if s - 1 > s_begin else 0.0
         start = s == s_begin and cold
         for l in range(L):
             tl = th[l]
@@ -408,9 +456,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
                 if start:  # from the reference configuration: directly, then along Cs
                     for i in range(n):
                         tl[i] = 0.0
-                elif attempt == 0:  # Taylor prediction from sample s − 1
-                    for i in range(n):
-                        tl[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
+                elif attempt == 0:  # extrapolated from samples s − 1 and s − 2
+                    _predict(l, n, s, h, h1, tl, theta, thetad, thetadd)
                 elif h > 0.0:  # the prediction failed: start again from sample s − 1
                     for i in range(n):
                         tl[i] = theta[s - 1, l, i]
@@ -420,7 +467,11 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
                 for k in range(steps + 1):
                     target, sk = (Cs, k) if k < steps else (Cd, s)
                     if aff:
-                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
+                        chord = attempt == 0 and s > s_begin and k == steps
+                        if chord:
+                            _chord_matrix(l, mi[l, LI_DOF], lay, mat, s, h / h1 if h > 0.0 and h1 > 0.0 else 0.0)
+                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter,
+                                                       chord)
                     elif general is not None:
                         ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
                     if not ok:
