@@ -22,7 +22,7 @@ from numba import njit
 
 from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm._small import add, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub
-from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_LMAX, LAY_LOOPF, LAY_LOOPS,
+from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPF, LAY_LOOPS,
                              LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL,
                              LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK,
                              PF_ER, PF_N, PF_SIZE, KernelModel)
@@ -323,7 +323,7 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord)
     pose error, loop error)``.
     """
     n, d = mi[l, LI_N], mi[l, LI_DOF]
-    oq, oh, oc = lay[LAY_QIDX], lay[LAY_HC], lay[LAY_CC]
+    oq, oh, oc, onz, ocol = lay[LAY_QIDX], lay[LAY_HC], lay[LAY_CC], lay[LAY_HNZ], lay[LAY_HCOL]
     dmax = lay[LAY_DMAX]
     J, Lp, Nm, e, q, dx = mat[M_J], mat[M_LP], mat[M_NM], vec[V_E], vec[V_Q], vec[V_DX]
     for r in range(6):
@@ -333,10 +333,10 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord)
         q[c] = th[mi[l, oq + c]]
     perr = np.inf
     for it in range(max_iter + 1):
-        for i in range(n):
+        for i in range(n):  # θ = H q + c over H's nonzeros
             acc = mf[l, oc + i]
-            for c in range(d):
-                acc += mf[l, oh + dmax * i + c] * q[c]
+            for k in range(mi[l, onz + i]):
+                acc += mf[l, oh + dmax * i + k] * q[mi[l, ocol + dmax * i + k]]
             th[i] = acc
         _fk(l, mi, mf, th, bw, it == 0)
         perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
@@ -352,12 +352,16 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord)
             _take_step(q, dx, d)
             continue
         _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
-        for r in range(6):  # L_p = J_p H (eq. 80); J_p is zero off the platform's path
-            for c in range(d):
-                acc = 0.0
-                for j in range(n):
-                    acc += J[r, j] * mf[l, oh + dmax * j + c]
-                Lp[r, c] = acc
+        for c in range(d):  # L_p = J_p H (eq. 80) over H's nonzeros on the platform's path
+            for r in range(6):
+                Lp[r, c] = 0.0
+        j = mi[l, LI_PLAT]
+        while j >= 0:
+            for k in range(mi[l, onz + j]):
+                c, hv = mi[l, ocol + dmax * j + k], mf[l, oh + dmax * j + k]
+                for r in range(6):
+                    Lp[r, c] += hv * J[r, j]
+            j = mi[l, MI_PARENT + j]
         if perr <= (CHORD_MARGIN * tol if chord and it == 1 else tol) and it >= min(1, max_iter):
             gerr = _loop_residuals(l, mi, mf, lay, bw)
             return gerr <= LOOP_TOL, perr, gerr

@@ -56,7 +56,7 @@ from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GR
                           M_PINV,
                           M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
                           _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
-from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_QP,
+from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_QP,
                              LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                              LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.constraints import _bias_orient, _bias_rho
@@ -210,6 +210,25 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
 
 
 @_internal
+def _h_times(l, mi, mf, lay, H, aff, n, d, x, out):
+    """``out[:n] = H x``: over the sparse rows of the model's constant H (``aff``), else with the
+    dense ``H`` the IK built (:func:`pkm.batch_ik._build_H`)."""
+    if aff:
+        oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
+        for i in range(n):
+            acc = 0.0
+            for k in range(mi[l, onz + i]):
+                acc += mf[l, oh + dmax * i + k] * x[mi[l, ocol + dmax * i + k]]
+            out[i] = acc
+    else:
+        for i in range(n):
+            acc = 0.0
+            for c in range(d):
+                acc += H[i, c] * x[c]
+            out[i] = acc
+
+
+@_internal
 def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat, vec, general,
                    status):
     """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
@@ -221,12 +240,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
     aff = True if general is None else mi[l, LI_AFF] != 0
     H, Lp, Gram, Grami, F, J = mat[M_H], mat[M_LP], mat[M_GRAM], mat[M_GRAMI], mat[M_F], mat[M_J]
     q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
-    if aff:
-        oh, dmax = lay[LAY_HC], lay[LAY_DMAX]
-        for i in range(n):
-            for c in range(d):
-                H[i, c] = mf[l, oh + dmax * i + c]
-    elif general is not None:
+    if not aff and general is not None:
         cg = _build_H(l, mi, lay, mat)
         if not cg <= thresh:
             status[0], status[1], status[2], status[3] = SINGULAR_GY, s, l, cg
@@ -267,11 +281,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
         for r in range(6):
             acc += Pinv[a, r] * Vp[s, r]
         qd[a] = acc
-    for i in range(n):
-        acc = 0.0
-        for c in range(d):
-            acc += H[i, c] * qd[c]
-        thd[i] = acc
+    _h_times(l, mi, mf, lay, H, aff, n, d, qd, thd)  # θ̇ = H q̇
     _twists(l, mi, mf, thd, bw)
     for i in range(n):
         bw[i, BW_HD] = 0.0
@@ -306,18 +316,24 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
     for a in range(d):  # q̈ = L_p⁺ (V̇_p − J̇_pθ̇ − J_p Ḣq̇)
         qdd[a] = Pinv[a, 0] * r0 + Pinv[a, 1] * r1 + Pinv[a, 2] * r2 + Pinv[a, 3] * r3 + Pinv[a, 4] * r4 + \
             Pinv[a, 5] * r5
+    _h_times(l, mi, mf, lay, H, aff, n, d, qdd, thdd)  # θ̈ = H q̈ + Ḣq̇
     for i in range(n):
-        acc = bw[i, BW_HD]
-        for c in range(d):
-            acc += H[i, c] * qdd[c]
-        thdd[i] = acc
+        thdd[i] += bw[i, BW_HD]
     # ---- limb dynamics φ (App. B) and W̄ = Fᵀ Hᵀ φ (eq. 144)
     _rnea(l, mi, mf, thd, thdd, g0, bw)
-    for c in range(d):
-        acc = 0.0
+    if aff:  # q = Hᵀ φ
+        oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
+        for c in range(d):
+            q[c] = 0.0
         for i in range(n):
-            acc += H[i, c] * bw[i, BW_PHI]
-        q[c] = acc  # Hᵀ φ
+            for k in range(mi[l, onz + i]):
+                q[mi[l, ocol + dmax * i + k]] += mf[l, oh + dmax * i + k] * bw[i, BW_PHI]
+    else:
+        for c in range(d):
+            acc = 0.0
+            for i in range(n):
+                acc += H[i, c] * bw[i, BW_PHI]
+            q[c] = acc
     for c in range(dp):
         acc = 0.0
         for a in range(d):

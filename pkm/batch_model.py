@@ -45,20 +45,23 @@ LOOP_TOL = 1e-13
 # Layout of the flat per-limb records (names used by pkm.batch_kernel).
 # mi (L, NI) int64: header, then parent (n_max) at MI_PARENT, q_index (d_max) at lay[LAY_QIDX],
 # actuated positions in q (a_max) at lay[LAY_ACTPOS], one 17-int record per loop at lay[LAY_LOOPS],
-# and per loop the n_max path marks at lay[LAY_MARKS] (1: joint on the path of cut body k only,
-# 2: on r's only, 0: on neither or both — the joints of the loop, spec §4.3).
+# per loop the n_max path marks at lay[LAY_MARKS] (1: joint on the path of cut body k only,
+# 2: on r's only, 0: on neither or both — the joints of the loop, spec §4.3), then the sparse rows
+# of a constant H: the number of nonzeros of each row (n_max) at lay[LAY_HNZ] and their columns
+# (n_max × d_max, row-major, the first ones of each row used) at lay[LAY_HCOL].
 LI_N, LI_DOF, LI_PLAT, LI_NACT, LI_ACTOFF, LI_NLOOP, LI_AFF, LI_NROWS = range(8)
 MI_PARENT = 8
 LP_K, LP_R, LP_NN, LP_NE, LP_M, LP_ROWS, LP_Y, LP_SIZE = 0, 1, 2, 3, 4, 5, 11, 17
 # mf (L, NF) float64: one 24-float record per body from column 0 (joint placement P_i as row-major
 # R and p, screw (a, b), inertia (m, mc, I_o)), then Q_p and Q_p⁻¹ (12 each) at lay[LAY_QP], one
 # 36-float record per loop at lay[LAY_LOOPF] (d_k, d_r, c0, n (3×3), e_k (3×3), e_r (3×3), in K
-# frames), Hc (n_max × d_max, row-major) at lay[LAY_HC] and cc (n_max) at lay[LAY_CC].
+# frames), the nonzeros of a constant H (n_max × d_max, row-major: row i's first ``nnz_i``) at
+# lay[LAY_HC] and c (n_max) at lay[LAY_CC] (θ = H q + c, a parallelogram's H has one ±1 per row).
 BF_P, BF_A, BF_B, BF_IN, BF_SIZE = 0, 12, 13, 14, 24
 PF_DK, PF_DR, PF_C0, PF_N, PF_EK, PF_ER, PF_SIZE = 0, 3, 6, 9, 18, 27, 36
 # lay (LAY_SIZE,) int64: offsets and sizes.
 LAY_QIDX, LAY_ACTPOS, LAY_LOOPS, LAY_QP, LAY_LOOPF, LAY_HC, LAY_CC, LAY_NMAX, LAY_DMAX, LAY_LMAX, LAY_DP, \
-    LAY_MARKS, LAY_SIZE = range(13)
+    LAY_MARKS, LAY_HNZ, LAY_HCOL, LAY_SIZE = range(15)
 
 
 class KernelModel(NamedTuple):
@@ -89,9 +92,19 @@ class KernelModel(NamedTuple):
     def body(self, l: int, i: int) -> np.ndarray:
         return self.mf[l, BF_SIZE * i:BF_SIZE * (i + 1)]
 
-    def Hc(self, l: int) -> np.ndarray:
+    def H_values(self, l: int) -> np.ndarray:
+        """View of limb ``l``'s constant-H nonzeros, (n_max, d_max): row i's first ``nnz_i``."""
         nmax, dmax = self.lay[LAY_NMAX], self.lay[LAY_DMAX]
         return self.mf[l, self.lay[LAY_HC]:self.lay[LAY_HC] + nmax * dmax].reshape(nmax, dmax)
+
+    def H(self, l: int) -> np.ndarray:
+        """Limb ``l``'s constant H (n × δ_l) rebuilt from its sparse rows (zero if it has none)."""
+        n, d, dmax = self.mi[l, LI_N], self.mi[l, LI_DOF], self.lay[LAY_DMAX]
+        H = np.zeros((n, d))
+        for i in range(n):
+            for k in range(self.mi[l, self.lay[LAY_HNZ] + i]):
+                H[i, self.mi[l, self.lay[LAY_HCOL] + dmax * i + k]] += self.mf[l, self.lay[LAY_HC] + dmax * i + k]
+        return H
 
 
 def _pose12(C: np.ndarray) -> np.ndarray:
@@ -176,7 +189,9 @@ def pack(robot, affine: bool = True) -> KernelModel:
     lay[LAY_CC] = lay[LAY_HC] + nmax * dmax
     lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX], lay[LAY_DP] = nmax, dmax, lmax, robot.P_p.shape[1]
     lay[LAY_MARKS] = lay[LAY_LOOPS] + LP_SIZE * lmax
-    mi = np.zeros((L, lay[LAY_MARKS] + lmax * nmax), np.int64)
+    lay[LAY_HNZ] = lay[LAY_MARKS] + lmax * nmax
+    lay[LAY_HCOL] = lay[LAY_HNZ] + nmax
+    mi = np.zeros((L, lay[LAY_HCOL] + nmax * dmax), np.int64)
     mf = np.zeros((L, lay[LAY_CC] + nmax))
     off = 0
     for l, limb in enumerate(limbs):
@@ -203,9 +218,11 @@ def pack(robot, affine: bool = True) -> KernelModel:
         closure = limb.affine_closure(LOOP_TOL) if affine else None
         if closure is not None:
             mi[l, LI_AFF] = 1
-            Hc = np.zeros((nmax, dmax))
-            Hc[:n, :limb.dof] = closure[0]
-            mf[l, lay[LAY_HC]:lay[LAY_HC] + nmax * dmax] = Hc.ravel()
+            for i in range(n):  # sparse rows: the kernels touch only the nonzeros
+                cols = np.flatnonzero(closure[0][i])
+                mi[l, lay[LAY_HNZ] + i] = len(cols)
+                mi[l, lay[LAY_HCOL] + dmax * i:lay[LAY_HCOL] + dmax * i + len(cols)] = cols
+                mf[l, lay[LAY_HC] + dmax * i:lay[LAY_HC] + dmax * i + len(cols)] = closure[0][i, cols]
             mf[l, lay[LAY_CC]:lay[LAY_CC] + n] = closure[1]
         for k, lp in enumerate(limb.loops):
             cj = lp.cut

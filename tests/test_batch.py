@@ -214,7 +214,7 @@ def test_affine_path_checks_the_loops():
     km = pack(robot)
     wrong = km._replace(mf=km.mf.copy())
     for l in range(len(robot.limbs)):
-        wrong.Hc(l)[4] *= 1.001  # a view into wrong.mf
+        wrong.H_values(l)[4] *= 1.001  # a view into wrong.mf: row 4's nonzero
     assert not np.array_equal(wrong.mf, km.mf)
     tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
     status = _run_packed(robot, wrong, tr.x[:50], tr.xd[:50], tr.xdd[:50], tr.t[:50], None)[1]
