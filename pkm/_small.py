@@ -213,6 +213,10 @@ def inertia_mul(M, i, w, v):
     return (m0, m1, m2), (f0, f1, f2)
 
 
+#: Rotation angle below which :func:`log_pose` uses series (no atan2).
+_NEAR_IDENTITY = 1e-4
+
+
 @_inline
 def log_pose(R, p):
     """``log(C) = (ω; v)`` of the pose ``C = (R, p)`` with ``|ω| ≤ π`` (App. A): the algorithm of
@@ -223,6 +227,16 @@ def log_pose(R, p):
     w2 = 0.5 * (R[3] - R[1])
     s = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
     c = min(1.0, max(-1.0, 0.5 * (R[0] + R[4] + R[8] - 1.0)))
+    if c > 0.0 and s < _NEAR_IDENTITY:  # φ = atan(s/c) by its series (relative error < 1e-30); an
+        x = s / c  # IK's pose error near convergence, where atan2 and α's series would dominate
+        t = x * x
+        phi = x * (1.0 - t * (1.0 / 3.0 - t * (0.2 - t / 7.0)))
+        f = phi / s if s > 0.0 else 1.0
+        w = (f * w0, f * w1, f * w2)
+        al = 1.0 / 12.0 + phi * phi / 720.0  # α(φ) (next term φ⁴/30240)
+        k = cross(w, p)
+        kk = cross(w, k)
+        return w, (p[0] - 0.5 * k[0] + al * kk[0], p[1] - 0.5 * k[1] + al * kk[1], p[2] - 0.5 * k[2] + al * kk[2])
     phi = np.arctan2(s, c)
     if c >= 0.0:
         f = phi / s if s > 0.0 else 1.0

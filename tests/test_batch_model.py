@@ -134,18 +134,22 @@ def test_incremental_trig_is_exact():
 
 
 def test_log_pose_is_log_se3():
-    """The tuple logarithm equals pkm.lie.log_se3, also within 1e-9 of φ = 0 and of φ = π."""
+    """The tuple logarithm equals pkm.lie.log_se3, also within 1e-9 of φ = 0 and of φ = π, and on
+    both sides of the angle below which it uses series (_NEAR_IDENTITY)."""
     from pkm._small import log_pose
     from pkm.lie import exp_se3, log_se3
 
     rng = np.random.default_rng(7)
-    angles = np.r_[rng.uniform(0, np.pi, 30), 1e-12, 1e-9, np.pi - 1e-9, np.pi - 1e-6, np.pi]
+    angles = np.r_[rng.uniform(0, np.pi, 30), 1e-12, 1e-9, 1e-6, 0.99e-4, 1.01e-4, 1e-3, np.pi - 1e-9,
+                   np.pi - 1e-6, np.pi]
     for phi in angles:
         X = np.r_[phi * _unit(rng), rng.normal(size=3)]
         C = exp_se3(X)
         w, v = log_pose(tuple(C[:3, :3].ravel()), tuple(C[:3, 3]))
         ref = log_se3(C)
         np.testing.assert_allclose(np.r_[w, v], ref, atol=1e-12 * max(1.0, np.abs(ref).max()))
+        if phi < 1e-3:  # tiny angles: relative accuracy of ω
+            np.testing.assert_allclose(w, ref[:3], rtol=1e-12, atol=0)
 
 
 def test_start_argument():
