@@ -282,6 +282,13 @@ def _take_step(x, dx, k):
         x[j] += sc * dx[j]
 
 
+@_internal
+def _dof(l, mi, d_static):
+    """Limb ``l``'s ``δ_l``: the compile-time constant ``len(d_static)`` when every limb has the
+    same (:class:`pkm.batch_model.KernelModel`), else read from ``mi``."""
+    return len(d_static) if len(d_static) > 0 else mi[l, LI_DOF]
+
+
 # ----------------------------------------------------------------------------- Gauss–Newton
 @_internal
 def _normal_equations(A, G, nr, k, e, g, Nm):
@@ -306,12 +313,13 @@ def _normal_equations(A, G, nr, k, e, g, Nm):
 
 
 @_internal
-def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord):
+def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_iter, chord):
     """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
     :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
 
     Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
-    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th``. With ``chord`` the first step is a
+    (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th`` (``d_static``: see
+    :class:`pkm.batch_model.KernelModel`). With ``chord`` the first step is a
     chord step ``Δq = P e`` with ``P = mat[M_PINV]`` (the ``L_p⁺`` of the previous samples,
     extrapolated, :func:`pkm.batch_kernel._chord_matrix`): no Jacobian, normal equations or
     factorisation at the start, which is already close. At least one step is always taken
@@ -322,7 +330,7 @@ def _solve_affine(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter, chord)
     ``th``, ``bw``'s poses, ``J_p`` and ``L_p`` hold the solution's values. Returns ``(converged,
     pose error, loop error)``.
     """
-    n, d = mi[l, LI_N], mi[l, LI_DOF]
+    n, d = mi[l, LI_N], _dof(l, mi, d_static)
     oq, oh, oc, onz, ocol = lay[LAY_QIDX], lay[LAY_HC], lay[LAY_CC], lay[LAY_HNZ], lay[LAY_HCOL]
     dmax = lay[LAY_DMAX]
     J, Lp, Nm, e, q, dx = mat[M_J], mat[M_LP], mat[M_NM], vec[V_E], vec[V_Q], vec[V_DX]

@@ -55,7 +55,7 @@ from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv
 from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
                           M_PINV,
                           M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
-                          _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
+                          _dof, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
 from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_QP,
                              LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                              LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
@@ -229,14 +229,15 @@ def _h_times(l, mi, mf, lay, H, aff, n, d, x, out):
 
 
 @_internal
-def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat, vec, general,
+def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat,
+                   vec, general,
                    status):
     """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
     with their singularity checks, ``F = L_p⁺P_p`` (eq. 94) into ``J_IK``, ``θ̇`` and ``θ̈`` (eq.
     86–88, spec §8.3), the tree dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144). Returns False
     after writing a failure into ``status``. ``general`` is None when every limb is affine (see
     :func:`run_range`)."""
-    n, d, plat = mi[l, LI_N], mi[l, LI_DOF], mi[l, LI_PLAT]
+    n, d, plat, dp = mi[l, LI_N], _dof(l, mi, d_static), mi[l, LI_PLAT], len(dp_static)
     aff = True if general is None else mi[l, LI_AFF] != 0
     H, Lp, Gram, Grami, F, J = mat[M_H], mat[M_LP], mat[M_GRAM], mat[M_GRAMI], mat[M_F], mat[M_J]
     q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
@@ -264,7 +265,6 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
             for b in range(d):
                 acc += Grami[a, b] * Lp[r, b]
             Pinv[a, r] = acc
-    dp = Pt.shape[1]
     for a in range(d):  # F = L_p⁺ P_p (eq. 94) and the limb's rows of J_IK (eq. 97–98)
         for c in range(dp):
             acc = 0.0
@@ -343,7 +343,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thd, thdd, JIK, l
 
 
 @_internal
-def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+def _actuator_forces(Pt, Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
     into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into
     ``tau[s]``. Returns False after writing a failure (J_IK singular) into ``status``."""
@@ -357,7 +357,7 @@ def _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, ma
     cw, cv = coad(w, v, hw, hv)
     phi = (fw[0] - cw[0] - Wee[s, 0], fw[1] - cw[1] - Wee[s, 1], fw[2] - cw[2] - Wee[s, 2],
            fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])
-    dp = Pt.shape[1]
+    dp = len(dp_static)
     Jt, Jti, rhs = mat[M_JT], mat[M_JTI], vec[V_RHS]
     for c in range(dp):
         acc = 0.0
@@ -418,24 +418,25 @@ def _predict(l, n, s, h, h1, tl, theta, thetad, thetadd):
 
 
 @_internal
-def _chord_matrix(l, d, lay, mat, s, r):
+def _chord_matrix(l, mi, d_static, lay, mat, s, r):
     """``mat[M_PINV] = P₁ + r (P₁ − P₂)``: limb ``l``'s ``L_p⁺`` at samples ``s − 1`` (``P₁``) and
     ``s − 2`` (``P₂``) extrapolated linearly to sample ``s`` (``r = h/h1``; 0 uses ``P₁``), for the
     chord step of :func:`pkm.batch_ik._solve_affine`."""
     P1, P2, P = mat[_pinv_slot(lay, l, s - 1)], mat[_pinv_slot(lay, l, s)], mat[M_PINV]
-    for a in range(d):
+    for a in range(_dof(l, mi, d_static)):
         for c in range(6):
             P[a, c] = P1[a, c] + r * (P1[a, c] - P2[a, c])
 
 
 @_jit
-def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
+def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
               cold, Cs, general, tol, max_iter, thresh, status):
     """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
 
-    Arguments: the :class:`pkm.batch_model.KernelModel`, :class:`Samples` and :class:`Results`
-    arrays, one chunk's :class:`Work`; ``cold``: solve the first sample from the reference
+    Arguments: the :class:`pkm.batch_model.KernelModel` (its arrays and the compile-time sizes
+    ``d_static``, ``dp_static``), :class:`Samples` and :class:`Results` arrays, one chunk's
+    :class:`Work`; ``cold``: solve the first sample from the reference
     configuration, directly or, when that fails, through the intermediate poses ``Cs`` (K, 4, 4)
     (a straight line in task space from the reference, as
     :meth:`pkm.robot.Robot.inverse_kinematics` does), else start it from ``th``; ``general``:
@@ -485,9 +486,9 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
                     if aff:
                         chord = attempt == 0 and s > s_begin and k == steps
                         if chord:
-                            _chord_matrix(l, mi[l, LI_DOF], lay, mat, s, h / h1 if h > 0.0 and h1 > 0.0 else 0.0)
-                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter,
-                                                       chord)
+                            _chord_matrix(l, mi, d_static, lay, mat, s, h / h1 if h > 0.0 and h1 > 0.0 else 0.0)
+                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat, vec, tol,
+                                                       max_iter, chord)
                     elif general is not None:
                         ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
                     if not ok:
@@ -500,9 +501,10 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, Cd, Vp, dVp, Wee, dts, g0,
                 return
             for i in range(n):
                 theta[s, l, i] = tl[i]
-            if not _limb_dynamics(l, mi, mf, lay, Pt, Vp, dVp, g0, s, thresh, thetad[s, l], thetadd[s, l], JIK, limbW,
-                                  bw, mat, vec, general, status):
+            if not _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thresh, thetad[s, l],
+                                  thetadd[s, l], JIK, limbW, bw, mat, vec, general, status):
                 return
-        if not _actuator_forces(Pt, Mp, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+        if not _actuator_forces(Pt, Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh,
+                                status):
             return
     status[0] = OK

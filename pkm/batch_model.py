@@ -77,6 +77,11 @@ class KernelModel(NamedTuple):
     rows, independent rows ``m``, which rows (6), dependent tree variables ``y`` (6). The platform
     body is massless in the limb trees (spec §9.1). Few arrays on purpose: every array argument
     costs numba compile time and call overhead.
+
+    ``d_static`` and ``dp_static`` carry sizes in their types, for numba to compile as constants
+    (small loops with a known trip count are unrolled: −14 % for the Delta): ``(0,) * δ_l`` when
+    every limb has the same ``δ_l`` (else ``()``: the kernel reads each limb's from ``mi``) and
+    ``(0,) * δ_p``. Each distinct pair is compiled (and cached) once.
     """
 
     mi: np.ndarray
@@ -84,6 +89,8 @@ class KernelModel(NamedTuple):
     lay: np.ndarray
     Pt: np.ndarray
     Mp: np.ndarray
+    d_static: tuple
+    dp_static: tuple
 
     # named views for Python (tests, debugging)
     def parent(self, l: int) -> np.ndarray:
@@ -248,8 +255,10 @@ def pack(robot, affine: bool = True) -> KernelModel:
             f[PF_N:PF_N + 3 * nd] = (cj.n @ Rk).ravel()
             f[PF_EK:PF_EK + 3 * ne] = (cj.e_k @ Rk).ravel()
             f[PF_ER:PF_ER + 3 * ne] = (cj.e_r @ Rr).ravel()
+    dofs = {limb.dof for limb in limbs}
     return KernelModel(mi=mi, mf=mf, lay=lay, Pt=np.ascontiguousarray(robot.P_p, dtype=float),
-                       Mp=inertia10(np.asarray(platform_inertia(robot), dtype=float))[None, :])
+                       Mp=inertia10(np.asarray(platform_inertia(robot), dtype=float))[None, :],
+                       d_static=(0,) * dmax if len(dofs) == 1 else (), dp_static=(0,) * robot.P_p.shape[1])
 
 
 def reference_inertia(km: KernelModel, robot, l: int) -> np.ndarray:
