@@ -10,7 +10,21 @@ same everywhere.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.extending import overload
+
+
+def size(n):
+    """A matrix size given as an int, or as a tuple whose length is the size: numba then compiles
+    it as a constant and unrolls the small loops (:class:`pkm.batch_model.KernelModel`)."""
+    return len(n) if isinstance(n, tuple) else n
+
+
+@overload(size, jit_options={"cache": True})
+def _size_ol(n):
+    if isinstance(n, types.BaseTuple):
+        return lambda n: len(n)
+    return lambda n: n
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -52,7 +66,8 @@ def inverse_into(A, n, out, work):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def norm1(A, n, m):
-    """The 1-norm (largest column sum of magnitudes) of ``A[:n, :m]``."""
+    """The 1-norm (largest column sum of magnitudes) of ``A[:n, :m]`` (sizes as in :func:`size`)."""
+    n, m = size(n), size(m)
     best = 0.0
     for j in range(m):
         s = 0.0
@@ -111,3 +126,45 @@ def cholesky_solve_into(A, n, b, out, work):
         out[i] = s / work[i, i]
     return True
 
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def spd_inverse_into(A, n, out, work):
+    """``out[:n, :n] = A[:n, :n]⁻¹`` for a symmetric positive definite ``A``: Cholesky ``A = LLᵀ``
+    (``L`` into ``work``), ``L⁻¹`` (into ``work``'s upper part, transposed), ``A⁻¹ = L⁻ᵀL⁻¹``. No
+    pivoting, so with a constant ``n`` (a tuple, :func:`size`) the loops unroll. Returns False
+    when ``A`` is not numerically positive definite (a pivot ≤ 0)."""
+    n = size(n)
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= work[j, k] * work[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        work[j, j] = 1.0 / d  # the diagonal of L⁻¹
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= work[i, k] * work[j, k]
+            work[i, j] = s / d
+    # M = L⁻¹ (lower triangular) kept in out's lower part
+    for j in range(n):
+        out[j, j] = work[j, j]
+        for i in range(j + 1, n):
+            s = 0.0
+            for k in range(j, i):
+                s -= work[i, k] * (out[k, j] if k != j else work[j, j])
+            out[i, j] = s * work[i, i]
+    # A⁻¹ = Mᵀ M (symmetric)
+    for i in range(n):
+        for j in range(i, n):
+            s = 0.0
+            for k in range(j, n):
+                s += out[k, i] * out[k, j]
+            work[i, j] = s
+    for i in range(n):
+        for j in range(i, n):
+            out[i, j] = work[i, j]
+            out[j, i] = work[i, j]
+    return True

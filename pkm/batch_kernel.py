@@ -50,7 +50,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pkm._linalg import inverse_into, norm1
+from pkm._linalg import inverse_into, norm1, spd_inverse_into
 from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub, unowned
 from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
                           M_PINV,
@@ -252,8 +252,11 @@ def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thre
             for r in range(6):
                 acc += Lp[r, a] * Lp[r, b]
             Gram[a, b] = acc
-    cl = np.inf
-    if inverse_into(Gram, d, Grami, mat[M_SQ]):
+    cl = np.inf  # the Gram matrix is SPD at a regular configuration (Cholesky fails otherwise)
+    if len(d_static) > 0:  # with the size a compile-time constant: unrolled
+        if spd_inverse_into(Gram, d_static, Grami, mat[M_SQ]):
+            cl = np.sqrt(norm1(Gram, d_static, d_static) * norm1(Grami, d_static, d_static))
+    elif spd_inverse_into(Gram, d, Grami, mat[M_SQ]):
         cl = np.sqrt(norm1(Gram, d, d) * norm1(Grami, d, d))
     if not cl <= thresh:
         status[0], status[1], status[2], status[3] = SINGULAR_LP, s, l, cl
