@@ -215,6 +215,7 @@ def inertia_mul(M, i, w, v):
 
 #: Rotation angle below which :func:`log_pose` uses series (no atan2).
 _NEAR_IDENTITY = 1e-4
+_THIRD, _SEVENTH, _TWELFTH, _INV720 = 1.0 / 3.0, 1.0 / 7.0, 1.0 / 12.0, 1.0 / 720.0
 
 
 @_inline
@@ -225,18 +226,21 @@ def log_pose(R, p):
     w0 = 0.5 * (R[7] - R[5])
     w1 = 0.5 * (R[2] - R[6])
     w2 = 0.5 * (R[3] - R[1])
-    s = np.sqrt(w0 * w0 + w1 * w1 + w2 * w2)
+    ss = w0 * w0 + w1 * w1 + w2 * w2
     c = min(1.0, max(-1.0, 0.5 * (R[0] + R[4] + R[8] - 1.0)))
-    if c > 0.0 and s < _NEAR_IDENTITY:  # φ = atan(s/c) by its series (relative error < 1e-30); an
-        x = s / c  # IK's pose error near convergence, where atan2 and α's series would dominate
-        t = x * x
-        phi = x * (1.0 - t * (1.0 / 3.0 - t * (0.2 - t / 7.0)))
-        f = phi / s if s > 0.0 else 1.0
+    if c > 0.0 and ss < _NEAR_IDENTITY * _NEAR_IDENTITY:
+        # near the identity (an IK's pose error near convergence): φ/sin φ = atan(x)/(x c) with
+        # x = tan φ = s/c, by its series in t = x² (relative error < 1e-30); α(φ) = 1/12 + φ²/720
+        # + O(φ⁴) with φ² = t (1 + O(t)). No sqrt, atan2 or α's Horner; one division.
+        ic = 1.0 / c
+        t = ss * ic * ic
+        f = ic * (1.0 - t * (_THIRD - t * (0.2 - t * _SEVENTH)))
         w = (f * w0, f * w1, f * w2)
-        al = 1.0 / 12.0 + phi * phi / 720.0  # α(φ) (next term φ⁴/30240)
+        al = _TWELFTH + t * _INV720
         k = cross(w, p)
         kk = cross(w, k)
         return w, (p[0] - 0.5 * k[0] + al * kk[0], p[1] - 0.5 * k[1] + al * kk[1], p[2] - 0.5 * k[2] + al * kk[2])
+    s = np.sqrt(ss)
     phi = np.arctan2(s, c)
     if c >= 0.0:
         f = phi / s if s > 0.0 else 1.0
