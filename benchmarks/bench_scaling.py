@@ -133,7 +133,6 @@ def bench_limbs(Ls, repeats, n_python, n_kernel):
         sl = slice(0, n_python)
 
         def py():
-            robot._last = None
             robot.inverse_kinematics(X[sl], XD[sl], XDD[sl])
 
         t_py, c_py = (t / n_python for t in C.best_of(py, repeats))

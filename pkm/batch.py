@@ -92,11 +92,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     cold = np.ones(chunks, np.int64)
     if start is not None:  # chunk 0 starts from the given tree variables, the others cold
         cold[0] = 0
-        for l, limb in enumerate(robot.limbs):
-            th0 = np.asarray(start[l], dtype=float)
-            if th0.shape != (limb.n,) or not np.all(np.isfinite(th0)):
-                raise ValueError(f"start[{l}] must be {limb.n} finite tree variables of limb {limb.name!r}")
-            work.th[0, l, :limb.n] = th0
+        for l, th0 in enumerate(robot._check_start(start)):
+            work.th[0, l, :len(th0)] = th0
     # intermediate poses from the reference to each chunk's first sample (cold starts that fail directly)
     Cs = np.ascontiguousarray([robot.continuation_poses(X[b])[:-1] for b in bounds[:-1]])
     dp = robot.task_dof

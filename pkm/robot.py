@@ -20,7 +20,7 @@ from pkm.inverse_kinematics import limb_rates, solve_limb
 from pkm.lie import dexp_so3, exp_so3
 from pkm.limb import LimbModel, _check_condition, build_limb
 from pkm.robotfile import load_spec
-from pkm.spec import TWIST_COMPONENTS, RobotSpec
+from pkm.spec import RobotSpec
 from pkm.topology import limb_topologies, mobility
 
 
@@ -80,7 +80,6 @@ class Robot:
         for limb in self.limbs:
             self._act_slices.append(slice(k, k + len(limb.actuated)))
             k += len(limb.actuated)
-        self._last: list[np.ndarray] | None = None
 
     # ------------------------------------------------------------------ facts
     @property
@@ -163,13 +162,17 @@ class Robot:
 
     # ------------------------------------------------------------------ inverse kinematics
     def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
-                           singularity_threshold: float = 1e8, warm_start: bool = True) -> IKSolution:
+                           singularity_threshold: float = 1e8, warm_start: bool = True, start=None) -> IKSolution:
         """Joint coordinates of every limb for task coordinates ``x`` of shape (δ_p,) or (N, δ_p).
 
-        Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``, warm-started
-        from the previous sample (``warm_start``); a sample that does not converge from there is
-        retried from the reference configuration along a straight path in task space. With ``xd``
-        (and ``xdd``) the joint velocities (and accelerations) follow from eq. (86–88).
+        Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``. The first
+        sample starts from ``start`` (the tree variables of every limb, a list of arrays as
+        ``sol.joints[name][-1]`` of an earlier call; default: the reference configuration, all
+        joint variables zero), each later one from the previous sample's solution
+        (``warm_start``; ``False``: every sample from ``start``). A sample that does not converge
+        from there is retried from the reference configuration along a straight path in task
+        space. The result depends only on the arguments, never on earlier calls. With ``xd`` (and
+        ``xdd``) the joint velocities (and accelerations) follow from eq. (86–88).
 
         Raises :class:`pkm.IKError` for an unreachable point, :class:`pkm.SingularityError` where
         ``G_y``, a limb's ``L_p`` or ``J_IK`` is ill conditioned (condition number above
@@ -191,12 +194,14 @@ class Robot:
         q_act = np.empty((N, self.n_act))
         J_IK = np.empty((N, self.n_act, self.task_dof))
         iters = np.zeros((N, len(self.limbs)), dtype=np.int64)
-        start = self._last if (warm_start and self._last is not None) else [np.zeros(l.n) for l in self.limbs]
+        first = self._check_start(start)
+        prev = list(first)
         for s in range(N):
             Cd = self.platform_pose(X[s])
             for k, limb in enumerate(self.limbs):
-                sol = self._solve(limb, k, Cd, start[k], X[s], tol, max_iter, singularity_threshold)
-                start[k] = sol.theta
+                sol = self._solve(limb, k, Cd, prev[k] if warm_start else first[k], X[s], tol, max_iter,
+                                  singularity_threshold)
+                prev[k] = sol.theta
                 joints[limb.name][s] = sol.theta
                 iters[s, k] = sol.iterations
                 F = sol.Lp_pinv @ self.P_p  # eq. (91)/(94): q̇ = F V_t
@@ -211,7 +216,6 @@ class Robot:
                         joints_dd[limb.name][s] = thdd
             if self.n_act == self.task_dof:
                 _check_condition(J_IK[s], singularity_threshold, "the IK Jacobian J_IK")
-        self._last = [joints[l.name][-1].copy() for l in self.limbs] if warm_start else None
 
         def act(d):
             return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs]) if d else None
@@ -263,7 +267,6 @@ class Robot:
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
-        self._last = [joints[l.name][-1].copy() for l in self.limbs]
 
         def act(d):
             return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs])
@@ -271,6 +274,20 @@ class Robot:
         return DynamicsResult(x=X, tau=tau, q_act=act(joints), qd_act=act(joints_d), qdd_act=act(joints_dd),
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
+
+    def _check_start(self, start) -> list[np.ndarray]:
+        """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
+        if start is None:
+            return [np.zeros(l.n) for l in self.limbs]
+        if len(start) != len(self.limbs):
+            raise ValueError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
+        out = []
+        for l, th in zip(self.limbs, start):
+            th = np.array(th, dtype=float)
+            if th.shape != (l.n,) or not np.all(np.isfinite(th)):
+                raise ValueError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
+            out.append(th)
+        return out
 
     def _packed(self):
         if getattr(self, "_pack_cache", None) is None:

@@ -212,3 +212,25 @@ def test_cli_ik_unreachable_exits_2():
                          capture_output=True, text=True, cwd=ROOT)
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and "limb" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_result_does_not_depend_on_earlier_calls():
+    """No hidden state: the same call gives the same bits after a call elsewhere; ``start`` (an
+    earlier solution) and ``warm_start=False`` reach the same solution; a bad ``start`` is refused."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    x = np.array([[0.1, 0.05, -0.9], [0.12, 0.04, -0.92]])
+    a = robot.inverse_kinematics(x)
+    robot.inverse_kinematics([-0.2, 0.15, -1.05])  # elsewhere in the workspace
+    b = robot.inverse_kinematics(x)
+    for l in robot.limbs:
+        np.testing.assert_array_equal(a.joints[l.name], b.joints[l.name])
+    # different starts: the same solution, to the joint accuracy of a pose residual ≤ 1e-14
+    ref = robot.inverse_kinematics(x, tol=1e-14)
+    near = robot.inverse_kinematics(x, start=[a.joints[l.name][0] for l in robot.limbs], tol=1e-14)
+    cold = robot.inverse_kinematics(x, warm_start=False, tol=1e-14)
+    np.testing.assert_allclose(near.q_act, ref.q_act, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(cold.q_act, ref.q_act, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="all 3 limbs"):
+        robot.inverse_kinematics(x, start=[np.zeros(6)])
+    with pytest.raises(ValueError, match="start for limb 'limb2'"):
+        robot.inverse_kinematics(x, start=[np.zeros(6), np.full(6, np.nan), np.zeros(6)])
