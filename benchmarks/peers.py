@@ -451,11 +451,9 @@ def rnea_batch(parent, X, B, M, Q, QD, QDD, g0, tau):
     A = np.empty((n, 6))
     W = np.empty((n, 6))
     Wext = np.zeros((n, 6))
-    w44 = np.empty((4, 4))
-    work = np.empty((2, 6))
     for s in range(Q.shape[0]):
-        relative_poses_into(B, X, Q[s], T, w44)
-        rnea_into(parent, X, T, M, QD[s], QDD[s], g0, Wext, V, A, W, tau[s], work)
+        relative_poses_into(B, X, Q[s], T)
+        rnea_into(parent, X, T, M, QD[s], QDD[s], g0, Wext, V, A, W, tau[s])
 
 
 def rnea_batch_trees(trees, Q, QD, QDD, g0, tau):

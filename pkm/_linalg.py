@@ -95,25 +95,35 @@ def condition_number(A: np.ndarray) -> float:
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
+def _cholesky_into(A, n, L):
+    """``A[:n, :n] = LLᵀ`` (Cholesky) into the lower part of ``L``; False when ``A`` is not
+    numerically positive definite (a pivot ≤ 0). ``n`` as in :func:`size`."""
+    n = size(n)
+    for j in range(n):
+        d = A[j, j]
+        for k in range(j):
+            d -= L[j, k] * L[j, k]
+        if not d > 0.0:
+            return False
+        d = np.sqrt(d)
+        L[j, j] = d
+        for i in range(j + 1, n):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / d
+    return True
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
 def cholesky_solve_into(A, n, b, out, work):
     """``out[:n] = A[:n, :n]⁻¹ b[:n]`` for a symmetric positive definite ``A`` (Cholesky, ``A = LLᵀ``).
 
     ``work`` is an (≥n, ≥n) scratch array that receives ``L``. Returns False when ``A`` is not
     numerically positive definite (a pivot ≤ 0), e.g. a rank-deficient Gram matrix.
     """
-    for j in range(n):
-        d = A[j, j]
-        for k in range(j):
-            d -= work[j, k] * work[j, k]
-        if not d > 0.0:
-            return False
-        d = np.sqrt(d)
-        work[j, j] = d
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= work[i, k] * work[j, k]
-            work[i, j] = s / d
+    if not _cholesky_into(A, n, work):
+        return False
     for i in range(n):  # L y = b
         s = b[i]
         for k in range(i):
@@ -127,37 +137,24 @@ def cholesky_solve_into(A, n, b, out, work):
     return True
 
 
-
 @njit(cache=True, no_cfunc_wrapper=True)
 def spd_inverse_into(A, n, out, work):
     """``out[:n, :n] = A[:n, :n]⁻¹`` for a symmetric positive definite ``A``: Cholesky ``A = LLᵀ``
-    (``L`` into ``work``), ``L⁻¹`` (into ``work``'s upper part, transposed), ``A⁻¹ = L⁻ᵀL⁻¹``. No
-    pivoting, so with a constant ``n`` (a tuple, :func:`size`) the loops unroll. Returns False
-    when ``A`` is not numerically positive definite (a pivot ≤ 0)."""
+    (``L`` into ``work``), ``M = L⁻¹`` (into ``out``'s lower part), ``A⁻¹ = MᵀM``. No pivoting, so
+    with a constant ``n`` (a tuple, :func:`size`) the loops unroll. Returns False when ``A`` is not
+    numerically positive definite (a pivot ≤ 0)."""
+    if not _cholesky_into(A, n, work):
+        return False
     n = size(n)
-    for j in range(n):
-        d = A[j, j]
-        for k in range(j):
-            d -= work[j, k] * work[j, k]
-        if not d > 0.0:
-            return False
-        d = np.sqrt(d)
-        work[j, j] = 1.0 / d  # the diagonal of L⁻¹
-        for i in range(j + 1, n):
-            s = A[i, j]
-            for k in range(j):
-                s -= work[i, k] * work[j, k]
-            work[i, j] = s / d
-    # M = L⁻¹ (lower triangular) kept in out's lower part
-    for j in range(n):
-        out[j, j] = work[j, j]
+    for i in range(n):
+        out[i, i] = 1.0 / work[i, i]
+    for j in range(n):  # M[i, j] = −(Σ_{j ≤ k < i} L[i, k] M[k, j]) / L[i, i]
         for i in range(j + 1, n):
             s = 0.0
             for k in range(j, i):
-                s -= work[i, k] * (out[k, j] if k != j else work[j, j])
-            out[i, j] = s * work[i, i]
-    # A⁻¹ = Mᵀ M (symmetric)
-    for i in range(n):
+                s -= work[i, k] * out[k, j]
+            out[i, j] = s * out[i, i]
+    for i in range(n):  # A⁻¹ = MᵀM, upper part into work
         for j in range(i, n):
             s = 0.0
             for k in range(j, n):

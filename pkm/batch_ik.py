@@ -22,10 +22,10 @@ from numba import njit
 
 from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm._small import add, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub
-from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPF, LAY_LOOPS,
-                             LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP, LI_NROWS, LI_PLAT, LOOP_TOL,
-                             LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK,
-                             PF_ER, PF_N, PF_SIZE, KernelModel)
+from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
+                             LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP,
+                             LI_NROWS, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT,
+                             PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE, KernelModel)
 
 #: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
 SERIES_STEP = 1e-2
@@ -52,7 +52,7 @@ BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_SIZE = 0, 12, 24, 30, 3
 # L_pᵀL_p and its inverse, the chord step's matrix (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse,
 # then G_y⁻¹ of each loop, then each limb's L_p⁺ (δ × 6) of the last two samples
 # (:func:`pkm.batch_kernel._pinv_slot`).
-M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_PINV, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
+M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_CHORD, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
 # Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
 # loop residuals or Ġθ̇, right-hand side of eq. 140.
 V_E, V_DX, V_Q, V_QD, V_QDD, V_G, V_RHS, V_SIZE = range(8)
@@ -329,7 +329,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
     Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
     (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th`` (``d_static``: see
     :class:`pkm.batch_model.KernelModel`). With ``chord`` the first step is a
-    chord step ``Δq = P e`` with ``P = mat[M_PINV]`` (the ``L_p⁺`` of the previous samples,
+    chord step ``Δq = P e`` with ``P = mat[M_CHORD]`` (the ``L_p⁺`` of the previous samples,
     extrapolated, :func:`pkm.batch_kernel._chord_matrix`): no Jacobian, normal equations or
     factorisation at the start, which is already close. At least one step is always taken
     (unless ``max_iter`` is 0), so a solution is never a bare prediction; a Newton step then lands
@@ -360,7 +360,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
         if not np.isfinite(perr):
             break
         if chord and it == 0 and max_iter > 0:
-            P = mat[M_PINV]
+            P = mat[M_CHORD]
             for c in range(d):
                 acc = 0.0
                 for r in range(6):
@@ -400,7 +400,8 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     full column rank and the system is consistent, so this converges quadratically to the
     solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
     forward kinematics per step. Stops when the pose error is ≤ ``tol`` and every loop residual
-    ≤ ``LOOP_TOL`` after at least one step (unless ``max_iter`` is 0); ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
+    ≤ ``LOOP_TOL`` after at least one step (unless ``max_iter`` is 0), so that a solution is never
+    a bare prediction; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
     ``(converged, pose error, loop error)``.
     """
     n, nr = mi[l, LI_N], mi[l, LI_NROWS]

@@ -52,13 +52,13 @@ import numpy as np
 
 from pkm._linalg import inverse_into, norm1, spd_inverse_into
 from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub, unowned
-from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
-                          M_PINV,
-                          M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _internal, _jit, _pose_at, _set_twist_at,
-                          _dof, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
-from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_QP,
-                             LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
-                             LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_CHORD, M_F, M_GRAM, M_GRAMI, M_GYI, M_H,
+                          M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _dof, _internal,
+                          _jit, _pose_at, _set_twist_at, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
+from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
+                             LAY_LOOPF, LAY_LOOPS, LAY_QP, LI_ACTOFF, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT,
+                             LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N,
+                             PF_SIZE)
 from pkm.constraints import _bias_orient, _bias_rho
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
@@ -422,10 +422,10 @@ def _predict(l, n, s, h, h1, tl, theta, thetad, thetadd):
 
 @_internal
 def _chord_matrix(l, mi, d_static, lay, mat, s, r):
-    """``mat[M_PINV] = P₁ + r (P₁ − P₂)``: limb ``l``'s ``L_p⁺`` at samples ``s − 1`` (``P₁``) and
+    """``mat[M_CHORD] = P₁ + r (P₁ − P₂)``: limb ``l``'s ``L_p⁺`` at samples ``s − 1`` (``P₁``) and
     ``s − 2`` (``P₂``) extrapolated linearly to sample ``s`` (``r = h/h1``; 0 uses ``P₁``), for the
     chord step of :func:`pkm.batch_ik._solve_affine`."""
-    P1, P2, P = mat[_pinv_slot(lay, l, s - 1)], mat[_pinv_slot(lay, l, s)], mat[M_PINV]
+    P1, P2, P = mat[_pinv_slot(lay, l, s - 1)], mat[_pinv_slot(lay, l, s)], mat[M_CHORD]
     for a in range(_dof(l, mi, d_static)):
         for c in range(6):
             P[a, c] = P1[a, c] + r * (P1[a, c] - P2[a, c])

@@ -123,7 +123,7 @@ def _add_congruence(T, S, out, Ad, tmp):
 
 # ---------------------------------------------------------------------------- dynamics kernels
 @njit(cache=True, no_cfunc_wrapper=True)
-def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
+def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau):
     """Recursive Newton–Euler inverse dynamics ``τ = φ(θ, θ̇, θ̈)`` (eq. 100–101; spec §9.2; App. B).
 
     Inputs: ``parent`` (n,), ``X`` (n,6) body-fixed joint screws, ``T`` (n,4,4) relative poses
@@ -131,8 +131,7 @@ def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau, work):
     (n,), ``g0`` (3,) gravity in the world frame, ``Wext`` (n,6) external wrenches ``(m; f)``
     acting ON body i, resolved in its body frame. Outputs (overwritten): ``V`` (n,6) twists,
     ``A`` (n,6) accelerations ``V̇_i`` (including the fictitious base acceleration ``(0; −g0)``),
-    ``W`` (n,6) the wrench joint i exerts on body i (frame i), ``tau`` (n,). ``work`` is unused (kept
-    for the signature).
+    ``W`` (n,6) the wrench joint i exerts on body i (frame i), ``tau`` (n,).
 
     Forward (gravity as base acceleration ``V̇_0 = (0; −g0)``, ``V_0 = 0``):
     ``V_i = Ad_{T_i}^{-1}V_p + X_iθ̇_i``, ``V̇_i = Ad_{T_i}^{-1}V̇_p + ad_{V_i}X_iθ̇_i + X_iθ̈_i``.
@@ -349,7 +348,7 @@ def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -
     g0, Wext = _gravity(gravity), _wrenches(tree, wrenches)
     n = tree.n
     V, A, W, tau = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n)
-    rnea_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau, np.empty((2, 6)))
+    rnea_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau)
     return tau
 
 

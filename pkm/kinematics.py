@@ -45,9 +45,8 @@ def exp_joint_into(X, theta, out):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def relative_poses_into(B, X, q, T, work):
-    """``T_i = B_i exp(θ_i X_i)`` for every body, into ``T`` (n×4×4); ``work`` is unused (kept for
-    the signature)."""
+def relative_poses_into(B, X, q, T):
+    """``T_i = B_i exp(θ_i X_i)`` for every body, into ``T`` (n×4×4)."""
     for i in range(X.shape[0]):
         Re, pe = exp_joint(X, i, q[i])
         Rb, pb = get_pose(B, i)
@@ -125,12 +124,11 @@ def jacobian_dots_into(parent, X, T, J, qd, Jd, work):
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
-def accelerations_into(parent, X, T, V, qd, qdd, A, work):
+def accelerations_into(parent, X, T, V, qd, qdd, A):
     """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (spec §9.2 forward pass):
 
     ``V̇_k = Ad_{T_k}^{-1} V̇_{parent(k)} + ad_{V_k} X_k θ̇_k + X_k θ̈_k``, which equals
-    ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state; ``work`` is unused (kept for the
-    signature). With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.
+    ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state. With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.
     """
     for k in range(X.shape[0]):
         p = parent[k]
@@ -160,7 +158,7 @@ def joint_vector(tree, q, name="q"):
 def relative_poses(tree, q):
     """The relative poses ``T_i = B_i exp(θ_i X_i)`` (n, 4, 4) of a tree at ``q``."""
     T = np.empty((tree.n, 4, 4))
-    relative_poses_into(tree.B, tree.X, q, T, np.empty((4, 4)))
+    relative_poses_into(tree.B, tree.X, q, T)
     return T
 
 
@@ -213,5 +211,5 @@ def body_accelerations(tree, q, qd, qdd) -> np.ndarray:
     V = np.empty((tree.n, 6))
     twists_into(tree.parent, tree.X, T, qd, V)
     A = np.empty((tree.n, 6))
-    accelerations_into(tree.parent, tree.X, T, V, qd, qdd, A, np.empty(6))
+    accelerations_into(tree.parent, tree.X, T, V, qd, qdd, A)
     return A

@@ -307,36 +307,38 @@ def test_kernels_write_only_into_their_outputs():
     n = tree.n
     q, qd, qdd = next(_states(tree, 1, 14))
     T = np.empty((n, 4, 4))
-    relative_poses_into(tree.B, tree.X, q, T, np.empty((4, 4)))
+    relative_poses_into(tree.B, tree.X, q, T)
     Wext = np.random.default_rng(15).normal(size=(n, 6))
     inputs = (tree.parent, tree.X, T, tree.M, q, qd, qdd, G0, Wext)
     before = [np.copy(a) for a in inputs]
     calls = {
+        # (call, shapes of its output and scratch arrays, number of trailing scratch arrays)
         "rnea": (lambda o: rnea_into(tree.parent, tree.X, T, tree.M, qd, qdd, G0, Wext, *o),
-                 [(n, 6), (n, 6), (n, 6), (n,), (2, 6)]),
-        "gravity": (lambda o: gravity_into(tree.parent, tree.X, T, tree.M, G0, *o), [(n, 6), (n, 6), (n,), (2, 6)]),
+                 [(n, 6), (n, 6), (n, 6), (n,)], 0),
+        "gravity": (lambda o: gravity_into(tree.parent, tree.X, T, tree.M, G0, *o), [(n, 6), (n, 6), (n,), (2, 6)], 1),
         "mass": (lambda o: mass_matrix_into(tree.parent, tree.X, T, tree.M, *o),
-                 [(n, n), (n, 6, 6), (2, 6, 6), (1, 6)]),
+                 [(n, n), (n, 6, 6), (2, 6, 6), (1, 6)], 1),
         "coriolis": (lambda o: coriolis_matrix_into(tree.parent, tree.X, T, tree.M, qd, *o),
-                     [(n, 6), (n, 6, 6), (n, 6, 6), (n, n), (2, 6, 6), (5, 6)]),
+                     [(n, 6), (n, 6, 6), (n, 6, 6), (n, n), (2, 6, 6), (5, 6)], 1),
     }
     rng = np.random.default_rng(16)
-    for name, (call, shapes) in calls.items():
+    for name, (call, shapes, scratch) in calls.items():
         out = [np.full(s, np.nan) for s in shapes]
         call(out)
         first = [np.copy(o) for o in out]
         for o in out:
             o[...] = rng.normal(size=o.shape) * 1e3
         call(out)
-        for a, b in zip(first[:-1], out[:-1]):  # the last array is scratch, not an output
+        outputs = len(out) - scratch
+        for a, b in zip(first[:outputs], out[:outputs]):
             np.testing.assert_array_equal(a, b, err_msg=name)
-        assert all(np.all(np.isfinite(a)) for a in first[:-1]), name
+        assert all(np.all(np.isfinite(a)) for a in first[:outputs]), name
     for a, b in zip(before, inputs):
         np.testing.assert_array_equal(a, b)
     # the kernels' results are the wrappers' results
     tau = np.empty(n)
     rnea_into(tree.parent, tree.X, T, tree.M, qd, qdd, G0, Wext, np.empty((n, 6)), np.empty((n, 6)),
-              np.empty((n, 6)), tau, np.empty((2, 6)))
+              np.empty((n, 6)), tau)
     np.testing.assert_array_equal(tau, inverse_dynamics(tree, q, qd, qdd, G0, wrenches=Wext))
 
 
@@ -345,7 +347,7 @@ def test_wrench_transform_is_dual_to_twist_transform():
     rng = np.random.default_rng(17)
     tree = serial_6r()
     T = np.empty((tree.n, 4, 4))
-    relative_poses_into(tree.B, tree.X, rng.normal(size=tree.n), T, np.empty((4, 4)))
+    relative_poses_into(tree.B, tree.X, rng.normal(size=tree.n), T)
     for k in range(tree.n):
         W, V, out = rng.normal(size=6), rng.normal(size=6), np.empty(6)
         Ad_inv_T_apply_into(T[k], W, out)
