@@ -66,6 +66,10 @@ __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SING
 
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
 
+#: Largest ratio between consecutive time steps for which a sample's IK start is extrapolated from
+#: the two previous samples (:func:`_predict`, :func:`_chord_matrix`); beyond it, from one.
+MAX_STEP_RATIO = 2.0
+
 
 class Samples(NamedTuple):
     """Per-sample inputs: target platform poses ``Cd`` (N, 4, 4), body-fixed platform twists ``Vp``
@@ -466,6 +470,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, d_static, dp_static, Cd, Vp, 
     for s in range(s_begin, s_end):
         h = dts[s] if s > s_begin else 0.0  # time steps to s and to s − 1 (0: unknown)
         h1 = dts[s - 1] if s - 1 > s_begin else 0.0
+        if not (h1 * MAX_STEP_RATIO >= h and h * MAX_STEP_RATIO >= h1):
+            h1 = 0.0  # irregular sampling: extrapolate from sample s − 1 alone (Taylor, its L_p⁺)
         start = s == s_begin and cold
         for l in range(L):
             tl = th[l]

@@ -100,16 +100,17 @@ def task_residual(robot, x, xd, xdd, gravity=None, wrench=None, trees=None, sol=
     return Wl, robot.P_p.T @ phip, sol.J_IK[0], sol
 
 
-def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None) -> DynamicsResult:
+def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float = 1e-12) -> DynamicsResult:
     """Actuator forces along samples ``x, ẋ, ẍ`` (N, δ_p): ``u = J_IK⁻ᵀ(Σ W̄_(l) + P_pᵀφ_p − W_t^EE)``
-    (eq. 137–140). Reference implementation, one sample at a time, in Python."""
+    (eq. 137–140). Reference implementation, one sample at a time, in Python; ``tol`` is the IK's
+    pose residual (:meth:`pkm.robot.Robot.inverse_kinematics`)."""
     X = np.atleast_2d(np.asarray(x, float))
     XD = np.atleast_2d(np.asarray(xd, float))
     XDD = np.atleast_2d(np.asarray(xdd, float))
     N = X.shape[0]
     WR = None if wrench is None else np.broadcast_to(np.asarray(wrench, float), (N, 6))
     trees = dynamics_trees(robot)
-    sols = robot.inverse_kinematics(X, XD, XDD)
+    sols = robot.inverse_kinematics(X, XD, XDD, tol=tol)
     tau = np.empty((N, robot.n_act))
     limb_w = np.empty((N, len(robot.limbs), robot.task_dof))
     plat_w = np.empty((N, robot.task_dof))

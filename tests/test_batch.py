@@ -25,6 +25,22 @@ def _samples(robot, count=40, step=7):
     return tr.x[:count * step:step], tr.xd[:count * step:step], tr.xdd[:count * step:step]
 
 
+def test_irregular_sample_times(robot):
+    """Samples at irregular times (gaps of 1 to 25 steps, ratios beyond MAX_STEP_RATIO) give the
+    reference torques: the start is extrapolated from two samples only where the steps are alike."""
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    gaps = np.random.default_rng(3).integers(1, 26, 60)
+    idx = np.cumsum(gaps)
+    idx = idx[idx < len(tr.t)]
+    X, XD, XDD = tr.x[idx], tr.xd[idx], tr.xdd[idx]
+    fast = robot.inverse_dynamics(X, XD, XDD, t=tr.t[idx])
+    # the reference path stops at the first pose residual ≤ tol; from starts this far apart that
+    # can be near 1e-12 itself (torques off by ~1e-12 relative), so it is solved to 1e-14 here
+    ref = man.inverse_dynamics(robot, X, XD, XDD, tol=1e-14)
+    np.testing.assert_allclose(fast.tau, ref.tau, rtol=0, atol=1e-12 * np.abs(ref.tau).max())
+    np.testing.assert_allclose(fast.q_act, ref.q_act, atol=1e-12)
+
+
 @pytest.mark.parametrize("with_times", [False, True], ids=["no-times", "taylor-start"])
 def test_kernel_equals_reference(robot, with_times):
     X, XD, XDD = _samples(robot)
