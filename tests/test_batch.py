@@ -220,6 +220,20 @@ def test_affine_path_equals_general_path():
     np.testing.assert_allclose(c.tau, a.tau, rtol=0, atol=1e-13 * scale)
 
 
+def test_limb_dof_at_run_time():
+    """Limbs with different δ_l have no compile-time δ (KernelModel.d_static ``()``): the kernel
+    then reads each limb's from the model, with the same results."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    km = robot._packed()
+    assert km.d_static == (0,) * 4
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    a, sa = _run_packed(robot, km, tr.x[:200], tr.xd[:200], tr.xdd[:200], tr.t[:200], None)
+    b, sb = _run_packed(robot, km._replace(d_static=()), tr.x[:200], tr.xd[:200], tr.xdd[:200], tr.t[:200], None)
+    assert sa[0] == 0 and sb[0] == 0
+    np.testing.assert_allclose(b.tau, a.tau, rtol=0, atol=1e-13 * np.abs(a.tau).max())
+    np.testing.assert_allclose(b.theta, a.theta, rtol=0, atol=1e-14)
+
+
 def test_affine_path_checks_the_loops():
     """A wrong constant H (the Delta's parallelogram row θ5 = −1.001 θ4; θ5 is on the parallelogram's
     side branch, so the platform pose is still reached) makes the kernel report that the loops
