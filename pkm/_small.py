@@ -23,7 +23,10 @@ from numba.extending import intrinsic
 
 from pkm.lie import _alpha
 
-_inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True)
+# Called from numba code only: no C or Python entry point (no_cpython_wrapper saves ~1.5 s of a
+# first run's compile). CALLING ONE OF THESE FROM PYTHON CRASHES THE INTERPRETER (numba does not
+# check); the tests call them through small jitted callers (tests/conftest.py: numba_only).
+_inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 
 # ----------------------------------------------------------------------------- 3-vectors

@@ -11,3 +11,33 @@ TESTS = Path(__file__).resolve().parent
 
 # make `from conftest import ROBOTS` work from test modules
 sys.path.insert(0, str(TESTS))
+
+
+# ----------------------------------------------------------------------------- numba-only functions
+_CALLERS: dict = {}
+
+
+def numba_only(f):
+    """A jitted caller of ``f``, a numba function compiled without a Python entry point
+    (``no_cpython_wrapper``, e.g. the primitives of :mod:`pkm._small`): calling ``f`` itself from
+    Python would crash the interpreter, so tests call it through this."""
+    import inspect
+
+    import numba
+
+    if f not in _CALLERS:
+        names = ", ".join(inspect.signature(f.py_func).parameters)
+        ns = {"_target_": f}  # a name no parameter has
+        exec(f"def caller({names}):\n    return _target_({names})\n", ns)
+        _CALLERS[f] = numba.njit(ns["caller"])
+    return _CALLERS[f]
+
+
+class NumbaOnly:
+    """``NumbaOnly(module).name(...)`` calls ``module.name`` through :func:`numba_only`."""
+
+    def __init__(self, module):
+        self._module = module
+
+    def __getattr__(self, name):
+        return numba_only(getattr(self._module, name))

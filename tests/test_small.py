@@ -22,6 +22,11 @@ from scipy.spatial.transform import Rotation
 from pkm import _small as sm
 from pkm import lie
 
+from conftest import NumbaOnly
+
+# the primitives have no Python entry point (no_cpython_wrapper): call them through jitted callers
+SM = NumbaOnly(sm)
+
 TOL = 1e-12
 SET = settings(max_examples=30, deadline=None, database=None,
                phases=[Phase.explicit, Phase.generate, Phase.shrink],  # no slow 'explain' on failure
@@ -116,21 +121,21 @@ def split_pose(C):
 def test_vector_ops(a, b, s):
     ta, tb = t3(a), t3(b)
     mag = nrm(a, b) * (1.0 + abs(s))
-    check(sm.cross(ta, tb), np.cross(a, b), mag)
-    check(sm.dot(ta, tb), a @ b, mag)
-    check(sm.add(ta, tb), a + b, mag)
-    check(sm.sub(ta, tb), a - b, mag)
-    check(sm.scale(s, ta), s * a, mag)
-    check(sm.axpy(s, ta, tb), s * a + b, mag)
-    for r in (sm.cross(ta, tb), sm.add(ta, tb), sm.sub(ta, tb), sm.scale(s, ta), sm.axpy(s, ta, tb)):
+    check(SM.cross(ta, tb), np.cross(a, b), mag)
+    check(SM.dot(ta, tb), a @ b, mag)
+    check(SM.add(ta, tb), a + b, mag)
+    check(SM.sub(ta, tb), a - b, mag)
+    check(SM.scale(s, ta), s * a, mag)
+    check(SM.axpy(s, ta, tb), s * a + b, mag)
+    for r in (SM.cross(ta, tb), SM.add(ta, tb), SM.sub(ta, tb), SM.scale(s, ta), SM.axpy(s, ta, tb)):
         assert isinstance(r, tuple) and len(r) == 3
 
 
 def test_vector_ops_exact():
     e1, e2, e3 = (1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)
-    assert sm.cross(e1, e2) == e3 and sm.cross(e2, e3) == e1 and sm.cross(e3, e1) == e2
-    assert sm.dot((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)) == 32.0
-    assert sm.axpy(2.0, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0)) == (3.0, 5.0, 7.0)
+    assert SM.cross(e1, e2) == e3 and SM.cross(e2, e3) == e1 and SM.cross(e3, e1) == e2
+    assert SM.dot((1.0, 2.0, 3.0), (4.0, 5.0, 6.0)) == 32.0
+    assert SM.axpy(2.0, (1.0, 2.0, 3.0), (1.0, 1.0, 1.0)) == (3.0, 5.0, 7.0)
 
 
 # ----------------------------------------------------------------------------- 3×3
@@ -139,21 +144,21 @@ def test_vector_ops_exact():
 def test_matrix_ops(A, B, x):
     tA, tB, tx = t9(A), t9(B), t3(x)
     mag = nrm(A, B, x)
-    check(sm.mv(tA, tx), A @ x, mag)
-    check(sm.mtv(tA, tx), A.T @ x, mag)
-    check(sm.mm(tA, tB), (A @ B).ravel(), mag)
-    check(sm.mtm(tA, tB), (A.T @ B).ravel(), mag)
-    assert len(sm.mm(tA, tB)) == 9 and len(sm.mtm(tA, tB)) == 9
+    check(SM.mv(tA, tx), A @ x, mag)
+    check(SM.mtv(tA, tx), A.T @ x, mag)
+    check(SM.mm(tA, tB), (A @ B).ravel(), mag)
+    check(SM.mtm(tA, tB), (A.T @ B).ravel(), mag)
+    assert len(SM.mm(tA, tB)) == 9 and len(SM.mtm(tA, tB)) == 9
 
 
 def test_matrix_ops_row_major():
     A = np.arange(9.0).reshape(3, 3) + 1.0
     B = np.arange(9.0).reshape(3, 3)[::-1] - 4.0
     x = np.array([1.0, -2.0, 0.5])
-    assert sm.mv(t9(A), t3(x)) == t3(A @ x)
-    assert sm.mtv(t9(A), t3(x)) == t3(A.T @ x)
-    assert sm.mm(t9(A), t9(B)) == t9(A @ B)
-    assert sm.mtm(t9(A), t9(B)) == t9(A.T @ B)
+    assert SM.mv(t9(A), t3(x)) == t3(A @ x)
+    assert SM.mtv(t9(A), t3(x)) == t3(A.T @ x)
+    assert SM.mm(t9(A), t9(B)) == t9(A @ B)
+    assert SM.mtm(t9(A), t9(B)) == t9(A.T @ B)
 
 
 # ----------------------------------------------------------------------------- array access
@@ -161,19 +166,19 @@ def test_get_set_rows():
     rng = np.random.default_rng(0)
     a = rng.standard_normal((4, 5))
     for i in range(4):
-        assert sm.get3(a, i) == t3(a[i, :3])
+        assert SM.get3(a, i) == t3(a[i, :3])
     X = rng.standard_normal((4, 6))
     for i in range(4):
-        w, v = sm.get6(X, i)
+        w, v = SM.get6(X, i)
         assert w == t3(X[i, :3]) and v == t3(X[i, 3:])
     Y = X.copy()
-    sm.set6(Y, 2, (1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
+    SM.set6(Y, 2, (1.0, 2.0, 3.0), (4.0, 5.0, 6.0))
     assert Y[2].tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
     mask = np.arange(4) != 2
     assert np.array_equal(Y[mask], X[mask])
     # round trip
     for i in range(4):
-        sm.set6(Y, i, *sm.get6(X, i))
+        SM.set6(Y, i, *SM.get6(X, i))
     assert np.array_equal(Y, X)
 
 
@@ -182,14 +187,14 @@ def test_get_set_rows():
 def test_get_set_pose(C, i):
     Cs = np.random.default_rng(1).standard_normal((3, 4, 4))
     Cs[i] = C
-    R, p = sm.get_pose(Cs, i)
+    R, p = SM.get_pose(Cs, i)
     assert R == t9(C[:3, :3]) and p == t3(C[:3, 3])
     D = np.full((3, 4, 4), np.nan)
-    sm.set_pose(D, i, R, p)
+    SM.set_pose(D, i, R, p)
     assert np.array_equal(D[i], C)             # includes the bottom row [0, 0, 0, 1]
     assert np.isnan(np.delete(D, i, axis=0)).all()  # other poses untouched
     E = np.full((3, 4, 4), 7.0)
-    sm.set_pose(E, i, R, p)
+    SM.set_pose(E, i, R, p)
     assert np.array_equal(E[i, 3], [0.0, 0.0, 0.0, 1.0])
 
 
@@ -199,18 +204,18 @@ def test_inertia_mul(i):
     rng = np.random.default_rng(i)
     M = rng.standard_normal((4, 6, 6))
     x = rng.standard_normal(6)
-    m, f = sm.inertia_mul(M, i, t3(x[:3]), t3(x[3:]))
+    m, f = SM.inertia_mul(M, i, t3(x[:3]), t3(x[3:]))
     check((m, f), M[i] @ x, nrm(M[i], x))
     # symmetric positive inertia, too
     M[i] = M[i] @ M[i].T + np.eye(6)
-    check(sm.inertia_mul(M, i, t3(x[:3]), t3(x[3:])), M[i] @ x, nrm(M[i], x))
+    check(SM.inertia_mul(M, i, t3(x[:3]), t3(x[3:])), M[i] @ x, nrm(M[i], x))
 
 
 def test_inertia_mul_basis():
     M = np.arange(2 * 36, dtype=float).reshape(2, 6, 6)
     for k in range(6):
         e = np.eye(6)[k]
-        m, f = sm.inertia_mul(M, 1, t3(e[:3]), t3(e[3:]))
+        m, f = SM.inertia_mul(M, 1, t3(e[:3]), t3(e[3:]))
         assert m + f == t3(M[1, :, k])
 
 
@@ -218,7 +223,7 @@ def test_inertia_mul_basis():
 @SET
 @given(poses(), poses())
 def test_pose_mul(C1, C2):
-    R, p = sm.pose_mul(*split_pose(C1), *split_pose(C2))
+    R, p = SM.pose_mul(*split_pose(C1), *split_pose(C2))
     check((R, p), np.concatenate([(C1 @ C2)[:3, :3].ravel(), (C1 @ C2)[:3, 3]]), nrm(C1, C2))
     mul = np.empty((4, 4))
     lie.mul_se3_into(C1, C2, mul)
@@ -238,7 +243,7 @@ def _check_exp(R, p, X, q):
 @SET
 @given(units(), vec3, fl(-2 * np.pi, 2 * np.pi))
 def test_exp_screw_revolute(e, v, q):
-    R, p = sm.exp_screw(t3(e), t3(v), q)
+    R, p = SM.exp_screw(t3(e), t3(v), q)
     _check_exp(R, p, np.concatenate([e, v]), q)
     assert abs(np.linalg.det(np.asarray(R).reshape(3, 3)) - 1.0) < 1e-12
 
@@ -246,7 +251,7 @@ def test_exp_screw_revolute(e, v, q):
 @SET
 @given(vec3, fl(-10, 10))
 def test_exp_screw_prismatic(v, q):
-    R, p = sm.exp_screw((0.0, 0.0, 0.0), t3(v), q)
+    R, p = SM.exp_screw((0.0, 0.0, 0.0), t3(v), q)
     assert R == (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0)
     check(p, q * v, nrm(v) * (1 + abs(q)))
     _check_exp(R, p, np.concatenate([np.zeros(3), v]), q)
@@ -255,9 +260,9 @@ def test_exp_screw_prismatic(v, q):
 def test_exp_screw_special_values():
     v = (0.3, -1.0, 2.0)
     for e in [(1.0, 0.0, 0.0), (0.0, -1.0, 0.0), (0.0, 0.0, 1.0), (0.0, 0.0, 0.0)]:
-        R, p = sm.exp_screw(e, v, 0.0)
+        R, p = SM.exp_screw(e, v, 0.0)
         assert R == (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0) and p == (0.0, 0.0, 0.0)
-    R, _ = sm.exp_screw((0.0, 0.0, 1.0), v, np.pi / 2)  # quarter turn about z: x ↦ y
+    R, _ = SM.exp_screw((0.0, 0.0, 1.0), v, np.pi / 2)  # quarter turn about z: x ↦ y
     check(np.asarray(R).reshape(3, 3) @ [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
 
 
@@ -268,8 +273,8 @@ def test_exp_joint(i, q, e, v):
     X[i, :3], X[i, 3:] = e, v
     X[(i + 1) % 4, :3] = 0.0  # a prismatic row as well
     for k in (i, (i + 1) % 4):
-        got = sm.exp_joint(X, k, q)
-        assert got == sm.exp_screw(t3(X[k, :3]), t3(X[k, 3:]), q)
+        got = SM.exp_joint(X, k, q)
+        assert got == SM.exp_screw(t3(X[k, :3]), t3(X[k, 3:]), q)
         if k == i:
             _check_exp(*got, X[k], q)
         else:
@@ -282,7 +287,7 @@ def test_exp_joint(i, q, e, v):
 def test_Ad(C, V):
     R, p = split_pose(C)
     mag = nrm(C, V)
-    got = sm.Ad(R, p, t3(V[:3]), t3(V[3:]))
+    got = SM.Ad(R, p, t3(V[:3]), t3(V[3:]))
     check(got, lie.Ad(C) @ V, mag)
     S = C @ hat_np(V) @ lie.inv_se3(C)  # hat(Ad_C V) = C hat(V) C⁻¹
     check(got, [S[2, 1], S[0, 2], S[1, 0], *S[:3, 3]], mag * nrm(C))
@@ -293,11 +298,11 @@ def test_Ad(C, V):
 def test_Ad_inv(C, V):
     R, p = split_pose(C)
     mag = nrm(C, V)
-    got = sm.Ad_inv(R, p, t3(V[:3]), t3(V[3:]))
+    got = SM.Ad_inv(R, p, t3(V[:3]), t3(V[3:]))
     check(got, lie.Ad_inv(C) @ V, mag)
     check(got, lie.Ad(lie.inv_se3(C)) @ V, mag)
-    check(sm.Ad(R, p, *got), V, mag * nrm(C))     # Ad_C Ad_C⁻¹ = id
-    check(sm.Ad_inv(R, p, *sm.Ad(R, p, t3(V[:3]), t3(V[3:]))), V, mag * nrm(C))
+    check(SM.Ad(R, p, *got), V, mag * nrm(C))     # Ad_C Ad_C⁻¹ = id
+    check(SM.Ad_inv(R, p, *SM.Ad(R, p, t3(V[:3]), t3(V[3:]))), V, mag * nrm(C))
 
 
 @SET
@@ -305,7 +310,7 @@ def test_Ad_inv(C, V):
 def test_Ad_inv_T(C, W, V):
     R, p = split_pose(C)
     mag = nrm(C, W)
-    got = sm.Ad_inv_T(R, p, t3(W[:3]), t3(W[3:]))
+    got = SM.Ad_inv_T(R, p, t3(W[:3]), t3(W[3:]))
     check(got, lie.Ad_inv(C).T @ W, mag)
     Rm, pv = C[:3, :3], C[:3, 3]
     AdT = np.block([[Rm, skew_np(pv) @ Rm], [np.zeros((3, 3)), Rm]])  # (Ad_C⁻¹)ᵀ in closed form
@@ -316,7 +321,7 @@ def test_Ad_inv_T(C, W, V):
     check(got, out, mag)
     # duality ⟨Ad_C⁻ᵀ W, V⟩ = ⟨W, Ad_C⁻¹ V⟩
     lhs = flat(got) @ V
-    rhs = W @ flat(sm.Ad_inv(R, p, t3(V[:3]), t3(V[3:])))
+    rhs = W @ flat(SM.Ad_inv(R, p, t3(V[:3]), t3(V[3:])))
     check(lhs, rhs, mag * nrm(V))
 
 
@@ -327,12 +332,12 @@ def test_ad_coad(V, Y, W):
     ty = (t3(Y[:3]), t3(Y[3:]))
     tw = (t3(W[:3]), t3(W[3:]))
     mag = nrm(V, Y, W)
-    a = sm.ad(*tv, *ty)
+    a = SM.ad(*tv, *ty)
     check(a, lie.ad(V) @ Y, mag)
     check(a, np.concatenate([np.cross(V[:3], Y[:3]), np.cross(V[3:], Y[:3]) + np.cross(V[:3], Y[3:])]), mag)
     br = hat_np(V) @ hat_np(Y) - hat_np(Y) @ hat_np(V)  # hat(ad_V Y) = [hat V, hat Y]
     check(a, np.concatenate([[br[2, 1], br[0, 2], br[1, 0]], br[:3, 3]]), mag)
-    c = sm.coad(*tv, *tw)
+    c = SM.coad(*tv, *tw)
     check(c, lie.coad(V) @ W, mag)
     check(c, lie.ad(V).T @ W, mag)
     # ⟨coad(V, W), Y⟩ = ⟨W, ad(V, Y)⟩
