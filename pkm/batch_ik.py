@@ -40,7 +40,7 @@ CHORD_MARGIN = 1e-2
 _jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
 # Internal pieces have no Python entry point either (no_cpython_wrapper: ~1 s less compile): they are
 # called only from numba code. CALLING ONE FROM PYTHON CRASHES THE INTERPRETER (numba does not check);
-# test them through a small jitted function. _fk and _sincos_step keep theirs (tests call them).
+# test them through a small jitted caller (tests/conftest.py: numba_only).
 _internal = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
@@ -119,7 +119,7 @@ _S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0
 _C4, _C6, _C8, _C10 = 1.0 / 24.0, -1.0 / 720.0, 1.0 / 40320.0, -1.0 / 3628800.0
 
 
-@_jit
+@_internal
 def _sincos_step(d):
     """``(sin d, cos d)`` for ``|d| ≤ SERIES_STEP`` by their Taylor series (truncation < 1e-22).
 
@@ -133,7 +133,7 @@ def _sincos_step(d):
 
 
 # ----------------------------------------------------------------------------- kinematics
-@_jit
+@_internal
 def _fk(l, mi, mf, th, bw, fresh):
     """Joint-frame poses ``K_i = K_{parent} T_i``, ``T_i = P_i Z(θ_i)`` of limb ``l`` (eq. 1–2 in
     joint frames, :mod:`pkm.batch_model`) into ``bw[:, BW_K]`` and ``bw[:, BW_T]``.

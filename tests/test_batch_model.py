@@ -97,7 +97,7 @@ def test_joint_frame_kinematics_is_the_tree_kinematics(name):
             th = np.zeros(nmax)
             th[:limb.n] = rng.uniform(-1, 1, limb.n)
             C = forward_kinematics(limb.tree, th[:limb.n])
-            _fk(l, km.mi, km.mf, th, bw, True)
+            numba_only(_fk)(l, km.mi, km.mf, th, bw, True)
             for i in range(limb.n):
                 Q, _, _ = joint_frame(limb.tree.X[i], limb.tree.axis_kind[i])
                 K = np.eye(4)
@@ -124,11 +124,11 @@ def test_incremental_trig_is_exact():
     from pkm.batch_ik import SERIES_STEP, _sincos_step
 
     for d in np.linspace(-SERIES_STEP, SERIES_STEP, 2001):
-        s, c = _sincos_step(d)
+        s, c = numba_only(_sincos_step)(d)
         assert abs(s - np.sin(d)) <= 2e-18 and abs(c - np.cos(d)) <= 2.3e-16
     rng = np.random.default_rng(6)
     for x, d in zip(rng.uniform(-4, 4, 200), rng.uniform(-SERIES_STEP, SERIES_STEP, 200)):
-        s, c = _sincos_step(d)
+        s, c = numba_only(_sincos_step)(d)
         assert abs(np.cos(x) * c - np.sin(x) * s - np.cos(x + d)) < 1e-15
         assert abs(np.sin(x) * c + np.cos(x) * s - np.sin(x + d)) < 1e-15
 
