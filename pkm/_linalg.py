@@ -13,6 +13,10 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+# Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
+# a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+
 
 def size(n):
     """A matrix size given as an int, or as a tuple whose length is the size: numba then compiles
@@ -94,7 +98,7 @@ def condition_number(A: np.ndarray) -> float:
     return float(np.sqrt(c) if root else c)
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _cholesky_into(A, n, L):
     """``A[:n, :n] = LLᵀ`` (Cholesky) into the lower part of ``L``; False when ``A`` is not
     numerically positive definite (a pivot ≤ 0). ``n`` as in :func:`size`."""

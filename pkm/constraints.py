@@ -78,6 +78,10 @@ from pkm._small import mv as _mv
 from pkm._small import sub as _sub
 from pkm.errors import TopologyError
 
+# Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
+# a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+
 #: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (spec §4.5).
 CUT_TYPES = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}
 
@@ -277,7 +281,7 @@ def _pose(C, k):
     return R, (C[k, 0, 3], C[k, 1, 3], C[k, 2, 3])
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _twist(V, k):
     """(ω, v) of row k of an (n,6) array; zero for the ground."""
     if k < 0:
@@ -285,7 +289,7 @@ def _twist(V, k):
     return (V[k, 0], V[k, 1], V[k, 2]), (V[k, 3], V[k, 4], V[k, 5])
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _jcol(J, k, i):
     """(ω, v) of column i of J_k; zero for the ground."""
     if k < 0:
@@ -293,7 +297,7 @@ def _jcol(J, k, i):
     return (J[k, 0, i], J[k, 1, i], J[k, 2, i]), (J[k, 3, i], J[k, 4, i], J[k, 5, i])
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _geometry(k, r, d_k, d_r, C):
     """``R_{k,r} = R_kᵀR_r`` (9-tuple), ``s = R_kᵀ(r_r + R_r d_r − r_k)`` and ``ρ = s − d_k``."""
     Rk, rk = _pose(C, k)
@@ -315,13 +319,13 @@ def _geometry(k, r, d_k, d_r, C):
     return Rkr, s, rho, dr
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _rhodot(Rkr, s, dr, wk, vk, wr, vr):
     """``B_dist (ω_k; v_k; ω_r; v_r) = s × ω_k − v_k + R_{k,r}(v_r + ω_r × d_r)`` (eq. 22, exact)."""
     return _add(_sub(_cross(s, wk), vk), _mv(Rkr, _add(vr, _cross(wr, dr))))
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _orient_rate(Rkr, ek, er, wk, wr):
     """``(e_k × ^ke_r)·ω_k + (e_r × ^re_k)·ω_r`` (eq. 37/41, corrected)."""
     return _dot(_cross(ek, _mv(Rkr, er)), wk) + _dot(_cross(er, _mtv(Rkr, ek)), wr)
@@ -362,7 +366,7 @@ def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
             out[p + j, i] = _orient_rate(Rkr, _vec(e_k, j), _vec(e_r, j), wk, wr)
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br):
     """``(ρ̈ at θ̈ = 0, ρ̇)``: ``B (Ab_k; Ab_r) + κ_d`` with ``κ_d = −ω_k × (ρ̇ + R_{k,r}u_r) +
     R_{k,r}(ω_r × u_r)``, ``u_r = v_r + ω_r × d_r`` (spec §4.3), from the twists ``(ω, v)`` and bias
@@ -374,7 +378,7 @@ def _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br):
     return _add(_rhodot(Rkr, s, dr, ak, bk, ar, br), kd), rd
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _bias_orient(Rkr, ek, er, wk, wr, ak, ar):
     """``Ġθ̇`` of an orientation row: ``(e_k × ^ke_r)·a_k + (e_r × ^re_k)·a_r + κ_o`` with
     ``κ_o = (ω_k×(ω_k×e_k))·^ke_r + 2(ω_k×e_k)·R_{k,r}(ω_r×e_r) + ^re_k·(ω_r×(ω_r×e_r))`` (spec §4.4)."""

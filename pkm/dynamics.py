@@ -71,11 +71,15 @@ from pkm.kinematics import forward_kinematics, joint_vector, relative_poses, twi
 from pkm._small import Ad_inv, Ad_inv_T, ad, add, axpy, coad, dot, get6, get_pose, inertia_mul, set6, sub
 from pkm.lie import Ad_inv_apply_into, Ad_inv_T_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
 
+# Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
+# a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+
 DEFAULT_GRAVITY = (0.0, 0.0, -9.81)
 
 
 # ---------------------------------------------------------------------------- small kernels
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _matvec6(M, x, out):
     """``out = M @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -85,7 +89,7 @@ def _matvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _matTvec6(M, x, out):
     """``out = M.T @ x`` for a 6×6 ``M``; ``out`` must not alias ``x``."""
     for r in range(6):
@@ -95,12 +99,12 @@ def _matTvec6(M, x, out):
         out[r] = s
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _dot6(a, b):
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
 
 
-@njit(cache=True, no_cfunc_wrapper=True)
+@_numba_only
 def _add_congruence(T, S, out, Ad, tmp):
     """``out += Ad_T^{-T} S Ad_T^{-1}`` (6×6 ``S`` moved from a child frame to its parent frame).
 

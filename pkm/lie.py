@@ -50,9 +50,12 @@ _jit = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 # counting and argument marshalling, several times the arithmetic it performs. Called from Python
 # they behave like any other jitted function.
 _jit_inline = numba.njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
+# Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
+# a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
+_jit_only = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
 
 
-@_jit
+@_jit_only
 def _horner(c, t):
     s = 0.0
     for i in range(c.shape[0] - 1, -1, -1):
@@ -60,7 +63,7 @@ def _horner(c, t):
     return s
 
 
-@_jit
+@_jit_only
 def _coeffs(phi):
     """(sinφ/φ, β, γ) with β = (1−cosφ)/φ², γ = (φ−sinφ)/φ³."""
     t = phi * phi
@@ -71,7 +74,7 @@ def _coeffs(phi):
     return s / phi, 2.0 * h * h / t, (phi - s) / (t * phi)
 
 
-@_jit
+@_jit_only
 def _dcoeffs(phi):
     """(β'/φ, γ'/φ), β' = dβ/dφ, γ' = dγ/dφ."""
     t = phi * phi
@@ -81,7 +84,7 @@ def _dcoeffs(phi):
     return (a - 2.0 * b) / t, (b - 3.0 * g) / t
 
 
-@_jit
+@_jit_only
 def _alpha(phi):
     """α = (1 − (φ/2)cot(φ/2))/φ² (coefficient of K² in dexp⁻¹ on SO(3))."""
     t = phi * phi
@@ -91,12 +94,12 @@ def _alpha(phi):
     return (1.0 - h * np.cos(h) / np.sin(h)) / t
 
 
-@_jit
+@_jit_only
 def _norm3(x):
     return np.sqrt(x[0] * x[0] + x[1] * x[1] + x[2] * x[2])
 
 
-@_jit
+@_jit_only
 def _fill3(out, i0, j0, x, c0, c1, c2):
     """out[i0:i0+3, j0:j0+3] = c0 I + c1 skew(x) + c2 x xᵀ."""
     for i in range(3):
@@ -111,7 +114,7 @@ def _fill3(out, i0, j0, x, c0, c1, c2):
     out[i0 + 2, j0 + 1] += c1 * x[0]
 
 
-@_jit
+@_jit_only
 def _fill_D(out, i0, j0, x, y):
     """Lower-left block D(x, y) of dexp_se3 (spec §1.7) written into out[i0:, j0:]."""
     phi = _norm3(x)
