@@ -1,0 +1,83 @@
+"""Where the batch kernel's time goes, per numba function: ``perf`` sampling with named symbols.
+
+    python benchmarks/profile_kernel.py [--robot robots/delta_3rr2rrr.toml] [--seconds 8] [--top 25]
+
+Runs ``robot.inverse_dynamics`` (1 thread, N = 10⁴ samples of the robot file's trajectory) in a
+loop while ``perf record`` samples this process, writes the symbol map of numba's compiled code
+(``benchmarks/_perfmap.py``) and prints each function's share of the samples (self time: a
+function's callees count for themselves). The kernel's pieces are separate functions (LLVM does
+not inline them), so the table shows which piece costs what.
+
+Needs Linux ``perf`` (Debian: ``apt install linux-perf``; in a VM the ``cpu-clock`` event works)
+and binutils' ``nm``. A developer's tool: no figure here is a benchmark result.
+"""
+
+from __future__ import annotations
+
+import _perfmap  # noqa: I001  (first: it must see every numba library being loaded)
+
+import argparse
+import collections
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--robot", default=str(ROOT / "robots" / "delta_3rr2rrr.toml"))
+    ap.add_argument("--samples", type=int, default=10_000)
+    ap.add_argument("--seconds", type=float, default=8.0, help="how long perf samples")
+    ap.add_argument("--top", type=int, default=25)
+    args = ap.parse_args(argv)
+    perf = shutil.which("perf")
+    if perf is None or shutil.which("nm") is None:
+        print("profile_kernel: needs `perf` (apt install linux-perf) and `nm` (binutils)", file=sys.stderr)
+        return 2
+
+    import bench_inverse_dynamics as B
+    import pkm
+
+    robot = pkm.load(args.robot)
+    tr = B.long_trajectory(robot, args.samples)
+
+    def run():
+        robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t, threads=1)
+
+    run()  # compile or load everything first
+    _perfmap.write()
+    data = Path(tempfile.mkdtemp(prefix="pkm-perf-")) / "perf.data"
+    rec = subprocess.Popen([perf, "record", "-e", "cpu-clock", "-F", "5000", "-p", str(os.getpid()), "-o",
+                            str(data), "--", "sleep", str(args.seconds)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.5)  # let perf attach
+    runs, t0 = 0, time.perf_counter()
+    while rec.poll() is None:
+        run()
+        runs += 1
+    per_sample = (time.perf_counter() - t0) / (runs * args.samples) if runs else float("nan")
+    if rec.returncode != 0 or not data.exists():
+        print(f"profile_kernel: perf record failed: {rec.stderr.read().strip()[-400:]}", file=sys.stderr)
+        return 2
+    report = subprocess.run([perf, "report", "-i", str(data), "--no-children", "--sort", "sym", "-g", "none",
+                             "--stdio", "-F", "overhead,sym"], capture_output=True, text=True).stdout
+    shares = collections.Counter()
+    for line in report.splitlines():
+        fields = line.split()
+        if len(fields) >= 3 and fields[0].endswith("%") and fields[1] == "[.]":
+            shares[_perfmap.demangle(fields[2])] += float(fields[0][:-1])
+    print(f"{robot.name}: {runs} runs of {args.samples} samples, {per_sample * 1e6:.2f} µs per sample "
+          f"(while sampled); share of perf samples per function (self time):")
+    for name, share in shares.most_common(args.top):
+        print(f"  {share:6.2f} %  {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

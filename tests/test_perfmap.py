@@ -1,0 +1,50 @@
+"""benchmarks/_perfmap.py: the symbol map that lets `perf` name numba's compiled functions
+(benchmarks/profile_kernel.py). Run in a fresh interpreter: the module must be imported before
+numba compiles or loads anything."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+
+SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[1])
+import _perfmap
+import numpy as np
+import pkm
+from pkm.batch_kernel import run_range
+
+assert _perfmap.demangle("_ZN3pkm12batch_kernel9run_rangeB3v38B66c8tJTIeFIjxE") == "pkm.batch_kernel.run_range"
+assert _perfmap.demangle("NRT_incref") == "NRT_incref"
+robot = pkm.load(sys.argv[2])
+x = np.tile([0.0, 0.0, -0.9], (3, 1))
+robot.inverse_dynamics(x, 0 * x, 0 * x)
+path = _perfmap.write()
+table = {}
+for line in open(path):
+    address, size, name = line.split()
+    table[name] = (int(address, 16), int(size, 16))
+(cres,) = run_range.overloads.values()
+name = cres.fndesc.mangled_name
+assert name in table, "run_range missing"
+assert table[name][0] == cres.library.get_pointer_to_function(name) and table[name][1] > 0
+# the kernel's pieces are there too, each inside the map once per library that holds a copy
+pieces = {_perfmap.demangle(n) for n in table}
+assert {"pkm.batch_ik._solve_affine", "pkm.batch_kernel._rnea", "pkm.batch_ik._fk"} <= pieces, sorted(pieces)
+print("ok", len(table))
+"""
+
+
+@pytest.mark.skipif(shutil.which("nm") is None, reason="needs binutils' nm")
+def test_perf_map_names_the_kernel(tmp_path):
+    robot = ROOT / "robots" / "delta_3rr2rrr.toml"
+    out = subprocess.run([sys.executable, "-c", SCRIPT, str(ROOT / "benchmarks"), str(robot)], capture_output=True,
+                         text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.startswith("ok")
