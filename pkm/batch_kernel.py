@@ -34,6 +34,12 @@ How it is made fast (DESIGN §4), and cheap to compile
   whole kernel inside it and adds its parallel machinery, for two or three chunks.)
 * Only what the robot needs is compiled: for a robot whose limbs all have a constant H the
   general path (loop Jacobians, ``G_y⁻¹``, ``Ġθ̇``) is pruned (``general=None``, :func:`run_range`).
+* Sizes as compile-time constants: ``δ_l`` and ``δ_p`` reach the kernel as the lengths of tuples
+  (``KernelModel.d_static``, ``dp_static``), so the small loops over them unroll; a constant H is
+  stored as sparse rows (a parallelogram's has one ±1 per row).
+* The IK starts from a quintic extrapolation of the last two samples and, for a constant-H limb,
+  takes its first step with their ``L_p⁺`` (no Jacobian or factorisation at the start): two
+  forward kinematics and one Jacobian per limb and sample on a smooth trajectory.
 * Few functions with few array arguments (the model is two flat records per limb, the scratch
   four arrays with named slots): numba's compile time and each call's cost grow with every array
   argument (an array is passed as ~9 machine words; a namedtuple of arrays is flattened), and a
@@ -234,8 +240,7 @@ def _h_times(l, mi, mf, lay, H, aff, n, d, x, out):
 
 @_internal
 def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat,
-                   vec, general,
-                   status):
+                   vec, general, status):
     """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
     with their singularity checks, ``F = L_p⁺P_p`` (eq. 94) into ``J_IK``, ``θ̇`` and ``θ̈`` (eq.
     86–88, spec §8.3), the tree dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144). Returns False
