@@ -63,8 +63,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     reference configuration, directly or by continuation along a straight line in task space,
     as :meth:`Robot.inverse_kinematics` does; the kernel does this itself). ``threads``: number
     of chunks run in parallel (default: numba's thread count; chunks have at least
-    ``MIN_CHUNK`` samples, each started in the same way). ``t``: sample times
-    (N,), optional; with them each sample starts from a prediction from the previous two. Returns the raw arrays
+    ``MIN_CHUNK`` samples, each started in the same way). ``t``: sample times (N,), optional; with
+    them each sample starts from a prediction from the previous two. Returns the raw arrays
     ``(theta, thetad, thetadd, tau, JIK, limbW, platW)``.
     """
     from pkm.errors import IKError, SingularityError

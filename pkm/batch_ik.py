@@ -350,7 +350,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
         q[c] = th[mi[l, oq + c]]
     perr = np.inf
     for it in range(max_iter + 1):
-        for i in range(n):  # θ = H q + c over H's nonzeros
+        for i in range(n):  # θ = H q + c over H's nonzeros (inline: via batch_kernel._h_times 3-5 % slower)
             acc = mf[l, oc + i]
             for k in range(mi[l, onz + i]):
                 acc += mf[l, oh + dmax * i + k] * q[mi[l, ocol + dmax * i + k]]

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.batch_model import (BF_A, BF_B, BF_SIZE, LAY_NMAX, LAY_QP, inertia6, inertia10, joint_frame, pack,
-                             reference_inertia)
+from pkm.batch_model import (BF_A, BF_B, BF_SIZE, LAY_HNZ, LAY_NMAX, LAY_QP, LOOP_TOL, inertia6, inertia10,
+                             joint_frame, pack, reference_inertia)
 from pkm.kinematics import forward_kinematics
 from pkm.lie import Ad
 from pkm.manipulator import dynamics_trees
@@ -79,6 +79,18 @@ def test_packed_inertias_are_the_limb_trees(name):
     km = pack(robot)
     for l, tree in enumerate(dynamics_trees(robot)):
         np.testing.assert_allclose(reference_inertia(km, robot, l), tree.M, rtol=0, atol=1e-13)
+
+
+def test_packed_constant_H_is_the_affine_closure():
+    """The sparse rows packed for a constant H (the Delta's parallelogram: one ±1 per row) rebuild
+    the H of pkm.limb.LimbModel.affine_closure; a general-path pack has none."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    km, general = pack(robot), pack(robot, affine=False)
+    for l, limb in enumerate(robot.limbs):
+        H, _ = limb.affine_closure(LOOP_TOL)
+        np.testing.assert_array_equal(km.H(l), H)
+        assert km.mi[l, km.lay[LAY_HNZ]:km.lay[LAY_HNZ] + limb.n].sum() == np.count_nonzero(H)
+        assert not general.H(l).any()
 
 
 @pytest.mark.parametrize("name", FILES)
