@@ -17,16 +17,15 @@ against its array counterpart there.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from pkm.lie import _alpha
 
 # Called from numba code only: no C or Python entry point (no_cpython_wrapper saves ~1.5 s of a
 # first run's compile). CALLING ONE OF THESE FROM PYTHON CRASHES THE INTERPRETER (numba does not
 # check); the tests call them through small jitted callers (tests/conftest.py: numba_only).
-_inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+# Without numba's runtime (_nrt=False), as the batch kernel that calls them (pkm.batch_ik._jit).
+_inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False)
 
 
 # ----------------------------------------------------------------------------- 3-vectors
@@ -264,37 +263,3 @@ def log_pose(R, p):
     k = cross(w, p)
     kk = cross(w, k)
     return w, (p[0] - 0.5 * k[0] + al * kk[0], p[1] - 0.5 * k[1] + al * kk[1], p[2] - 0.5 * k[2] + al * kk[2])
-
-
-# ----------------------------------------------------------------------------- non-owning arrays
-@intrinsic
-def unowned(typingctx, a):
-    """A view of the array ``a`` that does not take part in reference counting.
-
-    numba counts references to every array it passes around: each slice or view handed to a
-    function that is not inlined costs an atomic increment and decrement of the owner's count,
-    which in the per-sample kernels added up to half the run time. The view returned here is
-    ``a``'s own array structure (same data, shape, strides and layout) with the owner
-    (``meminfo``) and the parent object set to NULL; views taken from it have no owner either, so
-    those operations become no-ops. The CALLER must keep ``a`` alive while the view is in use: use
-    it only on arguments (owned by the caller) or on arrays that are referenced again after the
-    last use of the view. Anything that is not an array is returned unchanged.
-
-    It is a few LLVM instructions (no ``numba.carray`` round trip through the data pointer), so
-    the uses in :func:`pkm.batch_kernel.run_range` cost next to nothing to compile.
-    """
-    sig = a(a)
-    if not isinstance(a, types.Array):
-        def codegen(context, builder, sig, args):
-            context.nrt.incref(builder, sig.args[0], args[0])  # returned as a new reference
-            return args[0]
-
-        return sig, codegen
-
-    def codegen(context, builder, sig, args):
-        ary = context.make_array(sig.args[0])(context, builder, value=args[0])
-        ary.meminfo = cgutils.get_null_value(ary.meminfo.type)
-        ary.parent = cgutils.get_null_value(ary.parent.type)
-        return ary._getvalue()
-
-    return sig, codegen

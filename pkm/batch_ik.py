@@ -37,11 +37,15 @@ CHORD_MARGIN = 1e-2
 # Python exception. No fastmath: contracting a·b + c into an FMA depends on what LLVM inlines, which
 # differs between a fresh compile and callees loaded from numba's cache, so the same input gave
 # results differing in the last bit between processes (tests/test_sweep.py compares bit for bit).
-_jit = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True)
+# _nrt=False: no numba runtime, so no reference counting of the arrays passed between the kernel's
+# functions (each NRT_incref/NRT_decref is an opaque call: LLVM spills every live register around
+# it and reloads what it had read from arrays; ~8 % of the Delta's time) and no allocation.
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=False)
+_jit = njit(**_OPTIONS)
 # Internal pieces have no Python entry point either (no_cpython_wrapper: ~1 s less compile): they are
 # called only from numba code. CALLING ONE FROM PYTHON CRASHES THE INTERPRETER (numba does not check);
 # test them through a small jitted caller (tests/conftest.py: numba_only).
-_internal = njit(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, no_cpython_wrapper=True)
+_internal = njit(**_OPTIONS, no_cpython_wrapper=True)
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last

@@ -26,9 +26,13 @@ How it is made fast (DESIGN §4), and cheap to compile
 * After a Newton step the sines and cosines are updated by the angle-addition formula with a
   short series for the small step (:func:`pkm.batch_ik._fk`), not recomputed.
 * 3-vectors and rotations are tuples (registers); arrays are read by index, never sliced in a
-  loop; every array reaches the loops as a non-owning view (:func:`pkm._small.unowned`), so no
-  reference counting happens per sample; all scratch is allocated once per call
-  (:func:`make_work`), so the per-sample path allocates nothing.
+  loop; all scratch is allocated once per call (:func:`make_work`), so the per-sample path
+  allocates nothing.
+* No reference counting: every function of the kernel is compiled without numba's runtime
+  (``_nrt=False``, :data:`pkm.batch_ik._jit`), so passing an array or taking a view of one emits
+  no ``NRT_incref``/``NRT_decref`` call. Such a call was cheap in itself (the owner is known to be
+  NULL at run time) but, as an opaque call, made LLVM spill every live register and reload every
+  value it had read from an array. It also makes any allocation in these functions a compile error.
 * ``nogil``: :mod:`pkm.batch` runs the chunks of a trajectory on Python threads, in parallel.
   (A ``prange`` kernel would do the same but cost ~9 s more compile: numba re-optimises the
   whole kernel inside it and adds its parallel machinery, for two or three chunks.)
@@ -57,7 +61,7 @@ from typing import NamedTuple
 import numpy as np
 
 from pkm._linalg import inverse_into, norm1, spd_inverse_into
-from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub, unowned
+from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub
 from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_CHORD, M_F, M_GRAM, M_GRAMI, M_GYI, M_H,
                           M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _dof, _internal,
                           _jit, _pose_at, _set_twist_at, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
@@ -464,13 +468,6 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, d_static, dp_static, Cd, Vp, 
     kinematics and one Jacobian per limb usually suffice. When that fails, or without sample
     times, the start is the previous sample's solution.
     """
-    # non-owning views: no reference counting in the loops (pkm._small.unowned); the caller owns all
-    mi, mf, lay, Pt, Mp = unowned(mi), unowned(mf), unowned(lay), unowned(Pt), unowned(Mp)
-    Cd, Vp, dVp, Wee, dts, g0 = unowned(Cd), unowned(Vp), unowned(dVp), unowned(Wee), unowned(dts), unowned(g0)
-    theta, thetad, thetadd, tau, JIK = unowned(theta), unowned(thetad), unowned(thetadd), unowned(tau), unowned(JIK)
-    limbW, platW, th, bw, mat, vec = unowned(limbW), unowned(platW), unowned(th), unowned(bw), unowned(mat), \
-        unowned(vec)
-    Cs, status = unowned(Cs), unowned(status)
     L = mi.shape[0]
     for s in range(s_begin, s_end):
         h = dts[s] if s > s_begin else 0.0  # time steps to s and to s − 1 (0: unknown)

@@ -80,7 +80,8 @@ from pkm.errors import TopologyError
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
-_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.batch_ik._OPTIONS).
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False)
 
 #: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (spec §4.5).
 CUT_TYPES = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}

@@ -52,7 +52,8 @@ _jit = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 _jit_inline = numba.njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
-_jit_only = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True)
+# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.batch_ik._OPTIONS).
+_jit_only = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False)
 
 
 @_jit_only
@@ -122,9 +123,7 @@ def _fill_D(out, i0, j0, x, y):
     bp, gp = _dcoeffs(phi)
     s = x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
     # D = β skew(y) + γ(yxᵀ + xyᵀ − 2s I) + s(β'/φ skew(x) + γ'/φ (xxᵀ − φ² I))
-    z = np.empty(3)
-    for i in range(3):
-        z[i] = b * y[i] + s * bp * x[i]
+    z = (b * y[0] + s * bp * x[0], b * y[1] + s * bp * x[1], b * y[2] + s * bp * x[2])
     _fill3(out, i0, j0, z, -2.0 * g * s - s * gp * phi * phi, 1.0, 0.0)
     for i in range(3):
         for j in range(3):

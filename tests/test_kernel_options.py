@@ -1,0 +1,77 @@
+"""The batch kernel is compiled without numba's runtime (``_nrt=False``, :mod:`pkm.batch_ik`).
+
+With the runtime, every array passed between the kernel's functions and every view of one is
+reference counted: an opaque ``NRT_incref``/``NRT_decref`` call around which LLVM spills the live
+registers and after which it reloads what it had read from arrays. The kernel is split into
+functions that LLVM does not inline into each other, so one callee compiled with the runtime
+brings those calls back into the per-sample path. This walks the call graph from
+:func:`pkm.batch_kernel.run_range` through the jitted functions each one names and checks that
+every one of them is compiled without the runtime.
+"""
+
+from __future__ import annotations
+
+import numba
+from numba.core.registry import CPUDispatcher
+
+import pkm.batch_kernel as K
+
+
+def _callees(disp):
+    """The jitted functions named in ``disp``'s code (globals it reads, nested code included)."""
+    g = disp.py_func.__globals__
+    codes, names = [disp.py_func.__code__], set()
+    while codes:
+        c = codes.pop()
+        names.update(c.co_names)
+        codes.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    return {g[n] for n in names if isinstance(g.get(n), CPUDispatcher)}
+
+
+def _call_graph(root):
+    seen, todo = set(), [root]
+    while todo:
+        d = todo.pop()
+        if d not in seen:
+            seen.add(d)
+            todo.extend(_callees(d))
+    return seen
+
+
+def test_the_walk_finds_the_kernels_pieces():
+    names = {f"{d.py_func.__module__}.{d.py_func.__name__}" for d in _call_graph(K.run_range)}
+    for expected in ("pkm.batch_kernel._limb_dynamics", "pkm.batch_kernel._rnea", "pkm.batch_ik._solve_affine",
+                     "pkm.batch_ik._solve_general", "pkm.batch_ik._fk", "pkm._small.log_pose", "pkm.lie._alpha",
+                     "pkm._linalg.spd_inverse_into", "pkm._linalg._cholesky_into", "pkm.constraints._bias_rho"):
+        assert expected in names
+
+
+def _with_runtime(root):
+    return sorted(f"{d.py_func.__module__}.{d.py_func.__name__}" for d in _call_graph(root)
+                  if d.targetoptions.get("_nrt", True) is not False)
+
+
+def test_every_function_of_the_kernel_is_compiled_without_the_runtime():
+    assert _with_runtime(K.run_range) == []
+
+
+@numba.njit(no_cfunc_wrapper=True)
+def _leaf_with_runtime(x):
+    return x
+
+
+@numba.njit(no_cfunc_wrapper=True, _nrt=False)
+def _middle(x):
+    return _leaf_with_runtime(x) + 1
+
+
+@numba.njit(no_cfunc_wrapper=True, _nrt=False)
+def _root(x):
+    return _middle(x) * 2
+
+
+def test_the_check_finds_a_callee_with_the_runtime():
+    assert _with_runtime(_root) == [f"{__name__}._leaf_with_runtime"]
+    assert _with_runtime(_middle) == [f"{__name__}._leaf_with_runtime"]
+    assert _with_runtime(_leaf_with_runtime) == [f"{__name__}._leaf_with_runtime"]
+    assert _root(3.0) == 8.0
