@@ -5,8 +5,11 @@
 Runs ``robot.inverse_dynamics`` (1 thread, N = 10⁴ samples of the robot file's trajectory) in a
 loop while ``perf record`` samples this process, writes the symbol map of numba's compiled code
 (``benchmarks/_perfmap.py``) and prints each function's share of the samples (self time: a
-function's callees count for themselves). The kernel's pieces are separate functions (LLVM does
-not inline them), so the table shows which piece costs what.
+function's callees count for themselves). Most of the kernel's pieces are inlined into
+``run_range`` (``forceinline``, see ``pkm.batch_ik._internal``); the IK solvers, the linear algebra
+of ``pkm._linalg`` and libm's ``sincos`` remain functions of their own, so the table splits the time
+between the per-sample loop with the dynamics (``run_range``), the IK (``_solve_affine`` or
+``_solve_general``) and those helpers.
 
 Needs Linux ``perf`` (Debian: ``apt install linux-perf``; in a VM the ``cpu-clock`` event works)
 and binutils' ``nm``. A developer's tool: no figure here is a benchmark result.

@@ -45,7 +45,15 @@ _jit = njit(**_OPTIONS)
 # Internal pieces have no Python entry point either (no_cpython_wrapper: ~1 s less compile): they are
 # called only from numba code. CALLING ONE FROM PYTHON CRASHES THE INTERPRETER (numba does not check);
 # test them through a small jitted caller (tests/conftest.py: numba_only).
-_internal = njit(**_OPTIONS, no_cpython_wrapper=True)
+# forceinline: LLVM inlines them into their caller (numba compiles every function on its own and
+# LLVM's own heuristics inlined none of the larger ones). A call passed each array as ~9 machine
+# words through the stack and hid the callee's constants (sizes, flags) from the caller; inlining
+# _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
+# The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
+# and made run_range, whose compile the first run waits for, larger. No fastmath (above), so inlining
+# changes no result, not even in the last bit.
+_internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
+_piece = njit(**_OPTIONS, no_cpython_wrapper=True)
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
@@ -325,7 +333,7 @@ def _normal_equations(A, G, nr, k, e, g, Nm):
         e[6 + a] = acc
 
 
-@_internal
+@_piece
 def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_iter, chord):
     """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
     :meth:`pkm.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
@@ -395,7 +403,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
     return False, perr, np.inf
 
 
-@_internal
+@_piece
 def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     """Geometric IK of limb ``l`` towards ``C_d = Cd[s]`` by Gauss–Newton on all its tree variables.
 
@@ -433,7 +441,7 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     return False, perr, gerr
 
 
-@_internal
+@_piece
 def _build_H(l, mi, lay, mat):
     """``H`` (n × δ, eq. 48) from the loop rows ``G``: ``H_q = I``, ``H_y = −G_y⁻¹ G_q`` per loop,
     and ``L_p = J_p H`` (eq. 80). ``G_y⁻¹`` of loop λ stays in ``mat[M_GYI + λ]`` for ``Ḣq̇``.

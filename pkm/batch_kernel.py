@@ -48,6 +48,9 @@ How it is made fast (DESIGN §4), and cheap to compile
   four arrays with named slots): numba's compile time and each call's cost grow with every array
   argument (an array is passed as ~9 machine words; a namedtuple of arrays is flattened), and a
   caller re-optimises the code of all its callees.
+* Inlined pieces: the small functions, the limb dynamics and the RNEA are compiled with
+  ``forceinline`` (:data:`pkm.batch_ik._internal`), so LLVM inlines them into their caller; only
+  the IK solvers and ``_build_H`` remain calls (:data:`pkm.batch_ik._piece`).
 
 Errors cannot be raised with messages from inside numba: the kernel stops at the first failing
 sample and reports a status ``(code, sample, limb, value)`` that :mod:`pkm.batch` turns into

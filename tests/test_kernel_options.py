@@ -1,12 +1,13 @@
-"""The batch kernel is compiled without numba's runtime (``_nrt=False``, :mod:`pkm.batch_ik`).
+"""How the batch kernel is compiled: without numba's runtime (``_nrt=False``) and with its pieces
+inlined (``forceinline``), see :mod:`pkm.batch_ik`.
 
 With the runtime, every array passed between the kernel's functions and every view of one is
 reference counted: an opaque ``NRT_incref``/``NRT_decref`` call around which LLVM spills the live
-registers and after which it reloads what it had read from arrays. The kernel is split into
-functions that LLVM does not inline into each other, so one callee compiled with the runtime
-brings those calls back into the per-sample path. This walks the call graph from
-:func:`pkm.batch_kernel.run_range` through the jitted functions each one names and checks that
-every one of them is compiled without the runtime.
+registers and after which it reloads what it had read from arrays. The IK solvers are calls, and
+the helpers of other modules are compiled on their own, so one callee compiled with the runtime
+brings those calls back into the per-sample path. The tests walk the call graph from
+:func:`pkm.batch_kernel.run_range` through the jitted functions each one names and check that
+every one of them is compiled without the runtime, and which of the kernel's own are inlined.
 """
 
 from __future__ import annotations
@@ -75,3 +76,13 @@ def test_the_check_finds_a_callee_with_the_runtime():
     assert _with_runtime(_middle) == [f"{__name__}._leaf_with_runtime"]
     assert _with_runtime(_leaf_with_runtime) == [f"{__name__}._leaf_with_runtime"]
     assert _root(3.0) == 8.0
+
+
+def test_the_kernels_pieces_are_inlined_except_the_ik_solvers():
+    """The batch kernel's own functions carry LLVM's alwaysinline (``forceinline``), except the entry
+    point and the IK solvers, which stay calls (see :data:`pkm.batch_ik._piece`)."""
+    calls = {"run_range", "_solve_affine", "_solve_general", "_build_H"}
+    for d in _call_graph(K.run_range):
+        if d.py_func.__module__ in ("pkm.batch_ik", "pkm.batch_kernel"):
+            name = d.py_func.__name__
+            assert bool(d.targetoptions.get("forceinline")) == (name not in calls), name
