@@ -362,11 +362,9 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
         q[c] = th[mi[l, oq + c]]
     perr = np.inf
     for it in range(max_iter + 1):
-        for i in range(n):  # θ = H q + c over H's nonzeros (inline: via batch_kernel._h_times 3-5 % slower)
-            acc = mf[l, oc + i]
-            for k in range(mi[l, onz + i]):
-                acc += mf[l, oh + dmax * i + k] * q[mi[l, ocol + dmax * i + k]]
-            th[i] = acc
+        _h_times(l, mi, mf, lay, mat[M_H], True, n, d, q, th)  # θ = H q + c over H's nonzeros
+        for i in range(n):
+            th[i] += mf[l, oc + i]
         _fk(l, mi, mf, th, bw, it == 0)
         perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
         if not np.isfinite(perr):
@@ -481,3 +479,22 @@ def _build_H(l, mi, lay, mat):
                 acc += J[r, j] * H[j, c]
             Lp[r, c] = acc
     return worst
+
+
+@_internal
+def _h_times(l, mi, mf, lay, H, aff, n, d, x, out):
+    """``out[:n] = H x``: over the sparse rows of the model's constant H (``aff``), else with the
+    dense ``H`` the IK built (:func:`_build_H`)."""
+    if aff:
+        oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
+        for i in range(n):
+            acc = 0.0
+            for k in range(mi[l, onz + i]):
+                acc += mf[l, oh + dmax * i + k] * x[mi[l, ocol + dmax * i + k]]
+            out[i] = acc
+    else:
+        for i in range(n):
+            acc = 0.0
+            for c in range(d):
+                acc += H[i, c] * x[c]
+            out[i] = acc

@@ -66,7 +66,7 @@ import numpy as np
 from pkm._linalg import inverse_into, norm1, spd_inverse_into
 from pkm._small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub
 from pkm.batch_ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_CHORD, M_F, M_GRAM, M_GRAMI, M_GYI, M_H,
-                          M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _dof, _internal,
+                          M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _dof, _h_times, _internal,
                           _jit, _pose_at, _set_twist_at, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
 from pkm.batch_model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
                              LAY_LOOPF, LAY_LOOPS, LAY_QP, LI_ACTOFF, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT,
@@ -224,25 +224,6 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
             bw[k, BW_W + 3] += Rf[0]
             bw[k, BW_W + 4] += Rf[1]
             bw[k, BW_W + 5] += Rf[2]
-
-
-@_internal
-def _h_times(l, mi, mf, lay, H, aff, n, d, x, out):
-    """``out[:n] = H x``: over the sparse rows of the model's constant H (``aff``), else with the
-    dense ``H`` the IK built (:func:`pkm.batch_ik._build_H`)."""
-    if aff:
-        oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
-        for i in range(n):
-            acc = 0.0
-            for k in range(mi[l, onz + i]):
-                acc += mf[l, oh + dmax * i + k] * x[mi[l, ocol + dmax * i + k]]
-            out[i] = acc
-    else:
-        for i in range(n):
-            acc = 0.0
-            for c in range(d):
-                acc += H[i, c] * x[c]
-            out[i] = acc
 
 
 @_internal
