@@ -13,10 +13,13 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from pkm.lie import KERNEL_FASTMATH
+
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
 # No numba runtime (_nrt=False): the batch kernel calls them (see pkm.batch_ik._OPTIONS).
-_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False)
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
+                   fastmath=KERNEL_FASTMATH)
 
 
 def size(n):
@@ -33,7 +36,7 @@ def _size_ol(n):
 
 
 # The public routines are called from the batch kernel too: no numba runtime either.
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False, fastmath=KERNEL_FASTMATH)
 def inverse_into(A, n, out, work):
     """``out[:n, :n] = A[:n, :n]⁻¹`` by Gauss–Jordan elimination with partial pivoting.
 
@@ -70,7 +73,7 @@ def inverse_into(A, n, out, work):
     return True
 
 
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False, fastmath=KERNEL_FASTMATH)
 def norm1(A, n, m):
     """The 1-norm (largest column sum of magnitudes) of ``A[:n, :m]`` (sizes as in :func:`size`)."""
     n, m = size(n), size(m)
@@ -121,7 +124,7 @@ def _cholesky_into(A, n, L):
     return True
 
 
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False, fastmath=KERNEL_FASTMATH)
 def cholesky_solve_into(A, n, b, out, work):
     """``out[:n] = A[:n, :n]⁻¹ b[:n]`` for a symmetric positive definite ``A`` (Cholesky, ``A = LLᵀ``).
 
@@ -143,7 +146,7 @@ def cholesky_solve_into(A, n, b, out, work):
     return True
 
 
-@njit(cache=True, no_cfunc_wrapper=True, _nrt=False)
+@njit(cache=True, no_cfunc_wrapper=True, _nrt=False, fastmath=KERNEL_FASTMATH)
 def spd_inverse_into(A, n, out, work):
     """``out[:n, :n] = A[:n, :n]⁻¹`` for a symmetric positive definite ``A``: Cholesky ``A = LLᵀ``
     (``L`` into ``work``), ``M = L⁻¹`` (into ``out``'s lower part), ``A⁻¹ = MᵀM``. No pivoting, so

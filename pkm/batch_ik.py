@@ -22,6 +22,7 @@ from numba import njit
 
 from pkm._linalg import cholesky_solve_into, inverse_into, norm1
 from pkm._small import add, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub
+from pkm.lie import KERNEL_FASTMATH
 from pkm.batch_model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
                              LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP,
                              LI_NROWS, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT,
@@ -34,13 +35,15 @@ SERIES_STEP = 1e-2
 CHORD_MARGIN = 1e-2
 
 # error_model="numpy": a division by zero gives inf/NaN (caught by the kernel's checks), not a
-# Python exception. No fastmath: contracting a·b + c into an FMA depends on what LLVM inlines, which
-# differs between a fresh compile and callees loaded from numba's cache, so the same input gave
-# results differing in the last bit between processes (tests/test_sweep.py compares bit for bit).
+# Python exception. fastmath: only "contract" (FMA), for the kernel and every helper it calls, see
+# pkm.lie.KERNEL_FASTMATH. (An earlier kernel, whose pieces LLVM inlined or not by its own
+# heuristics, gave results differing in the last bit between a fresh compile and cached callees;
+# with every piece forceinline or a call, the code and the bits are the same each way.)
 # _nrt=False: no numba runtime, so no reference counting of the arrays passed between the kernel's
 # functions (each NRT_incref/NRT_decref is an opaque call: LLVM spills every live register around
 # it and reloads what it had read from arrays; ~8 % of the Delta's time) and no allocation.
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=False)
+_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=False,
+                fastmath=KERNEL_FASTMATH)
 _jit = njit(**_OPTIONS)
 # Internal pieces have no Python entry point either (no_cpython_wrapper: ~1 s less compile): they are
 # called only from numba code. CALLING ONE FROM PYTHON CRASHES THE INTERPRETER (numba does not check);
@@ -50,8 +53,7 @@ _jit = njit(**_OPTIONS)
 # words through the stack and hid the callee's constants (sizes, flags) from the caller; inlining
 # _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
 # The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
-# and made run_range, whose compile the first run waits for, larger. No fastmath (above), so inlining
-# changes no result, not even in the last bit.
+# and made run_range, whose compile the first run waits for, larger.
 _internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
 _piece = njit(**_OPTIONS, no_cpython_wrapper=True)
 

@@ -77,11 +77,13 @@ from pkm._small import mtv as _mtv
 from pkm._small import mv as _mv
 from pkm._small import sub as _sub
 from pkm.errors import TopologyError
+from pkm.lie import KERNEL_FASTMATH
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
 # No numba runtime (_nrt=False): the batch kernel calls them (see pkm.batch_ik._OPTIONS).
-_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False)
+_numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
+                   fastmath=KERNEL_FASTMATH)
 
 #: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (spec §4.5).
 CUT_TYPES = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}

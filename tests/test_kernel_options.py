@@ -86,3 +86,14 @@ def test_the_kernels_pieces_are_inlined_except_the_ik_solvers():
         if d.py_func.__module__ in ("pkm.batch_ik", "pkm.batch_kernel"):
             name = d.py_func.__name__
             assert bool(d.targetoptions.get("forceinline")) == (name not in calls), name
+
+
+def test_every_function_of_the_kernel_has_the_same_fastmath_flags():
+    """Only ``contract`` (FMA), and in every function: where a product feeds a sum should not
+    decide whether it is rounded once or twice (see :data:`pkm.lie.KERNEL_FASTMATH`)."""
+    from pkm.lie import KERNEL_FASTMATH
+
+    assert KERNEL_FASTMATH == {"contract"}
+    flags = {f"{d.py_func.__module__}.{d.py_func.__name__}": set(d.targetoptions.get("fastmath") or ())
+             for d in _call_graph(K.run_range)}
+    assert {name: f for name, f in flags.items() if f != KERNEL_FASTMATH} == {}
