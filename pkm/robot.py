@@ -80,6 +80,9 @@ class Robot:
         for limb in self.limbs:
             self._act_slices.append(slice(k, k + len(limb.actuated)))
             k += len(limb.actuated)
+        # (limb, tree variable) of each actuator in actuator_names order: one gather from (N, L, n_max)
+        self._act_limb = np.array([k for k, limb in enumerate(self.limbs) for _ in limb.actuated], dtype=np.intp)
+        self._act_var = np.array([a for limb in self.limbs for a in limb.actuated], dtype=np.intp)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -268,10 +271,10 @@ class Robot:
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
 
-        def act(d):
-            return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs])
+        def act(a):  # (N, n_act) in actuator_names order
+            return a[:, self._act_limb, self._act_var]
 
-        return DynamicsResult(x=X, tau=tau, q_act=act(joints), qd_act=act(joints_d), qdd_act=act(joints_dd),
+        return DynamicsResult(x=X, tau=tau, q_act=act(th), qd_act=act(thd), qdd_act=act(thdd),
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
 

@@ -280,3 +280,30 @@ def test_cold_start_continues_along_the_task_line():
     direct = robot.inverse_dynamics(X, Z, Z)
     np.testing.assert_allclose(few.q_act, direct.q_act, rtol=0, atol=1e-12)
     np.testing.assert_allclose(few.tau, direct.tau, rtol=0, atol=1e-12 * np.abs(direct.tau).max())
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2", "delta_3r2us", "irsbot2 rotated"])
+def test_platform_states_equal_the_per_sample_poses_and_twists(name):
+    """The vectorised target states (translational task spaces) are the robot's own
+    ``platform_pose``/``platform_twist`` sample by sample, as contiguous float arrays; also for a
+    platform frame that is not aligned with the world (every robot file's is)."""
+    from pkm.batch import platform_states
+    from pkm.lie import exp_so3
+
+    robot = pkm.load(ROBOTS / f"{name.split()[0]}.toml")
+    assert not robot._rot
+    if name.endswith("rotated"):
+        robot.R0 = exp_so3(np.array([0.3, -0.5, 0.7]))
+        robot.r0 = np.array([0.1, -0.2, -0.7])
+    rng = np.random.default_rng(7)
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    X = tr.x[:5] + 0.01 * rng.standard_normal((5, robot.task_dof))
+    XD, XDD = rng.standard_normal((5, robot.task_dof)), rng.standard_normal((5, robot.task_dof))
+    Cd, Vp, dVp = platform_states(robot, X, XD, XDD)
+    for a in (Cd, Vp, dVp):
+        assert a.dtype == np.float64 and a.flags.c_contiguous
+    for s in range(5):
+        np.testing.assert_allclose(Cd[s], robot.platform_pose(X[s]), rtol=0, atol=1e-15)
+        V, dV = robot.platform_twist(X[s], XD[s], XDD[s])
+        np.testing.assert_allclose(Vp[s], V, rtol=0, atol=1e-15)
+        np.testing.assert_allclose(dVp[s], dV, rtol=0, atol=1e-15)
