@@ -307,3 +307,43 @@ def test_platform_states_equal_the_per_sample_poses_and_twists(name):
         V, dV = robot.platform_twist(X[s], XD[s], XDD[s])
         np.testing.assert_allclose(Vp[s], V, rtol=0, atol=1e-15)
         np.testing.assert_allclose(dVp[s], dV, rtol=0, atol=1e-15)
+
+
+def test_blocks_are_contiguous_views_of_one_allocation():
+    from pkm.batch import blocks
+
+    a, b, c = blocks((5, 4, 4), (3,), (5, 2, 6))
+    assert a.shape == (5, 4, 4) and b.shape == (3,) and c.shape == (5, 2, 6)
+    for x in (a, b, c):
+        assert x.dtype == np.float64 and x.flags.c_contiguous and x.base is a.base
+    a.fill(1.0), b.fill(2.0), c.fill(3.0)  # no overlap
+    assert (a == 1.0).all() and (b == 2.0).all() and (c == 3.0).all()
+    assert (c.__array_interface__["data"][0] - a.__array_interface__["data"][0]) % 64 == 0
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2", "delta_3r2us"])
+def test_kernel_writes_every_output(name, monkeypatch):
+    """The per-call arrays are uninitialised (:func:`pkm.batch.blocks`): with them filled with NaN
+    beforehand, every output of a call is still finite, so the kernel (and the padding of the
+    per-limb arrays) writes every entry, for one and two chunks, with and without sample times."""
+    import pkm.batch as PB
+
+    real = PB.blocks
+
+    def nan_blocks(*shapes):
+        arrays = real(*shapes)
+        for a in arrays:
+            a.fill(np.nan)
+        return arrays
+
+    monkeypatch.setattr(PB, "blocks", nan_blocks)
+    robot = pkm.load(ROBOTS / f"{name}.toml")
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    n = min(len(tr), 2 * PB.MIN_CHUNK)
+    for threads, t in ((1, tr.t[:n]), (2, None)):
+        r = robot.inverse_dynamics(tr.x[:n], tr.xd[:n], tr.xdd[:n], t=t, threads=threads)
+        arrays = [v for v in vars(r).values() if isinstance(v, np.ndarray)]
+        arrays += [v for d in (r.joints, r.joints_d, r.joints_dd) for v in d.values()]
+        assert len(arrays) > 10 and all(np.isfinite(a).all() for a in arrays)
+    raw = PB.inverse_dynamics_batch(robot, tr.x[:n], tr.xd[:n], tr.xdd[:n])
+    assert all(np.isfinite(a).all() for a in raw)  # the padding beyond each limb's n_l too
