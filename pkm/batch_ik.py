@@ -85,7 +85,7 @@ class Work(NamedTuple):
 
 def make_work(km: KernelModel, chunks: int) -> Work:
     """Scratch for ``chunks`` chunks, allocated once per call of the kernel."""
-    L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], km.Pt.shape[1]
+    L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], len(km.dp_static)
     B = max(12, nmax, 6 * lmax, dmax, dp)
     return Work(th=np.zeros((chunks, L, nmax)), bw=np.zeros((chunks, nmax, BW_SIZE)),
                 mat=np.zeros((chunks, M_GYI + lmax + 2 * L, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))

@@ -227,7 +227,7 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
 
 
 @_internal
-def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat,
+def _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat,
                    vec, general, status):
     """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
     with their singularity checks, ``F = L_p⁺P_p`` (eq. 94) into ``J_IK``, ``θ̇`` and ``θ̈`` (eq.
@@ -265,12 +265,9 @@ def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thre
             for b in range(d):
                 acc += Grami[a, b] * Lp[r, b]
             Pinv[a, r] = acc
-    for a in range(d):  # F = L_p⁺ P_p (eq. 94) and the limb's rows of J_IK (eq. 97–98)
-        for c in range(dp):
-            acc = 0.0
-            for r in range(6):
-                acc += Pinv[a, r] * Pt[r, c]
-            F[a, c] = acc
+    for a in range(d):  # F = L_p⁺ P_p (eq. 94), P_p selecting rows (pkm.batch_model.task_rows), and
+        for c in range(dp):  # below the limb's rows of J_IK (eq. 97–98)
+            F[a, c] = Pinv[a, dp_static[c]]
     off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
     for a in range(mi[l, LI_NACT]):
         for c in range(dp):
@@ -343,7 +340,7 @@ def _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thre
 
 
 @_internal
-def _actuator_forces(Pt, Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+def _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
     into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into
     ``tau[s]``. Returns False after writing a failure (J_IK singular) into ``status``."""
@@ -359,10 +356,8 @@ def _actuator_forces(Pt, Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, J
            fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])
     dp = len(dp_static)
     Jt, Jti, rhs = mat[M_JT], mat[M_JTI], vec[V_RHS]
-    for c in range(dp):
-        acc = 0.0
-        for r in range(6):
-            acc += Pt[r, c] * phi[r]
+    for c in range(dp):  # P_pᵀ φ_p: the task's rows of φ_p (pkm.batch_model.task_rows)
+        acc = phi[dp_static[c]]
         platW[s, c] = acc
         for l in range(limbW.shape[1]):
             acc += limbW[s, l, c]
@@ -429,7 +424,7 @@ def _chord_matrix(l, mi, d_static, lay, mat, s, r):
 
 
 @_jit
-def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
+def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
               cold, Cs, general, tol, max_iter, thresh, status):
     """IK + inverse dynamics over samples ``s_begin … s_end − 1`` (see the module docstring).
@@ -496,10 +491,10 @@ def run_range(s_begin, s_end, mi, mf, lay, Pt, Mp, d_static, dp_static, Cd, Vp, 
                 return
             for i in range(n):
                 theta[s, l, i] = tl[i]
-            if not _limb_dynamics(l, mi, mf, lay, Pt, d_static, dp_static, Vp, dVp, g0, s, thresh, thetad[s, l],
+            if not _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, thetad[s, l],
                                   thetadd[s, l], JIK, limbW, bw, mat, vec, general, status):
                 return
-        if not _actuator_forces(Pt, Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh,
+        if not _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh,
                                 status):
             return
     status[0] = OK

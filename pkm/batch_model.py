@@ -67,9 +67,8 @@ LAY_QIDX, LAY_ACTPOS, LAY_LOOPS, LAY_QP, LAY_LOOPF, LAY_HC, LAY_CC, LAY_NMAX, LA
 class KernelModel(NamedTuple):
     """A robot's limbs in joint frames, flattened for :mod:`pkm.batch_kernel` (see the module
     docstring and the layout constants above): ``mi`` (L, NI) integer and ``mf`` (L, NF) float
-    records per limb (limb ``l`` in row ``l``), ``lay`` their offsets and sizes, ``Pt`` (6, δ_p)
-    the task selection ``P_p`` and ``Mp`` (1, 10) the platform's inertia in ``F_p`` as the 10
-    parameters of :func:`inertia10`.
+    records per limb (limb ``l`` in row ``l``), ``lay`` their offsets and sizes and ``Mp`` (1, 10)
+    the platform's inertia in ``F_p`` as the 10 parameters of :func:`inertia10`.
 
     Header of ``mi`` (columns ``LI_*``): tree size ``n``, ``δ_l``, platform body, number of actuated
     joints and their first row in ``J_IK``, loops, 1 for a constant-H limb, ``Σ m`` selected loop
@@ -81,13 +80,12 @@ class KernelModel(NamedTuple):
     ``d_static`` and ``dp_static`` carry sizes in their types, for numba to compile as constants
     (small loops with a known trip count are unrolled: −14 % for the Delta): ``(0,) * δ_l`` when
     every limb has the same ``δ_l`` (else ``()``: the kernel reads each limb's from ``mi``) and
-    ``(0,) * δ_p``. Each distinct pair is compiled (and cached) once.
+    :func:`task_rows` (δ_p entries). Each distinct pair of lengths is compiled (and cached) once.
     """
 
     mi: np.ndarray
     mf: np.ndarray
     lay: np.ndarray
-    Pt: np.ndarray
     Mp: np.ndarray
     d_static: tuple
     dp_static: tuple
@@ -256,9 +254,22 @@ def pack(robot, affine: bool = True) -> KernelModel:
             f[PF_EK:PF_EK + 3 * ne] = (cj.e_k @ Rk).ravel()
             f[PF_ER:PF_ER + 3 * ne] = (cj.e_r @ Rr).ravel()
     dofs = {limb.dof for limb in limbs}
-    return KernelModel(mi=mi, mf=mf, lay=lay, Pt=np.ascontiguousarray(robot.P_p, dtype=float),
-                       Mp=inertia10(np.asarray(platform_inertia(robot), dtype=float))[None, :],
-                       d_static=(0,) * dmax if len(dofs) == 1 else (), dp_static=(0,) * robot.P_p.shape[1])
+    return KernelModel(mi=mi, mf=mf, lay=lay, Mp=inertia10(np.asarray(platform_inertia(robot), dtype=float))[None, :],
+                       d_static=(0,) * dmax if len(dofs) == 1 else (), dp_static=task_rows(robot.P_p))
+
+
+def task_rows(P_p) -> tuple:
+    """The twist component (row of ``P_p``, 0–5 for ``ω_x … v_z``) that each task coordinate selects.
+
+    ``P_p`` (6 × δ_p, eq. 82) is a selection matrix: a task space is spanned by components of the
+    platform twist (:meth:`pkm.spec.TaskSpec.selection_matrix`), so the kernel applies ``P_p`` and
+    ``P_pᵀ`` as index maps, ``(L_p⁺P_p)_{ac} = (L_p⁺)_{a,row_c}`` and ``(P_pᵀφ)_c = φ_{row_c}``,
+    instead of 6 × δ_p products. Raises ValueError for any other matrix."""
+    P = np.asarray(P_p, dtype=float)
+    rows = tuple(int(r) for r in np.argmax(P, axis=0)) if P.ndim == 2 and P.shape[0] == 6 else None
+    if rows is None or not np.array_equal(P, np.eye(6)[:, list(rows)]) or len(set(rows)) != len(rows):
+        raise ValueError(f"P_p must select distinct rows of the 6-vector twist (a 0/1 matrix, one 1 per column), got {P!r}")
+    return rows
 
 
 def reference_inertia(km: KernelModel, robot, l: int) -> np.ndarray:

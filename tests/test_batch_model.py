@@ -181,3 +181,17 @@ def test_start_argument():
     np.testing.assert_allclose(b.q_act, c.q_act, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="start for limb"):
         robot.inverse_dynamics(tr.x[:3], tr.xd[:3], tr.xdd[:3], start=[np.zeros(2)] * 3)
+
+
+def test_task_rows_are_the_rows_p_p_selects():
+    from pkm.batch_model import task_rows
+
+    for name, rows in (("delta_3rr2rrr", (3, 4, 5)), ("irsbot2", (3, 5))):
+        robot = pkm.load(ROBOTS / f"{name}.toml")
+        assert task_rows(robot.P_p) == rows
+        assert robot._packed().dp_static == rows
+    assert task_rows(np.eye(6)[:, [2, 0, 4]]) == (2, 0, 4)
+    for bad in (np.eye(6)[:, [1, 1]], 2.0 * np.eye(6)[:, [3]], np.eye(6)[:, [3]] + np.eye(6)[:, [4]], np.eye(5),
+                np.zeros((6, 1))):
+        with pytest.raises(ValueError, match="P_p must select"):
+            task_rows(bad)
