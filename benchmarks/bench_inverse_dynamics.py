@@ -202,10 +202,12 @@ def bench_headline_interleaved(robot, X, XD, XDD, t, rounds=7, n_states=2000):
             "ratio_wall": pk_w / pin_w, "ratio_cpu": pk_c / pin_c}
 
 
-def bench_threads_interleaved(run, N, all_threads, rounds=5):
+def bench_threads_interleaved(run, N, all_threads, rounds=15):
     """``run(threads)`` (one ``robot.inverse_dynamics`` call on N samples) with 1 thread and with all
     threads, timed ALTERNATELY ``rounds`` times, best of each: the multi-core speed-up without the
-    VM's drift between two figures taken minutes apart."""
+    VM's drift between two figures taken minutes apart. 15 rounds (~1 s per robot): on a VM whose
+    second vCPU is often busy elsewhere, the 2-thread time of one call varies by up to 1.8×, and
+    fewer rounds often catch no quiet moment."""
     one = allt = np.inf
     for _ in range(rounds):
         one = min(one, C.best_of(lambda: run(1), 1)[0] / N)
