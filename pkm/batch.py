@@ -33,6 +33,8 @@ def platform_states(robot, X, XD, XDD, out=None):
     """
     N = X.shape[0]
     Cd, Vp, dVp = out if out is not None else blocks((N, 4, 4), (N, 6), (N, 6))
+    if not (Cd.flags.c_contiguous and Cd.shape == (N, 4, 4)):  # else the row view below would be a copy
+        raise ValueError(f"out: the poses must be a C-contiguous ({N}, 4, 4) array, got shape {Cd.shape}")
     if not robot._rot:  # filled in place: no tile/hstack temporaries (7–9 % of a Delta call, A/B)
         local = np.empty((N, 3))
         local[:] = robot.R0.T @ robot.r0

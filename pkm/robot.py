@@ -202,7 +202,7 @@ class Robot:
         for s in range(N):
             Cd = self.platform_pose(X[s])
             for k, limb in enumerate(self.limbs):
-                sol = self._solve(limb, k, Cd, prev[k] if warm_start else first[k], X[s], tol, max_iter,
+                sol = self._solve(limb, Cd, prev[k] if warm_start else first[k], X[s], tol, max_iter,
                                   singularity_threshold)
                 prev[k] = sol.theta
                 joints[limb.name][s] = sol.theta
@@ -319,7 +319,7 @@ class Robot:
         x0 = self.x_ref
         return np.array([self.platform_pose(x0 + t * (x - x0)) for t in np.arange(1, steps + 1) / steps])
 
-    def _solve(self, limb, k, Cd, theta0, x, tol, max_iter, threshold):
+    def _solve(self, limb, Cd, theta0, x, tol, max_iter, threshold):
         try:
             return solve_limb(limb, Cd, theta0, tol, max_iter, threshold)
         except (IKError, SingularityError) as first:
@@ -327,8 +327,8 @@ class Robot:
             theta = np.zeros(limb.n)
             path = self.continuation_poses(x)
             try:
-                for k, Cd_k in enumerate(path):
-                    sol = solve_limb(limb, Cd_k, theta, tol, max_iter, threshold if k == len(path) - 1 else np.inf)
+                for i, Cd_i in enumerate(path):  # the singularity check at the target only
+                    sol = solve_limb(limb, Cd_i, theta, tol, max_iter, threshold if i == len(path) - 1 else np.inf)
                     theta = sol.theta
                 return sol
             except SingularityError:

@@ -347,3 +347,13 @@ def test_kernel_writes_every_output(name, monkeypatch):
         assert len(arrays) > 10 and all(np.isfinite(a).all() for a in arrays)
     raw = PB.inverse_dynamics_batch(robot, tr.x[:n], tr.xd[:n], tr.xdd[:n])
     assert all(np.isfinite(a).all() for a in raw)  # the padding beyond each limb's n_l too
+
+
+def test_platform_states_rejects_an_out_it_cannot_fill_in_place():
+    from pkm.batch import platform_states
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    X = np.zeros((4, 3))
+    strided = np.zeros((4, 4, 8))[:, :, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        platform_states(robot, X, X, X, out=(strided, np.zeros((4, 6)), np.zeros((4, 6))))
