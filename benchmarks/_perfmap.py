@@ -51,7 +51,7 @@ _cg.CPUCodeLibrary._object_compiled_hook = classmethod(_object_compiled_hook_hoo
 
 
 def demangle(name: str) -> str:
-    """``_ZN3pkm12batch_kernel9run_rangeB3v38B…`` → ``pkm.batch_kernel.run_range`` (numba's
+    """``_ZN3pkm7kernels16inverse_dynamics9run_rangeB3v38B…`` → ``pkm.kernels.inverse_dynamics.run_range`` (numba's
     Itanium-style names: length-prefixed parts, then the version and argument types)."""
     if not name.startswith("_ZN"):
         return name

@@ -74,11 +74,11 @@ def long_trajectory(robot, N):
 # ------------------------------------------------------------------------------ pkm batch kernel
 def parallelism() -> str:
     """How ``robot.inverse_dynamics`` uses several cores (recorded in the JSON)."""
-    import pkm.batch_kernel as K
+    import pkm.kernels.inverse_dynamics as K
 
     if any(bool(getattr(v, "targetoptions", {}).get("parallel")) for v in vars(K).values()):
         return "prange kernel"
-    return "trajectory chunks on Python threads (pkm.batch_kernel.run_range releases the GIL)"
+    return "trajectory chunks on Python threads (pkm.kernels.inverse_dynamics.run_range releases the GIL)"
 
 
 def bench_pkm_robot(path, N, repeats, all_threads):
@@ -136,8 +136,8 @@ def _put(out, key, timing, divide=1):
 
 def bench_tree_rnea(robot, repeats, n_states=2000):
     """pkm tree RNEA (wrapper per call, kernels batched) and pin.rnea per call on the Delta's 18-joint tree."""
-    from pkm.dynamics import inverse_dynamics
-    from pkm.manipulator import dynamics_trees
+    from pkm.algorithms.dynamics import inverse_dynamics
+    from pkm.algorithms.manipulator import dynamics_trees
 
     trees = dynamics_trees(robot)
     n = sum(t.n for t in trees)
@@ -254,8 +254,8 @@ def bench_pin_pipeline(robot, X, XD, XDD, tau_pkm, repeats, n_samples):
 
 
 def bench_pkm_reference(robot, X, XD, XDD, n_samples, repeats=2):
-    """pkm's reference Python path (pkm.manipulator.inverse_dynamics), per sample."""
-    from pkm.manipulator import inverse_dynamics
+    """pkm's reference Python path (pkm.algorithms.manipulator.inverse_dynamics), per sample."""
+    from pkm.algorithms.manipulator import inverse_dynamics
 
     sl = slice(0, n_samples)
     inverse_dynamics(robot, X[:2], XD[:2], XDD[:2])
@@ -264,9 +264,9 @@ def bench_pkm_reference(robot, X, XD, XDD, n_samples, repeats=2):
 
 
 def bench_serial_6r(repeats, n_states=2000):
-    from pkm.dynamics import inverse_dynamics
-    from pkm.model import robot_tree
-    from pkm.robotfile import load_spec
+    from pkm.algorithms.dynamics import inverse_dynamics
+    from pkm.description.model import robot_tree
+    from pkm.description.robotfile import load_spec
 
     spec = load_spec(C.ROOT / "robots" / "serial_6r.toml")
     tree = robot_tree(spec)
@@ -401,7 +401,7 @@ def main(argv=None):
                                                            args.pin_samples)
     else:
         results["pin_delta_pipeline"] = {"skipped": "pinocchio not installed (pip install pin)"}
-    log("pkm reference path (pkm.manipulator, Python)")
+    log("pkm reference path (pkm.algorithms.manipulator, Python)")
     results["pkm_reference_python"] = bench_pkm_reference(delta, X, XD, XDD, 50)
     log("6R arm: Modern Robotics, pkm, Pinocchio")
     results["serial_6r"] = bench_serial_6r(args.repeats)
@@ -502,7 +502,7 @@ def report_rows(r):
         rows.append(["(2b)   of which rates + rnea + projection", _t(pp["dynamics_only_s_per_sample"]),
                      cpu(pp, "dynamics_only_s_per_sample"), "sample", pp["samples"], 1])
     ref = r["pkm_reference_python"]
-    rows.append(["pkm reference path Delta IK+ID (pkm.manipulator, Python)", _t(ref["s_per_sample"]),
+    rows.append(["pkm reference path Delta IK+ID (pkm.algorithms.manipulator, Python)", _t(ref["s_per_sample"]),
                  cpu(ref, "s_per_sample"), "sample", ref["samples"], 1])
     s6 = r["serial_6r"]
     for label, key, per, batch in (

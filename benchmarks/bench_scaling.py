@@ -3,9 +3,9 @@
     python benchmarks/bench_scaling.py            # ≈ 1–2 min on a 2-core machine
 
 A. Serial chains of n = 8, 16, …, 512 revolute joints with random axes and cylinder links
-   (``peers.random_chain``, compiled with ``pkm.model.compile_tree``): pkm's tree RNEA
-   (``relative_poses_into`` + ``rnea_into``, the numba kernels of pkm.kinematics / pkm.dynamics, run
-   over a batch of random states in a numba loop), pkm's Python wrapper ``pkm.dynamics.inverse_dynamics``
+   (``peers.random_chain``, compiled with ``pkm.description.model.compile_tree``): pkm's tree RNEA
+   (``relative_poses_into`` + ``rnea_into``, the numba kernels of pkm.algorithms.kinematics / pkm.algorithms.dynamics, run
+   over a batch of random states in a numba loop), pkm's Python wrapper ``pkm.algorithms.dynamics.inverse_dynamics``
    per call, and Pinocchio's ``rnea`` per call from Python on a model built from the same data
    (checked against pkm to 1e-9 relative at every n). Reported: µs per body (time per evaluation / n).
    An O(n) algorithm gives a flat line.
@@ -15,7 +15,7 @@ B. A PKM with L = 2 … 16 identical R[2US] limbs (the 3R[2US] Delta's limb: 9 t
    needs as many actuators as task coordinates (L = 3), so what is timed is the per-limb work:
      * ``robot.inverse_kinematics(x, ẋ, ẍ)`` — pkm's Python path: every limb's Newton IK (eq. 95–96,
        warm-started) and velocity/acceleration IK (eq. 86–88), per sample; all L;
-     * pkm's serial numba kernel (``pkm.batch_kernel.run_range``, what ``robot.inverse_dynamics(…, threads=1)``
+     * pkm's serial numba kernel (``pkm.kernels.inverse_dynamics.run_range``, what ``robot.inverse_dynamics(…, threads=1)``
        runs; an internal function, called directly, L ≥ 3): per limb IK + rates + limb RNEA +
        ``F̄ᵀH̄ᵀφ`` (eq. 144) for every limb, then the platform and a 3×3 solve that uses the first three
        limbs' actuators only (the others get no torque: a cost model of the per-limb work, not a
@@ -47,7 +47,7 @@ def log(msg):
 
 # ------------------------------------------------------------------------------ A: chains
 def bench_chains(ns, repeats, budget_bodies=200_000):
-    from pkm.dynamics import inverse_dynamics
+    from pkm.algorithms.dynamics import inverse_dynamics
 
     g0 = np.array([0.0, 0.0, -9.81])
     rows = []
@@ -86,13 +86,13 @@ def bench_chains(ns, repeats, budget_bodies=200_000):
 def _kernel_call(robot, X, XD, XDD):
     """A closure running pkm's batch kernel once, on one thread, on an L-limb robot (L ≥ task DOF).
 
-    Mirrors ``pkm.batch.inverse_dynamics_batch`` with one chunk (what ``robot.inverse_dynamics(…,
-    threads=1)`` runs: ``pkm.batch_kernel.run_range``) but without its n_act == δ_p check; no
+    Mirrors ``pkm.kernels.batch.inverse_dynamics_batch`` with one chunk (what ``robot.inverse_dynamics(…,
+    threads=1)`` runs: ``pkm.kernels.inverse_dynamics.run_range``) but without its n_act == δ_p check; no
     sample times, so every sample's IK starts from the previous sample (the first from the
     reference configuration)."""
-    import pkm.batch as B
-    from pkm.batch_kernel import Results, Samples, make_work, run_range
-    from pkm.batch_model import LAY_NMAX, LI_AFF
+    import pkm.kernels.batch as B
+    from pkm.kernels.inverse_dynamics import Results, Samples, make_work, run_range
+    from pkm.kernels.model import LAY_NMAX, LI_AFF
 
     km = robot._packed()
     N = X.shape[0]

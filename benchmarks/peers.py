@@ -10,7 +10,7 @@ Conventions at the boundary (see README "Conventions"): pkm twists are ``(ω; v)
 ``Motion``/``Force`` are ``(v; ω)``/``(f; m)``. Nothing here compares 6-vectors across the boundary:
 the models are compared through **joint torques**, which do not depend on frames or ordering.
 
-From a pkm :class:`~pkm.model.TreeModel` (all axes revolute or prismatic) the Pinocchio model is
+From a pkm :class:`~pkm.description.model.TreeModel` (all axes revolute or prismatic) the Pinocchio model is
 built as a Pinocchio user would write it by hand or get it from a URDF:
 
 * one joint frame per tree joint, its z axis along the joint axis and its origin on the axis (the
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from pkm.dynamics import body_mass_properties, rnea_into
-from pkm.kinematics import relative_poses_into
-from pkm.model import compile_tree
-from pkm.spec import BodySpec, JointSpec
+from pkm.algorithms.dynamics import body_mass_properties, rnea_into
+from pkm.algorithms.kinematics import relative_poses_into
+from pkm.description.model import compile_tree
+from pkm.description.spec import BodySpec, JointSpec
 
 
 def have_pinocchio() -> bool:
@@ -172,9 +172,9 @@ def pinocchio_model(trees, gravity=(0.0, 0.0, -9.81), names=None) -> PinTrees:
 
 def delta_tree_model(robot) -> PinTrees:
     """The Delta's spanning tree in one Pinocchio model: the L limb trees of
-    :func:`pkm.manipulator.dynamics_trees` (platform massless in each, as pkm's limb dynamics use
+    :func:`pkm.algorithms.manipulator.dynamics_trees` (platform massless in each, as pkm's limb dynamics use
     them) side by side: 3 × 6 = 18 revolute joints for the 3RR[2RR]R."""
-    from pkm.manipulator import dynamics_trees
+    from pkm.algorithms.manipulator import dynamics_trees
 
     return pinocchio_model(dynamics_trees(robot), robot.spec.gravity, names=[l.name for l in robot.limbs])
 
@@ -413,7 +413,7 @@ def modern_robotics_6r(spec):
 def random_chain(n: int, seed: int = 0, link: float = 0.1):
     """A serial chain of ``n`` revolute joints with random unit axes and ``n`` cylinder links
     (aluminium, Ø2 cm, 10 cm long, random directions; body frames rotated randomly and offset from
-    the COM so that general inertias are exercised). Returns a :class:`pkm.model.TreeModel`."""
+    the COM so that general inertias are exercised). Returns a :class:`pkm.description.model.TreeModel`."""
     rng = np.random.default_rng(seed)
     bodies, joints = [], []
     p = np.zeros(3)
@@ -471,7 +471,7 @@ def multi_limb_robot_text(L: int, template="delta_3r2us.toml") -> str:
     """The robot file ``robots/<template>`` with its mounts replaced by ``L`` mounts at 360°/L about z
     (``limb1`` at 0°). With the default template every limb is the 3R[2US] Delta's R[2US] limb (one
     loop, 9 tree joints, 5 DOF); the task stays translational."""
-    from pkm.robotfile import load_spec  # noqa: F401  (fail early if pkm is missing)
+    from pkm.description.robotfile import load_spec  # noqa: F401  (fail early if pkm is missing)
 
     src = (_repo() / "robots" / template).read_text()
     head, sep, _ = src.partition("[[limb.mounts]]")

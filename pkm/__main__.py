@@ -1,5 +1,5 @@
 """``python -m pkm`` runs the command-line interface."""
 
-from pkm.cli import run
+from pkm.cli.main import run
 
 run()

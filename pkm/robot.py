@@ -16,12 +16,12 @@ from pathlib import Path
 import numpy as np
 
 from pkm.errors import IKError, PkmError, SingularityError
-from pkm.inverse_kinematics import limb_rates, solve_limb
+from pkm.algorithms.inverse_kinematics import limb_rates, solve_limb
 from pkm.lie import dexp_so3, exp_so3
-from pkm.limb import LimbModel, _check_condition, build_limb
-from pkm.robotfile import load_spec
-from pkm.spec import RobotSpec
-from pkm.topology import limb_topologies, mobility
+from pkm.algorithms.limb import LimbModel, _check_condition, build_limb
+from pkm.description.robotfile import load_spec
+from pkm.description.spec import RobotSpec
+from pkm.description.topology import limb_topologies, mobility
 
 
 @dataclass
@@ -52,7 +52,7 @@ CONTINUATION_STEPS = 10
 
 
 class Robot:
-    """A PKM compiled from a robot file: its limbs (:class:`pkm.limb.LimbModel`) and task space.
+    """A PKM compiled from a robot file: its limbs (:class:`pkm.algorithms.limb.LimbModel`) and task space.
 
     >>> import pkm
     >>> robot = pkm.load("robots/delta_3rr2rrr.toml")
@@ -109,7 +109,7 @@ class Robot:
         return x
 
     def mobility(self):
-        """Mobility at the reference configuration (:func:`pkm.topology.mobility`)."""
+        """Mobility at the reference configuration (:func:`pkm.description.topology.mobility`)."""
         return mobility(self.spec)
 
     # ------------------------------------------------------------------ task space
@@ -238,7 +238,7 @@ class Robot:
         file's gravity vector. One numba kernel runs IK (eq. 95–96), velocity/acceleration IK
         (eq. 86–88) and the limb and platform dynamics (eq. 137–144) for all samples.
 
-        Returns a :class:`pkm.manipulator.DynamicsResult`: ``.tau`` (N, n_act) and ``.q_act``
+        Returns a :class:`pkm.algorithms.manipulator.DynamicsResult`: ``.tau`` (N, n_act) and ``.q_act``
         (N, n_act) in ``actuator_names`` order, the joint coordinates, rates and accelerations of
         every limb, each limb's contribution ``W̄_(l)`` and ``J_IK``. Raises :class:`pkm.IKError`,
         :class:`pkm.SingularityError` (naming the sample) and ValueError as
@@ -252,8 +252,8 @@ class Robot:
         configuration (all joint variables zero), directly or by continuation along a straight line
         in task space, so that the result does not depend on earlier calls.
         """
-        from pkm.batch import inverse_dynamics_batch
-        from pkm.manipulator import DynamicsResult
+        from pkm.kernels.batch import inverse_dynamics_batch
+        from pkm.algorithms.manipulator import DynamicsResult
 
         X = self._check_x(np.atleast_2d(np.asarray(x, dtype=float)), "x")
         XD = self._check_x(np.atleast_2d(np.asarray(xd, dtype=float)), "xd")
@@ -294,27 +294,27 @@ class Robot:
 
     def _packed(self):
         if getattr(self, "_pack_cache", None) is None:
-            from pkm.batch import pack
+            from pkm.kernels.batch import pack
 
             self._pack_cache = pack(self)
         return self._pack_cache
 
     def mass_matrix(self, x) -> np.ndarray:
         """Task-space mass matrix ``M_t`` at task coordinates ``x`` (eq. 108)."""
-        from pkm.manipulator import mass_matrix
+        from pkm.algorithms.manipulator import mass_matrix
 
         return mass_matrix(self, np.asarray(x, dtype=float))
 
     def eom(self, x, xd):
         """Terms of the task-space (eq. 107) and actuator-space (eq. 116) EOM at ``(x, V_t = xd)``."""
-        from pkm.manipulator import eom
+        from pkm.algorithms.manipulator import eom
 
         return eom(self, x, xd)
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
         """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:
         the straight line in task space along which an IK that does not converge from the
-        reference configuration is continued (here and in :mod:`pkm.batch_kernel`); the last is
+        reference configuration is continued (here and in :mod:`pkm.kernels.inverse_dynamics`); the last is
         the pose at ``x``."""
         x0 = self.x_ref
         return np.array([self.platform_pose(x0 + t * (x - x0)) for t in np.arange(1, steps + 1) / steps])

@@ -19,7 +19,7 @@ _CALLERS: dict = {}
 
 def numba_only(f):
     """A jitted caller of ``f``, a numba function compiled without a Python entry point
-    (``no_cpython_wrapper``, e.g. the primitives of :mod:`pkm._small`): calling ``f`` itself from
+    (``no_cpython_wrapper``, e.g. the primitives of :mod:`pkm.lie.small`): calling ``f`` itself from
     Python would crash the interpreter, so tests call it through this."""
     import inspect
 

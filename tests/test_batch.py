@@ -1,4 +1,4 @@
-"""The batched numba kernel (Robot.inverse_dynamics) equals the reference path (pkm.manipulator)."""
+"""The batched numba kernel (Robot.inverse_dynamics) equals the reference path (pkm.algorithms.manipulator)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm import manipulator as man
+from pkm.algorithms import manipulator as man
 from pkm.trajectory import from_spec, pick_place
 
 from conftest import ROBOTS
-from pkm.batch_model import LAY_NMAX, LI_AFF
+from pkm.kernels.model import LAY_NMAX, LI_AFF
 
 FILES = {"delta": "delta_3rr2rrr.toml", "delta_us": "delta_3r2us.toml", "irsbot2": "irsbot2.toml"}
 
@@ -119,8 +119,8 @@ def test_parallel_chunks_agree_with_one_chunk():
 ALLOCATION_PROBE = """
 import numpy as np, pkm
 from numba.core.runtime import rtsys
-from pkm.batch import platform_states
-from pkm.batch_kernel import Results, Samples, make_work, run_range
+from pkm.kernels.batch import platform_states
+from pkm.kernels.inverse_dynamics import Results, Samples, make_work, run_range
 from pkm.trajectory import from_spec
 robot = pkm.load(ROOT + "/robots/delta_3rr2rrr.toml")
 tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
@@ -182,8 +182,8 @@ def test_affine_closure_is_detected_only_for_linear_loops():
 
 def _run_packed(robot, km, X, XD, XDD, t, general):
     """The serial kernel on a given packed model (cold start); returns the Results and the status."""
-    from pkm.batch import platform_states
-    from pkm.batch_kernel import Results, Samples, make_work, run_range
+    from pkm.kernels.batch import platform_states
+    from pkm.kernels.inverse_dynamics import Results, Samples, make_work, run_range
 
     N = len(X)
     L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
@@ -201,7 +201,7 @@ def _run_packed(robot, km, X, XD, XDD, t, general):
 
 def test_affine_path_equals_general_path():
     """The constant-H kernel path gives the general path's joints, rates and torques to 1e-12."""
-    from pkm.batch import pack
+    from pkm.kernels.batch import pack
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     fast, general = pack(robot), pack(robot, affine=False)
@@ -238,7 +238,7 @@ def test_affine_path_checks_the_loops():
     """A wrong constant H (the Delta's parallelogram row θ5 = −1.001 θ4; θ5 is on the parallelogram's
     side branch, so the platform pose is still reached) makes the kernel report that the loops
     cannot be closed instead of returning torques of an open parallelogram."""
-    from pkm.batch import LOOP_FAILED, pack
+    from pkm.kernels.batch import LOOP_FAILED, pack
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     km = pack(robot)
@@ -256,8 +256,8 @@ def test_cold_start_continues_along_the_task_line():
     """A first sample that Gauss–Newton cannot reach from the reference configuration within
     max_iter steps is reached through the intermediate poses (continuation, as
     Robot.inverse_kinematics does), on the branch the direct solve finds with more iterations."""
-    from pkm.batch import IK_FAILED, OK, platform_states
-    from pkm.batch_kernel import Results, Samples, make_work, run_range
+    from pkm.kernels.batch import IK_FAILED, OK, platform_states
+    from pkm.kernels.inverse_dynamics import Results, Samples, make_work, run_range
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     km = robot._packed()
@@ -287,7 +287,7 @@ def test_platform_states_equal_the_per_sample_poses_and_twists(name):
     """The vectorised target states (translational task spaces) are the robot's own
     ``platform_pose``/``platform_twist`` sample by sample, as contiguous float arrays; also for a
     platform frame that is not aligned with the world (every robot file's is)."""
-    from pkm.batch import platform_states
+    from pkm.kernels.batch import platform_states
     from pkm.lie import exp_so3
 
     robot = pkm.load(ROBOTS / f"{name.split()[0]}.toml")
@@ -310,7 +310,7 @@ def test_platform_states_equal_the_per_sample_poses_and_twists(name):
 
 
 def test_blocks_are_contiguous_views_of_one_allocation():
-    from pkm.batch import blocks
+    from pkm.kernels.batch import blocks
 
     a, b, c = blocks((5, 4, 4), (3,), (5, 2, 6))
     assert a.shape == (5, 4, 4) and b.shape == (3,) and c.shape == (5, 2, 6)
@@ -323,10 +323,10 @@ def test_blocks_are_contiguous_views_of_one_allocation():
 
 @pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2", "delta_3r2us"])
 def test_kernel_writes_every_output(name, monkeypatch):
-    """The per-call arrays are uninitialised (:func:`pkm.batch.blocks`): with them filled with NaN
+    """The per-call arrays are uninitialised (:func:`pkm.kernels.batch.blocks`): with them filled with NaN
     beforehand, every output of a call is still finite, so the kernel (and the padding of the
     per-limb arrays) writes every entry, for one and two chunks, with and without sample times."""
-    import pkm.batch as PB
+    import pkm.kernels.batch as PB
 
     real = PB.blocks
 
@@ -350,7 +350,7 @@ def test_kernel_writes_every_output(name, monkeypatch):
 
 
 def test_platform_states_rejects_an_out_it_cannot_fill_in_place():
-    from pkm.batch import platform_states
+    from pkm.kernels.batch import platform_states
 
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     X = np.zeros((4, 3))

@@ -1,5 +1,5 @@
-"""The batch kernel's joint-frame model (pkm.batch_model) and its small kernel pieces, each against
-something it was not derived from: pkm.kinematics / pkm.lie / numpy, and rebuilt matrices."""
+"""The batch kernel's joint-frame model (pkm.kernels.model) and its small kernel pieces, each against
+something it was not derived from: pkm.algorithms.kinematics / pkm.lie / numpy, and rebuilt matrices."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.batch_model import (BF_A, BF_B, BF_SIZE, LAY_HNZ, LAY_NMAX, LAY_QP, LOOP_TOL, inertia6, inertia10,
+from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_HNZ, LAY_NMAX, LAY_QP, LOOP_TOL, inertia6, inertia10,
                              joint_frame, pack, reference_inertia)
-from pkm.kinematics import forward_kinematics
+from pkm.algorithms.kinematics import forward_kinematics
 from pkm.lie import Ad
-from pkm.manipulator import dynamics_trees
+from pkm.algorithms.manipulator import dynamics_trees
 
 from conftest import ROBOTS, numba_only
 
@@ -83,7 +83,7 @@ def test_packed_inertias_are_the_limb_trees(name):
 
 def test_packed_constant_H_is_the_affine_closure():
     """The sparse rows packed for a constant H (the Delta's parallelogram: one ±1 per row) rebuild
-    the H of pkm.limb.LimbModel.affine_closure; a general-path pack has none."""
+    the H of pkm.algorithms.limb.LimbModel.affine_closure; a general-path pack has none."""
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     km, general = pack(robot), pack(robot, affine=False)
     for l, limb in enumerate(robot.limbs):
@@ -96,8 +96,8 @@ def test_packed_constant_H_is_the_affine_closure():
 @pytest.mark.parametrize("name", FILES)
 def test_joint_frame_kinematics_is_the_tree_kinematics(name):
     """The kernel's forward kinematics K_i = K_parent P_i Z(θ_i) gives C_i = K_i Q_i⁻¹ of
-    pkm.kinematics at random θ, and its platform frame K_p Q_p⁻¹ is C_p."""
-    from pkm.batch_ik import BW_K, BW_SIZE, _fk
+    pkm.algorithms.kinematics at random θ, and its platform frame K_p Q_p⁻¹ is C_p."""
+    from pkm.kernels.ik import BW_K, BW_SIZE, _fk
 
     robot = pkm.load(ROBOTS / name)
     km = pack(robot)
@@ -133,7 +133,7 @@ def test_joint_frame_kinematics_is_the_tree_kinematics(name):
 def test_incremental_trig_is_exact():
     """The series used after a Newton step agrees with libm to the last bits, and the angle-addition
     update with direct evaluation to a few roundings."""
-    from pkm.batch_ik import SERIES_STEP, _sincos_step
+    from pkm.kernels.ik import SERIES_STEP, _sincos_step
 
     for d in np.linspace(-SERIES_STEP, SERIES_STEP, 2001):
         s, c = numba_only(_sincos_step)(d)
@@ -148,7 +148,7 @@ def test_incremental_trig_is_exact():
 def test_log_pose_is_log_se3():
     """The tuple logarithm equals pkm.lie.log_se3, also within 1e-9 of φ = 0 and of φ = π, and on
     both sides of the angle below which it uses series (_NEAR_IDENTITY)."""
-    from pkm._small import log_pose
+    from pkm.lie.small import log_pose
     from pkm.lie import exp_se3, log_se3
 
     rng = np.random.default_rng(7)
@@ -184,7 +184,7 @@ def test_start_argument():
 
 
 def test_task_rows_are_the_rows_p_p_selects():
-    from pkm.batch_model import task_rows
+    from pkm.kernels.model import task_rows
 
     for name, rows in (("delta_3rr2rrr", (3, 4, 5)), ("irsbot2", (3, 5))):
         robot = pkm.load(ROBOTS / f"{name}.toml")

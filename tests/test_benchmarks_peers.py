@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.dynamics import inverse_dynamics
-from pkm.manipulator import dynamics_trees
-from pkm.model import robot_tree
-from pkm.robotfile import load_spec
+from pkm.algorithms.dynamics import inverse_dynamics
+from pkm.algorithms.manipulator import dynamics_trees
+from pkm.description.model import robot_tree
+from pkm.description.robotfile import load_spec
 from pkm.trajectory import from_spec
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm import cli
+from pkm.cli import main as cli
 from pkm.trajectory import from_spec, line, pick_place
 
 ROOT = Path(__file__).resolve().parents[1]

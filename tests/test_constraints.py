@@ -13,7 +13,7 @@ import pytest
 from scipy.linalg import expm
 from scipy.spatial.transform import Rotation
 
-from pkm.constraints import (
+from pkm.algorithms.constraints import (
     CUT_TYPES,
     bias,
     cut_bias_into,
@@ -26,11 +26,11 @@ from pkm.constraints import (
     residual,
 )
 from pkm.errors import TopologyError
-from pkm.kinematics import body_jacobians, body_twists, forward_kinematics, jacobian_derivatives
-from pkm.model import AXIS_KINDS, compile_tree, limb_tree, screw_coordinates
-from pkm.robotfile import load_spec
-from pkm.spec import BodySpec, JointSpec
-from pkm.topology import CUT_CONSTRAINTS
+from pkm.algorithms.kinematics import body_jacobians, body_twists, forward_kinematics, jacobian_derivatives
+from pkm.description.model import AXIS_KINDS, compile_tree, limb_tree, screw_coordinates
+from pkm.description.robotfile import load_spec
+from pkm.description.spec import BodySpec, JointSpec
+from pkm.description.topology import CUT_CONSTRAINTS
 
 from conftest import ROBOTS
 

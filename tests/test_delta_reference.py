@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pkm.kinematics import forward_kinematics
-from pkm.model import limb_tree
-from pkm.robotfile import load_spec
+from pkm.algorithms.kinematics import forward_kinematics
+from pkm.description.model import limb_tree
+from pkm.description.robotfile import load_spec
 
 from conftest import ROBOTS
 

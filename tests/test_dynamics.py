@@ -1,6 +1,6 @@
 """Tree dynamics (spec §9.2; paper eq. 100–101, App. B eq. 167–175).
 
-The recursive kernels of :mod:`pkm.dynamics` are checked against things they were not derived
+The recursive kernels of :mod:`pkm.algorithms.dynamics` are checked against things they were not derived
 from: the dense closed forms (171)–(175) assembled from 𝖠, 𝖷, 𝖺, 𝖻, 𝖴 with plain numpy; finite
 differences of the mass matrix (skew symmetry of dM̄/dt − 2C̄), of the potential energy (gravity)
 and of the total energy along a motion (power balance); and Modern Robotics' ``InverseDynamics``
@@ -14,13 +14,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from pkm.dynamics import (body_mass_properties, coriolis_matrix, coriolis_matrix_into, gravity_forces,
+from pkm.algorithms.dynamics import (body_mass_properties, coriolis_matrix, coriolis_matrix_into, gravity_forces,
                           gravity_into, inverse_dynamics, kinetic_energy, mass_matrix, mass_matrix_into,
                           potential_energy, rnea_into)
-from pkm.kinematics import body_jacobians, body_twists, forward_kinematics, relative_poses_into
+from pkm.algorithms.kinematics import body_jacobians, body_twists, forward_kinematics, relative_poses_into
 from pkm.lie import Ad_inv_T_apply_into
-from pkm.model import limb_tree, robot_tree
-from pkm.robotfile import load_spec
+from pkm.description.model import limb_tree, robot_tree
+from pkm.description.robotfile import load_spec
 
 from conftest import ROBOTS
 from test_kinematics import _Ad, _ad, mixed_chain
@@ -159,7 +159,7 @@ def test_mdot_minus_2c_is_skew(tree):
 def test_eq172_gives_velocity_terms_but_is_not_skew_consistent(tree):
     """Eq. (172), C̄_172 = −𝖩ᵀ(𝖬𝖠𝖺 + 𝖻ᵀ𝖬)𝖩, gives the same C̄_172θ̇, and the implemented C̄ equals
     C̄_172 + 𝖩ᵀ𝖬𝖻𝖩 (a term with 𝖩ᵀ𝖬𝖻𝖩θ̇ = 0); but dM̄/dt − 2C̄_172 is NOT skew-symmetric, which is
-    why pkm does not use eq. (172) literally (see the pkm.dynamics docstring)."""
+    why pkm does not use eq. (172) literally (see the pkm.algorithms.dynamics docstring)."""
     h = 1e-6
     worst = 0.0
     for q, qd, _ in _states(tree, 4, 7):

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.assembly import assemble, platform_motion_rank
-from pkm.kinematics import forward_kinematics
+from pkm.algorithms.assembly import assemble, platform_motion_rank
+from pkm.algorithms.kinematics import forward_kinematics
 
 from conftest import ROBOTS, ROOT
 

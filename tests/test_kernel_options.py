@@ -1,12 +1,12 @@
 """How the batch kernel is compiled: without numba's runtime (``_nrt=False``) and with its pieces
-inlined (``forceinline``), see :mod:`pkm.batch_ik`.
+inlined (``forceinline``), see :mod:`pkm.kernels.ik`.
 
 With the runtime, every array passed between the kernel's functions and every view of one is
 reference counted: an opaque ``NRT_incref``/``NRT_decref`` call around which LLVM spills the live
 registers and after which it reloads what it had read from arrays. The IK solvers are calls, and
 the helpers of other modules are compiled on their own, so one callee compiled with the runtime
 brings those calls back into the per-sample path. The tests walk the call graph from
-:func:`pkm.batch_kernel.run_range` through the jitted functions each one names and check that
+:func:`pkm.kernels.inverse_dynamics.run_range` through the jitted functions each one names and check that
 every one of them is compiled without the runtime, and which of the kernel's own are inlined.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 from numba.core.registry import CPUDispatcher
 
-import pkm.batch_kernel as K
+import pkm.kernels.inverse_dynamics as K
 
 
 def _callees(disp):
@@ -41,9 +41,9 @@ def _call_graph(root):
 
 def test_the_walk_finds_the_kernels_pieces():
     names = {f"{d.py_func.__module__}.{d.py_func.__name__}" for d in _call_graph(K.run_range)}
-    for expected in ("pkm.batch_kernel._limb_dynamics", "pkm.batch_kernel._rnea", "pkm.batch_ik._solve_affine",
-                     "pkm.batch_ik._solve_general", "pkm.batch_ik._fk", "pkm._small.log_pose", "pkm.lie._alpha",
-                     "pkm._linalg.spd_inverse_into", "pkm._linalg._cholesky_into", "pkm.constraints._bias_rho"):
+    for expected in ("pkm.kernels.inverse_dynamics._limb_dynamics", "pkm.kernels.inverse_dynamics._rnea", "pkm.kernels.ik._solve_affine",
+                     "pkm.kernels.ik._solve_general", "pkm.kernels.ik._fk", "pkm.lie.small.log_pose", "pkm.lie.series._alpha",
+                     "pkm.lie.linalg.spd_inverse_into", "pkm.lie.linalg._cholesky_into", "pkm.algorithms.constraints._bias_rho"):
         assert expected in names
 
 
@@ -80,10 +80,10 @@ def test_the_check_finds_a_callee_with_the_runtime():
 
 def test_the_kernels_pieces_are_inlined_except_the_ik_solvers():
     """The batch kernel's own functions carry LLVM's alwaysinline (``forceinline``), except the entry
-    point and the IK solvers, which stay calls (see :data:`pkm.batch_ik._piece`)."""
+    point and the IK solvers, which stay calls (see :data:`pkm.kernels.ik._piece`)."""
     calls = {"run_range", "_solve_affine", "_solve_general", "_build_H"}
     for d in _call_graph(K.run_range):
-        if d.py_func.__module__ in ("pkm.batch_ik", "pkm.batch_kernel"):
+        if d.py_func.__module__ in ("pkm.kernels.ik", "pkm.kernels.inverse_dynamics"):
             name = d.py_func.__name__
             assert bool(d.targetoptions.get("forceinline")) == (name not in calls), name
 

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from scipy.linalg import expm
 
-from pkm.kinematics import (body_accelerations, body_jacobians, body_twists, forward_kinematics,
+from pkm.algorithms.kinematics import (body_accelerations, body_jacobians, body_twists, forward_kinematics,
                             jacobian_derivatives)
-from pkm.model import compile_tree, limb_tree, robot_tree
-from pkm.robotfile import load_spec
-from pkm.spec import BodySpec, JointSpec
+from pkm.description.model import compile_tree, limb_tree, robot_tree
+from pkm.description.robotfile import load_spec
+from pkm.description.spec import BodySpec, JointSpec
 
 from conftest import ROBOTS
 

@@ -18,6 +18,7 @@ from scipy.spatial.transform import Rotation
 
 from conftest import numba_only
 from pkm import lie
+from pkm.lie import series as lie_series
 from pkm.lie import (Ad, Ad_apply_into, Ad_into, Ad_inv, Ad_inv_apply_into, Ad_inv_into, ad,
                      ad_apply_into, coad, coad_apply_into, dexp_inv_se3, dexp_inv_so3, dexp_se3,
                      dexp_so3, exp_se3, exp_se3_into, exp_so3, hat, inv_se3, inv_se3_into,
@@ -25,7 +26,7 @@ from pkm.lie import (Ad, Ad_apply_into, Ad_into, Ad_inv, Ad_inv_apply_into, Ad_i
 
 PI = np.pi
 TOL = 1e-10
-THR = lie._SERIES_PHI
+THR = lie_series._SERIES_PHI
 SET = settings(max_examples=100, deadline=None, database=None,
                suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 
@@ -398,7 +399,7 @@ def test_callable_from_njit(X, V):
 
 
 # ----------------------------------------------------------------------------- 11. branches
-@pytest.mark.parametrize("f", [lie._coeffs, lie._dcoeffs, lie._alpha])
+@pytest.mark.parametrize("f", [lie_series._coeffs, lie_series._dcoeffs, lie_series._alpha])
 def test_coefficient_continuity_at_threshold(f):
     f = numba_only(f)  # numba-only helpers
     lo, hi = np.atleast_1d(f(np.nextafter(THR, 0.0))), np.atleast_1d(f(THR))  # series | closed
@@ -431,7 +432,7 @@ def test_coefficients_vs_mpmath(phi):
         p = mp.mpf(phi)
         a, b, g = mp.sin(p) / p, (1 - mp.cos(p)) / p**2, (p - mp.sin(p)) / p**3
         ref = [a, b, g, (a - 2 * b) / p**2, (b - 3 * g) / p**2, (1 - p / 2 * mp.cot(p / 2)) / p**2]
-    got = [*numba_only(lie._coeffs)(phi), *numba_only(lie._dcoeffs)(phi), numba_only(lie._alpha)(phi)]
+    got = [*numba_only(lie_series._coeffs)(phi), *numba_only(lie_series._dcoeffs)(phi), numba_only(lie_series._alpha)(phi)]
     for gv, rv in zip(got, ref):
         assert abs(gv - float(rv)) <= 1e-13 * abs(float(rv)), (gv, float(rv))
 

@@ -10,8 +10,8 @@ import pytest
 
 import pkm
 from pkm.errors import TopologyError
-from pkm.robotfile import load_spec
-from pkm.topology import limb_topologies
+from pkm.description.robotfile import load_spec
+from pkm.description.topology import limb_topologies
 
 from conftest import ROBOTS, ROOT, TESTS
 

@@ -1,9 +1,9 @@
-"""pkm._linalg: the small allocation-free solvers of the numba kernels."""
+"""pkm.lie.linalg: the small allocation-free solvers of the numba kernels."""
 
 import numpy as np
 import pytest
 
-from pkm._linalg import cholesky_solve_into, condition_number, inverse_into
+from pkm.lie.linalg import cholesky_solve_into, condition_number, inverse_into
 
 
 @pytest.mark.parametrize("n", [1, 2, 4, 6, 9, 12])
@@ -30,7 +30,7 @@ def test_cholesky_rejects_a_singular_gram_matrix():
 def test_spd_inverse_with_int_and_static_size(n):
     """The Cholesky-based inverse of an SPD matrix equals inverse_into's; the size may be an int
     or a tuple of that length (a compile-time constant), with the same bits."""
-    from pkm._linalg import norm1, spd_inverse_into
+    from pkm.lie.linalg import norm1, spd_inverse_into
 
     rng = np.random.default_rng(10 + n)
     G = rng.normal(size=(n + 2, n))
@@ -48,7 +48,7 @@ def test_spd_inverse_with_int_and_static_size(n):
 
 
 def test_spd_inverse_rejects_a_singular_or_indefinite_matrix():
-    from pkm._linalg import spd_inverse_into
+    from pkm.lie.linalg import spd_inverse_into
 
     for A in (np.array([[1.0, 2.0], [2.0, 4.0]]), np.array([[1.0, 0.0], [0.0, -1.0]])):
         assert not spd_inverse_into(A, 2, np.empty((2, 2)), np.empty((2, 2)))

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm import manipulator as man
-from pkm.assembly import assemble
-from pkm.dynamics import kinetic_energy, potential_energy
+from pkm.algorithms import manipulator as man
+from pkm.algorithms.assembly import assemble
+from pkm.algorithms.dynamics import kinetic_energy, potential_energy
 from pkm.robot import Robot
 
 from conftest import ROBOTS
@@ -112,7 +112,7 @@ def test_eom_terms_reproduce_inverse_dynamics(robot):
 
 def test_modular_invariance():
     """The Delta with a mounted representative limb and the same robot written out body by body."""
-    spec = pkm.robotfile.load_spec(ROBOTS / "delta_3rr2rrr.toml")
+    spec = pkm.description.robotfile.load_spec(ROBOTS / "delta_3rr2rrr.toml")
     bodies, joints = spec.expanded()
     written = replace(spec, bodies=bodies, joints=joints, limb=None, platform=spec.platform)
     a, b = Robot(spec), Robot(written)

@@ -18,9 +18,9 @@ sys.path.insert(0, sys.argv[1])
 import _perfmap
 import numpy as np
 import pkm
-from pkm.batch_kernel import run_range
+from pkm.kernels.inverse_dynamics import run_range
 
-assert _perfmap.demangle("_ZN3pkm12batch_kernel9run_rangeB3v38B66c8tJTIeFIjxE") == "pkm.batch_kernel.run_range"
+assert _perfmap.demangle("_ZN3pkm7kernels16inverse_dynamics9run_rangeB3v38B66c8tJTIeFIjxE") == "pkm.kernels.inverse_dynamics.run_range"
 assert _perfmap.demangle("NRT_incref") == "NRT_incref"
 robot = pkm.load(sys.argv[2])
 x = np.tile([0.0, 0.0, -0.9], (3, 1))
@@ -34,10 +34,10 @@ for line in open(path):
 name = cres.fndesc.mangled_name
 assert name in table, "run_range missing"
 assert table[name][0] == cres.library.get_pointer_to_function(name) and table[name][1] > 0
-# the pieces that are calls (not inlined, pkm.batch_ik._piece) are there too, and other modules'
+# the pieces that are calls (not inlined, pkm.kernels.ik._piece) are there too, and other modules'
 # helpers, each inside the map once per library that holds a copy
 pieces = {_perfmap.demangle(n) for n in table}
-assert {"pkm.batch_ik._solve_affine", "pkm._linalg.inverse_into", "pkm._linalg.norm1"} <= pieces, sorted(pieces)
+assert {"pkm.kernels.ik._solve_affine", "pkm.lie.linalg.inverse_into", "pkm.lie.linalg.norm1"} <= pieces, sorted(pieces)
 print("ok", len(table))
 """
 

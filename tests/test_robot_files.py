@@ -2,7 +2,7 @@
 
 Both files are checked for what the paper's topology requires: variable and cycle counts, DOF,
 and -- from the loop-closure screws at the reference configuration, assembled here from
-:class:`pkm.topology.Graph` and :func:`pkm.topology.joint_screws` -- the exact space of admissible
+:class:`pkm.description.topology.Graph` and :func:`pkm.description.topology.joint_screws` -- the exact space of admissible
 platform twists: the three translations for the Delta, the translations along x and z for the
 IRSBot-2.  Geometry (where the joints are, equal rods/bars, parallelograms) is checked directly.
 """
@@ -14,10 +14,10 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pkm.model import limb_tree
-from pkm.robotfile import load_spec
-from pkm.spec import TWIST_COMPONENTS
-from pkm.topology import Graph, joint_screws, mobility
+from pkm.description.model import limb_tree
+from pkm.description.robotfile import load_spec
+from pkm.description.spec import TWIST_COMPONENTS
+from pkm.description.topology import Graph, joint_screws, mobility
 
 from conftest import ROBOTS
 
@@ -43,7 +43,7 @@ def unit(v) -> np.ndarray:
 def closure(graph: Graph, platform: str):
     """Stacked loop-closure matrix G (6γ × N) and platform spatial-twist map P (6 × N).
 
-    As :func:`pkm.topology.mobility`: every fundamental cycle gives ``Σ σ_i Y_i η̇_i = 0`` with the
+    As :func:`pkm.description.topology.mobility`: every fundamental cycle gives ``Σ σ_i Y_i η̇_i = 0`` with the
     spatial screws of the joints' 1-DOF axes; the platform twist is the sum along its tree path.
     """
     screws = [joint_screws(j) for j in graph.joints]

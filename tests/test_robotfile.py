@@ -1,4 +1,4 @@
-"""Tests of the robot-file loader (pkm.robotfile, pkm._expr, pkm.inertia).
+"""Tests of the robot-file loader (pkm.description.robotfile, pkm.description.expr, pkm.description.inertia).
 
 Malformed files live in tests/robots_bad/ (one defect each, otherwise the valid robots of
 tests/robots_ok/); each is loaded directly and through the ``pkm info`` command.
@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from pkm._expr import ExprError, evaluate
+from pkm.description.expr import ExprError, evaluate
 from pkm.errors import RobotFileError
-from pkm.robotfile import load_spec, parse_spec
-from pkm.spec import BodySpec, RobotSpec
+from pkm.description.robotfile import load_spec, parse_spec
+from pkm.description.spec import BodySpec, RobotSpec
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD = ROOT / "tests" / "robots_bad"

@@ -1,6 +1,6 @@
-"""Tests for pkm._small: the tuple small-matrix primitives.
+"""Tests for pkm.lie.small: the tuple small-matrix primitives.
 
-Conventions (see pkm/_small.py): a rotation is a row-major 9-tuple ``R``, a pose the pair
+Conventions (see pkm/lie/small.py): a rotation is a row-major 9-tuple ``R``, a pose the pair
 ``(R, p)`` with ``C = [[R, p], [0, 1]]``, a twist ``(ω, v)`` and a wrench ``(m, f)`` pairs of
 3-tuples.  Each primitive is compared with its numpy / :mod:`pkm.lie` array counterpart (and
 ``exp_screw`` with ``scipy.linalg.expm``) to 1e-12 relative to the magnitudes involved.
@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 from scipy.spatial.transform import Rotation
 
-from pkm import _small as sm
+from pkm.lie import small as sm
 from pkm import lie
 
 from conftest import NumbaOnly

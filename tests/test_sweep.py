@@ -15,7 +15,9 @@ import pytest
 
 import pkm
 from pkm import sweep as sweep_mod
-from pkm.sweep import SweepResult, add_parser, apply_masses, parse_values, sweep
+from pkm.cli.sweep import add_parser, parse_values
+from pkm.sweep import SweepResult, sweep
+from pkm.sweep.points import apply_masses
 from pkm.trajectory import pick_place
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -293,7 +295,7 @@ def _wired() -> bool:
     return proc.returncode == 0 and "--param" in proc.stdout
 
 
-@pytest.mark.skipif(not _wired(), reason="`pkm sweep` is not wired into pkm/cli.py yet")
+@pytest.mark.skipif(not _wired(), reason="`pkm sweep` is not wired into pkm/cli/main.py yet")
 def test_cli_subprocess(serial, tmp_path):
     out = tmp_path / "s.csv"
     proc = subprocess.run([sys.executable, "-m", "pkm", "sweep", "robots/delta_3rr2rrr.toml", "--param", "a=240,260",

@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from pkm.robotfile import load_spec
-from pkm.topology import Graph, joint_screws, mobility
+from pkm.description.robotfile import load_spec
+from pkm.description.topology import Graph, joint_screws, mobility
 
 from conftest import ROBOTS, ROOT
 
@@ -65,7 +65,7 @@ def test_graph_search_matches_scipy_csgraph(seed):
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import breadth_first_order, connected_components
 
-    from pkm.topology import _bfs_predecessors, _components
+    from pkm.description.topology import _bfs_predecessors, _components
 
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 15))

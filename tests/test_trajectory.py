@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pkm.robotfile import load_spec
+from pkm.description.robotfile import load_spec
 from pkm.trajectory import (
     SEPTIC_PEAK_ACCELERATION,
     Trajectory,

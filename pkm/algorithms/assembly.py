@@ -1,0 +1,96 @@
+"""Forward kinematics of the assembled PKM: the platform pose for given actuator coordinates.
+
+All limbs are solved together, with the platform pose left free: the unknowns are the tree-joint
+variables of every limb except the actuated ones, the equations are the loop constraints of every
+limb (eq. 12) and the agreement of the limbs' platform poses, ``log(C_p(1)⁻¹ C_p(l)) = 0`` for
+``l ≥ 2`` (the loops through the platform, spec §2.1). Newton's method with a least-squares step
+solves the (generally overdetermined but consistent) system; its Jacobian uses
+
+    ``d/dt log(E) = dexp⁻¹(−log E) (V_p(l) − Ad_{E⁻¹} V_p(1))``,  ``E = C_p(1)⁻¹ C_p(l)``.
+
+Nothing here assumes a particular robot: it also shows which platform motions the assembled
+mechanism admits (:func:`platform_motion_rank`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.errors import IKError
+from pkm.algorithms.kinematics import body_jacobians, forward_kinematics
+from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
+from pkm.algorithms import constraints as cons
+
+
+def _system(robot, thetas):
+    """Residual and Jacobian (w.r.t. all tree variables of all limbs) of the assembly equations."""
+    limbs = robot.limbs
+    offs = np.cumsum([0] + [l.n for l in limbs])
+    res, rows = [], []
+    Cp, Jp = [], []
+    for k, limb in enumerate(limbs):
+        C = forward_kinematics(limb.tree, thetas[k])
+        J = body_jacobians(limb.tree, thetas[k])
+        Cp.append(C[limb.platform])
+        Jp.append(J[limb.platform])
+        for lp in limb.loops:
+            res.append(cons.residual(lp.cut, C)[lp.rows])
+            block = np.zeros((lp.m, offs[-1]))
+            block[:, offs[k]:offs[k + 1]] = cons.jacobian(lp.cut, C, J)[lp.rows]
+            rows.append(block)
+    for k in range(1, len(limbs)):
+        E = np.linalg.solve(Cp[0], Cp[k])
+        xi = log_se3(E)
+        res.append(xi)
+        D = dexp_inv_se3(-xi)
+        block = np.zeros((6, offs[-1]))
+        block[:, offs[k]:offs[k + 1]] = D @ Jp[k]
+        block[:, offs[0]:offs[1]] = -D @ Ad_inv(E) @ Jp[0]
+        rows.append(block)
+    return np.concatenate(res), np.vstack(rows), offs, Cp[0]
+
+
+def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
+    """Joint coordinates of every limb and the platform pose for actuator coordinates ``q_act``.
+
+    ``start``: initial tree variables per limb (default: the reference configuration). Returns
+    ``(thetas, C_p)``; raises :class:`pkm.IKError` when the mechanism cannot be assembled.
+    """
+    q_act = np.asarray(q_act, dtype=float)
+    thetas = [np.zeros(l.n) if start is None else np.array(start[k], dtype=float) for k, l in enumerate(robot.limbs)]
+    k0 = 0
+    for k, limb in enumerate(robot.limbs):
+        thetas[k][limb.actuated] = q_act[k0:k0 + len(limb.actuated)]
+        k0 += len(limb.actuated)
+    offs = np.cumsum([0] + [l.n for l in robot.limbs])
+    fixed = np.concatenate([offs[k] + l.actuated for k, l in enumerate(robot.limbs)])
+    free = np.setdiff1d(np.arange(offs[-1]), fixed)
+    err = np.inf
+    for it in range(max_iter + 1):
+        r, A, _, Cp = _system(robot, thetas)
+        err = float(np.max(np.abs(r))) if r.size else 0.0
+        if err <= tol or not np.isfinite(err) or it == max_iter:
+            break
+        step = np.linalg.lstsq(A[:, free], -r, rcond=None)[0]
+        big = np.max(np.abs(step))
+        if big > 0.5:
+            step *= 0.5 / big
+        flat = np.concatenate(thetas)
+        flat[free] += step
+        thetas = [flat[offs[k]:offs[k + 1]].copy() for k in range(len(robot.limbs))]
+    if not err <= tol:
+        raise IKError(f"the mechanism cannot be assembled at these actuator coordinates: residual {err:.3e} "
+                      f"after {it} iterations", residual=err, iterations=it)
+    return thetas, Cp
+
+
+def platform_motion_rank(robot, thetas, tol: float = 1e-9) -> int:
+    """Rank of the platform twists the assembled mechanism admits at ``thetas`` (all joints free)."""
+    _, A, offs, _ = _system(robot, thetas)
+    _, s, vt = np.linalg.svd(A)
+    rank = int(np.sum(s > tol * s[0]))
+    null = vt[rank:].T
+    limb = robot.limbs[0]
+    Jp = body_jacobians(limb.tree, thetas[0])[limb.platform]
+    sv = np.linalg.svd(Jp @ null[offs[0]:offs[1]], compute_uv=False)
+    return int(np.sum(sv > tol * max(1.0, sv[0])))

@@ -1,0 +1,65 @@
+"""Human-readable summary of a robot (``pkm info``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.description.robotfile import load_spec
+
+
+def robot_info(path) -> str:
+    """A text report on the robot file at ``path``: bodies, joints, loops, DOF, masses."""
+    spec = load_spec(path)
+    from pkm.description.topology import mobility  # after loading: a bad file is reported without importing scipy
+
+    bodies, joints = spec.expanded()
+    mob = mobility(spec)
+    lines = [f"{spec.name}", f"  file: {spec.source}"]
+    if spec.description:
+        lines.append(f"  {spec.description}")
+    task = f"{spec.task.kind} ({', '.join(spec.task.coordinate_names())})" if spec.task else "none"
+    lines.append(f"  ground: {spec.ground}   platform: {spec.platform or 'none'}   task space: {task}")
+    lines.append(f"  gravity: {np.array2string(spec.gravity, precision=4)} m/s^2")
+    if spec.limb is not None:
+        names = ", ".join(m.name for m in spec.limb.mounts)
+        lines.append(f"  representative limb mounted {len(spec.limb.mounts)} times: {names}")
+    total = sum(b.mass for b in bodies)
+    lines.append(f"  bodies: {len(bodies)} (total mass {total:.6g} kg)   joints: {len(joints)}")
+    lines.append(f"  joint variables: {mob.variables}   fundamental cycles: {mob.cycles}")
+    platform = f", platform DOF {mob.platform_dof}" if mob.platform_dof is not None else ""
+    lines.append(f"  DOF at the reference configuration: {mob.dof}{platform}")
+    if spec.platform is not None and spec.task is not None and (spec.limb is not None or mob.cycles > 0):
+        lines.extend(_limb_report(spec))
+    act = [j.name for j in joints if j.actuated]
+    lines.append(f"  actuated joints ({len(act)}): {', '.join(act) if act else 'none'}")
+    lines.append("")
+    lines.append(f"  {'body':<24}{'mass [kg]':>12}   centre of mass [m]")
+    for b in bodies:
+        com = "  ".join(f"{x:9.5f}" for x in b.com)
+        lines.append(f"  {b.name:<24}{b.mass:12.6g}   {com}")
+    lines.append("")
+    lines.append(f"  {'joint':<16}{'type':<6}{'parent -> child':<40}{'variables'}")
+    for j in joints:
+        flags = [f for f, on in (("actuated", j.actuated), ("cut", j.cut)) if on]
+        link = f"{j.parent} -> {j.child}"
+        extra = f"  ({', '.join(flags)})" if flags else ""
+        lines.append(f"  {j.name:<16}{j.type:<6}{link:<40}{', '.join(j.variable_names())}{extra}")
+    return "\n".join(lines)
+
+
+def _limb_report(spec) -> list[str]:
+    """Per-limb counts (spec §1.8): N_l, variables, n_l, γ_l, cut joints, δ_l; γ of the PKM."""
+    from pkm.robot import Robot
+
+    robot = Robot(spec)
+    out = ["", f"  limbs: L = {len(robot.limbs)}"]
+    out.append(f"  {'limb':<10}{'joints':>7}{'vars N_l':>10}{'tree n_l':>10}{'cycles':>8}{'DOF d_l':>9}   cut joints; generalized coordinates q")
+    for limb in robot.limbs:
+        topo = limb.topology
+        q = ", ".join(limb.tree.variable_names[i] for i in limb.q_index)
+        out.append(f"  {limb.name:<10}{len(topo.joints):>7}{limb.variables:>10}{limb.n:>10}{len(topo.cycles):>8}"
+                   f"{limb.dof:>9}   cut: {', '.join(topo.cuts) or 'none'}; q = ({q})")
+    gamma = sum(len(l.topology.cycles) for l in robot.limbs) + len(robot.limbs) - 1
+    out.append(f"  fundamental cycles of the PKM: gamma = {gamma}   platform DOF: {robot.mobility().platform_dof}"
+               f"   task space: {robot.task_dof} ({', '.join(robot.task.coordinate_names())})")
+    return out

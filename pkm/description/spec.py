@@ -1,0 +1,265 @@
+"""RobotSpec: the validated, plain-data description of a robot (layer 2 data model).
+
+A :class:`RobotSpec` is what :func:`pkm.description.robotfile.load_spec` returns after reading and checking a
+robot file. Everything in it is in SI units and expressed in the world frame ``F_0`` at the
+reference configuration (all joint variables zero), except the representative limb
+(:class:`LimbSpec`), whose geometry is expressed in its construction frame ``F_0'`` and is mounted
+once per :class:`MountSpec` (spec §10, eq. 121–123).
+
+Nothing here computes kinematics; the compiled, array-based model lives in :mod:`pkm.description.model`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+
+#: Joint types and the number of 1-DOF axes (joint variables) each is modelled with.
+JOINT_DOF = {"R": 1, "P": 1, "H": 1, "C": 2, "U": 2, "S": 3}
+
+#: Names of the six twist components, in pkm's (ω; v) order.
+TWIST_COMPONENTS = ("wx", "wy", "wz", "vx", "vy", "vz")
+
+
+@dataclass(frozen=True)
+class BodySpec:
+    """A rigid body at the reference configuration.
+
+    Attributes
+    ----------
+    name:
+        Unique body name.
+    frame:
+        4×4 pose ``A`` of the body frame in the world (or construction) frame at the reference
+        configuration (spec §3.1, ``A_k = C_k(0)``).
+    mass:
+        Mass in kg (0 only for the ground).
+    com:
+        Centre of mass in the world (or construction) frame, metres.
+    inertia:
+        3×3 inertia tensor about the centre of mass, resolved in the body-frame axes, kg·m².
+    shape:
+        The primitive the inertia was computed from, if any (a dict with SI values), for plots
+        and ``pkm info``.
+    """
+
+    name: str
+    frame: np.ndarray
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray
+    shape: dict | None = None
+
+    def spatial_inertia(self) -> np.ndarray:
+        """6×6 body-fixed mass matrix ``M = [[Θ, m skew(d)], [-m skew(d), m I]]`` (eq. 167).
+
+        ``Θ`` is the inertia tensor about the body-frame origin (parallel-axis theorem applied to
+        :attr:`inertia`), ``d`` the centre of mass in body coordinates. Ordered (ω; v) like twists.
+        """
+        R = self.frame[:3, :3]
+        d = R.T @ (self.com - self.frame[:3, 3])
+        m = self.mass
+        dx = np.array([[0.0, -d[2], d[1]], [d[2], 0.0, -d[0]], [-d[1], d[0], 0.0]])
+        theta = self.inertia - m * dx @ dx
+        M = np.zeros((6, 6))
+        M[:3, :3] = theta
+        M[:3, 3:] = m * dx
+        M[3:, :3] = -m * dx
+        M[3:, 3:] = m * np.eye(3)
+        return M
+
+
+@dataclass(frozen=True)
+class JointSpec:
+    """A joint between two bodies, given at the reference configuration.
+
+    Attributes
+    ----------
+    name:
+        Unique joint name.
+    type:
+        One of ``R`` (revolute), ``P`` (prismatic), ``H`` (helical), ``C`` (cylindrical: a
+        rotation then a translation along the same axis), ``U`` (universal: two intersecting
+        axes), ``S`` (spherical: three concurrent axes).
+    parent, child:
+        Body names. The joint variables describe ``child`` relative to ``parent`` when the tree
+        is directed parent → child; see :mod:`pkm.description.model` for the reversed case.
+    point:
+        A point on the axis (R, H, C), the centre (U, S), or the reference point (P), metres.
+    axes:
+        ``(k, 3)`` array of unit axis directions, one per 1-DOF axis, in the order parent → child
+        (k = :data:`JOINT_DOF` of the type; for ``C`` both rows are the same axis).
+    pitch:
+        Pitch of an H joint in m/rad (translation per radian), 0 otherwise.
+    actuated:
+        Whether the joint is driven (only 1-DOF joints may be).
+    cut:
+        ``True`` if the file names this joint as a cut joint, ``False`` if it forbids it, ``None``
+        to let the topology analysis choose.
+    """
+
+    name: str
+    type: str
+    parent: str
+    child: str
+    point: np.ndarray
+    axes: np.ndarray
+    pitch: float = 0.0
+    actuated: bool = False
+    cut: bool | None = None
+
+    @property
+    def dof(self) -> int:
+        """Number of joint variables (1-DOF axes) of this joint."""
+        return JOINT_DOF[self.type]
+
+    def variable_names(self) -> list[str]:
+        """Names of the joint variables: ``name`` for 1-DOF joints, ``name.1``, ``name.2``… else."""
+        if self.dof == 1:
+            return [self.name]
+        return [f"{self.name}.{k + 1}" for k in range(self.dof)]
+
+
+@dataclass(frozen=True)
+class MountSpec:
+    """Where instance ``name`` of the representative limb is mounted (spec §10).
+
+    ``base`` is ``S_0(l)`` (maps the mount frame on the ground to ``F_0``); ``platform`` is
+    ``S_p(l)`` (maps the mount frame on the platform to the platform frame ``F_p``), derived from
+    ``S_p(l) = A_p^{-1} S_0(l) A_p'`` so that the platform reference pose is the same for all limbs.
+    """
+
+    name: str
+    base: np.ndarray
+    platform: np.ndarray
+
+
+@dataclass(frozen=True)
+class LimbSpec:
+    """A representative limb (RL), in its construction frame ``F_0'``, mounted once per mount.
+
+    Its joints may name the ground and the platform bodies; all other bodies are its own.
+    ``platform_frame`` is the platform pose ``A_p'`` in ``F_0'``.
+    """
+
+    bodies: tuple[BodySpec, ...]
+    joints: tuple[JointSpec, ...]
+    mounts: tuple[MountSpec, ...]
+    platform_frame: np.ndarray
+    independent: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """The task space: which platform twist components the task velocity ``V_t`` holds.
+
+    ``kind`` is ``translational``, ``planar``, ``scara``, ``rotational`` or ``select``;
+    ``components`` are the selected names from :data:`TWIST_COMPONENTS`, in ``V_t`` order
+    (spec §7, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
+    """
+
+    kind: str
+    components: tuple[str, ...]
+
+    def selection_matrix(self) -> np.ndarray:
+        """``P_p`` (6 × δ_p), the velocity distribution matrix of eq. (82)."""
+        P = np.zeros((6, len(self.components)))
+        for col, name in enumerate(self.components):
+            P[TWIST_COMPONENTS.index(name), col] = 1.0
+        return P
+
+    def coordinate_names(self) -> list[str]:
+        """User-facing names of the task coordinates (``x, y, z`` for translations)."""
+        names = {"vx": "x", "vy": "y", "vz": "z", "wx": "rx", "wy": "ry", "wz": "rz"}
+        return [names[c] for c in self.components]
+
+
+@dataclass(frozen=True)
+class RobotSpec:
+    """A validated robot description (SI units, world frame, reference configuration).
+
+    ``bodies`` and ``joints`` are what the file writes out directly; the representative limb, if
+    any, is in ``limb``. :meth:`expanded` returns the full list with every limb instance mounted.
+    """
+
+    name: str
+    source: Path | None
+    units: str
+    gravity: np.ndarray
+    ground: str
+    platform: str | None
+    bodies: tuple[BodySpec, ...]
+    joints: tuple[JointSpec, ...]
+    limb: LimbSpec | None
+    task: TaskSpec | None
+    trajectory: dict | None
+    parameters: dict = field(default_factory=dict)
+    description: str = ""
+
+    # ------------------------------------------------------------------ expansion
+    def expanded(self) -> tuple[tuple[BodySpec, ...], tuple[JointSpec, ...]]:
+        """All bodies and joints in world coordinates, limb instances included.
+
+        Limb instance ``m`` renames its bodies and joints to ``"{m}/{name}"``; ground and platform
+        keep their names. Eq. (122–123): ``A_i(l) = S_0(l) A_i'`` and every point/axis is mapped
+        by ``S_0(l)``.
+        """
+        bodies = list(self.bodies)
+        joints = list(self.joints)
+        if self.limb is not None:
+            for mount in self.limb.mounts:
+                b, j = mount_limb(self.limb, mount, self.ground, self.platform)
+                bodies.extend(b)
+                joints.extend(j)
+        return tuple(bodies), tuple(joints)
+
+    def body(self, name: str) -> BodySpec:
+        """The body called ``name`` (after expansion); KeyError if there is none."""
+        for b in self.expanded()[0]:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def joint(self, name: str) -> JointSpec:
+        """The joint called ``name`` (after expansion); KeyError if there is none."""
+        for j in self.expanded()[1]:
+            if j.name == name:
+                return j
+        raise KeyError(name)
+
+
+def instance_name(mount: str, name: str) -> str:
+    """Name of RL body/joint ``name`` in limb instance ``mount``."""
+    return f"{mount}/{name}"
+
+
+def mount_limb(
+    limb: LimbSpec, mount: MountSpec, ground: str, platform: str | None
+) -> tuple[list[BodySpec], list[JointSpec]]:
+    """Bodies and joints of one limb instance, mapped to world coordinates by ``S_0(l)``."""
+    S = mount.base
+    R, p = S[:3, :3], S[:3, 3]
+    keep = {ground, platform}
+    bodies = [
+        replace(
+            b,
+            name=instance_name(mount.name, b.name),
+            frame=S @ b.frame,
+            com=R @ b.com + p,
+        )
+        for b in limb.bodies
+    ]
+    joints = [
+        replace(
+            j,
+            name=instance_name(mount.name, j.name),
+            parent=j.parent if j.parent in keep else instance_name(mount.name, j.parent),
+            child=j.child if j.child in keep else instance_name(mount.name, j.child),
+            point=R @ j.point + p,
+            axes=j.axes @ R.T,
+        )
+        for j in limb.joints
+    ]
+    return bodies, joints

@@ -1,0 +1,208 @@
+"""The :class:`Trajectory` data (samples of x, ẋ, ẍ with named columns) and the argument checks its
+generators share.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+#: World axis index of each translational task coordinate name.
+_WORLD_AXES = {"x": 0, "y": 1, "z": 2}
+#: Rotational task coordinate names (held at their reference value 0 by :func:`from_spec`).
+_ROTATIONS = ("rx", "ry", "rz")
+#: Peak of |s'| and |s''| of the septic law on [0, 1] (at τ = 1/2 and τ = (5 ∓ √5)/10).
+SEPTIC_PEAK_VELOCITY = 140.0 / 64.0
+SEPTIC_PEAK_ACCELERATION = 420.0 * 0.04 / math.sqrt(5.0)
+
+
+# ====================================================================== the data
+@dataclass(frozen=True, eq=False)
+class Trajectory:
+    """Sampled task-space motion: times, positions, velocities, accelerations.
+
+    Attributes
+    ----------
+    t:
+        ``(N,)`` strictly increasing sample times.
+    x, xd, xdd:
+        ``(N, d)`` task coordinates, their first and second time derivatives.
+    names:
+        The ``d`` coordinate names (e.g. ``("x", "y", "z")``); CSV columns are ``t``, the names,
+        the names + ``"d"`` and the names + ``"dd"``.
+
+    The arrays are stored as read-only float64 copies.
+
+    >>> import numpy as np
+    >>> tr = Trajectory(t=[0.0, 1.0], x=[[0.0], [1.0]], xd=[[1.0], [1.0]], xdd=[[0.0], [0.0]],
+    ...                 names=("s",))
+    >>> len(tr), tr.dim, tr.columns
+    (2, 1, ('t', 's', 'sd', 'sdd'))
+    """
+
+    t: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+    names: tuple[str, ...]
+
+    def __post_init__(self):
+        names = self.names
+        if isinstance(names, str) or not all(
+                isinstance(n, str) and n and "," not in n and not any(c.isspace() for c in n) for n in names):
+            raise ValueError(f"Trajectory names must be a sequence of non-empty strings without "
+                             f"commas or white space, got {names!r}")
+        names = tuple(names)
+        t = np.array(self.t, dtype=float)
+        if t.ndim != 1 or t.size == 0:
+            raise ValueError(f"Trajectory t must be a non-empty 1-D array, got shape {t.shape}")
+        d = len(names)
+        arrays = {}
+        for key in ("x", "xd", "xdd"):
+            a = np.array(getattr(self, key), dtype=float)
+            if a.ndim == 1 and d == 1:
+                a = a[:, None]
+            if a.shape != (t.size, d):
+                raise ValueError(f"Trajectory {key} must have shape (N, d) = ({t.size}, {d}) for "
+                                 f"{t.size} times and {d} names, got {a.shape}")
+            arrays[key] = a
+        for key, a in (("t", t), *arrays.items()):
+            if not np.isfinite(a).all():
+                raise ValueError(f"Trajectory {key} contains NaN or infinite values")
+        if t.size > 1 and not (np.diff(t) > 0).all():
+            k = int(np.argmax(np.diff(t) <= 0))
+            raise ValueError(f"Trajectory times must be strictly increasing (t[{k}] = {t[k]!r}, "
+                             f"t[{k + 1}] = {t[k + 1]!r})")
+        columns = _columns(names)
+        dup = sorted({c for c in columns if columns.count(c) > 1})
+        if dup:
+            raise ValueError(f"Trajectory column names are not unique: {', '.join(dup)}")
+        for key, a in (("t", t), *arrays.items()):
+            a.flags.writeable = False
+            object.__setattr__(self, key, a)
+        object.__setattr__(self, "names", names)
+
+    def __len__(self) -> int:
+        return self.t.size
+
+    @property
+    def dim(self) -> int:
+        """Number of task coordinates ``d``."""
+        return len(self.names)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """CSV column names: ``t``, names, names + ``"d"``, names + ``"dd"``."""
+        return _columns(self.names)
+
+    def to_csv(self, path) -> None:
+        """Write ``t, x…, xd…, xdd…`` with a header line; floats in shortest round-trip form.
+
+        Every value is written as ``repr(float)``, which :func:`read_csv` parses back to the
+        identical float64 (bit-exact round trip).
+
+        >>> import tempfile, pathlib
+        >>> from pkm.trajectory import line, read_csv
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> tr = line([0.0, 0.0, 0.0], [0.1, 0.0, 0.0], duration=1.0, dt=0.5)
+        >>> path = pathlib.Path(tmp.name) / "line.csv"
+        >>> tr.to_csv(path)
+        >>> print(path.read_text().splitlines()[0])
+        t,x,y,z,xd,yd,zd,xdd,ydd,zdd
+        >>> back = read_csv(path)
+        >>> bool((back.x == tr.x).all() and (back.xdd == tr.xdd).all())
+        True
+        >>> tmp.cleanup()
+        """
+        data = np.column_stack([self.t, self.x, self.xd, self.xdd])
+        lines = [",".join(self.columns)]
+        lines.extend(",".join(map(repr, row)) for row in data.tolist())
+        with open(path, "w", newline="") as fh:
+            fh.write("\n".join(lines) + "\n")
+
+
+def _columns(names: Sequence[str]) -> tuple[str, ...]:
+    return ("t", *names, *(n + "d" for n in names), *(n + "dd" for n in names))
+
+
+def default_names(d: int) -> tuple[str, ...]:
+    """Default coordinate names: ``x, y, z`` for 3, ``x, z`` for 2 (a planar robot in the vertical
+    x–z plane, like the IRSBot-2), ``x`` for 1; other dimensions need explicit names.
+
+    >>> default_names(3), default_names(2)
+    (('x', 'y', 'z'), ('x', 'z'))
+    """
+    table = {1: ("x",), 2: ("x", "z"), 3: ("x", "y", "z")}
+    if d not in table:
+        raise ValueError(f"no default coordinate names for {d} coordinates; pass names=")
+    return table[d]
+
+
+# ====================================================================== argument checks
+def _positive(value, what: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if not math.isfinite(v) or v <= 0:
+        raise ValueError(f"{what} must be positive and finite, got {value!r}")
+    return v
+
+
+def _finite(value, what: str) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be finite, got {value!r}")
+    return v
+
+
+def _vector(value, what: str, n: int | None = None) -> np.ndarray:
+    try:
+        v = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a vector of numbers, got {value!r}") from None
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"{what} must be a non-empty 1-D vector, got shape {v.shape}")
+    if n is not None and v.size != n:
+        raise ValueError(f"{what} must have {n} components, got {v.size}")
+    if not np.isfinite(v).all():
+        raise ValueError(f"{what} contains NaN or infinite values: {v.tolist()}")
+    return v
+
+
+def _names(names, d: int) -> tuple[str, ...]:
+    if names is None:
+        return default_names(d)
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if len(names) != d:
+        raise ValueError(f"{len(names)} names {list(names)} given for {d} coordinates")
+    return names
+
+
+def _times(duration: float, dt, times, what: str = "duration") -> np.ndarray:
+    """``i·dt`` for ``i = 0 … round(duration/dt)``, or the given ``times``."""
+    if times is not None:
+        if dt is not None:
+            raise ValueError("give either dt or times, not both")
+        t = np.array(times, dtype=float)
+        if t.ndim == 0:
+            t = t[None]
+        if t.ndim != 1 or t.size == 0:
+            raise ValueError(f"times must be a non-empty 1-D array, got shape {t.shape}")
+        if not np.isfinite(t).all():
+            raise ValueError("times contains NaN or infinite values")
+        return t
+    if dt is None:
+        raise ValueError("give the sample period dt (or times=)")
+    dt = _positive(dt, "dt")
+    ratio = duration / dt
+    n = round(ratio)
+    if n < 1 or abs(ratio - n) > 1e-9 * max(1.0, ratio):
+        raise ValueError(f"{what} {duration!r} s is not a (positive) integer multiple of dt {dt!r} s "
+                         f"({what}/dt = {ratio!r})")
+    return np.arange(n + 1) * dt

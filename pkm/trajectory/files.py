@@ -1,0 +1,196 @@
+"""Trajectories from files: the CSV format ``t, x…, xd…, xdd…`` (:func:`read_csv`) and a robot file's
+``[trajectory]`` table (:func:`from_spec`).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from pkm.trajectory.base import _ROTATIONS, _WORLD_AXES, Trajectory, _columns, _finite, _vector
+from pkm.trajectory.laws import line, pick_place, sine
+
+
+# ====================================================================== CSV
+def _base_name(column: str) -> str:
+    if column.endswith("dd"):
+        return column[:-2]
+    if column.endswith("d"):
+        return column[:-1]
+    return column
+
+
+def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
+    """Read a trajectory CSV (``t, x…, xd…, xdd…`` with a header line).
+
+    ``names`` selects the coordinates (the file may hold more columns, and in any order); every
+    one of ``t``, ``name``, ``name + "d"``, ``name + "dd"`` must be present.  Without ``names``
+    the coordinates are inferred from the header (column names with a trailing ``d``/``dd``
+    stripped, in order of first appearance) and all of them are read.  Blank lines and lines
+    starting with ``#`` are skipped.  Any defect raises a :class:`ValueError` naming the file
+    (and the column or line).
+
+    >>> import tempfile, pathlib
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = pathlib.Path(tmp.name) / "m.csv"
+    >>> _ = path.write_text("t,x,z,xd,zd,xdd,zdd\\n0,0,0,0,0,0,0\\n0.5,1,2,0,0,0,0\\n")
+    >>> tr = read_csv(path)
+    >>> tr.names, tr.x.tolist()
+    (('x', 'z'), [[0.0, 0.0], [1.0, 2.0]])
+    >>> read_csv(path, names=["z"]).x.tolist()
+    [[0.0], [2.0]]
+    >>> read_csv(path, names=["x", "y"])
+    Traceback (most recent call last):
+    ...
+    ValueError: ...m.csv: missing column 'y'
+    >>> tmp.cleanup()
+    """
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot read trajectory file: {exc.strerror or exc}") from None
+    rows = [(k + 1, line) for k, line in enumerate(text.splitlines())
+            if line.strip() and not line.lstrip().startswith("#")]
+    if not rows:
+        raise ValueError(f"{path}: empty trajectory file (expected a header line t,x,…)")
+    header_line, header = rows[0][0], [c.strip() for c in rows[0][1].split(",")]
+    if any(not c for c in header):
+        raise ValueError(f"{path}: line {header_line}: empty column name in the header")
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        raise ValueError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
+    if names is None:
+        names = []
+        for c in header:
+            b = _base_name(c)
+            if c != "t" and b and b not in names:
+                names.append(b)
+    names = tuple(names)
+    if not names:
+        raise ValueError(f"{path}: no coordinate columns (expected t,x,…,xd,…,xdd,…)")
+    for col in _columns(names):
+        if col not in header:
+            raise ValueError(f"{path}: missing column {col!r}")
+    index = [header.index(c) for c in _columns(names)]
+    data = np.empty((len(rows) - 1, len(index)))
+    for r, (lineno, row_text) in enumerate(rows[1:]):
+        fields = row_text.split(",")
+        if len(fields) != len(header):
+            raise ValueError(f"{path}: line {lineno}: {len(fields)} values, expected {len(header)} "
+                             f"(one per header column)")
+        for j, k in enumerate(index):
+            try:
+                v = float(fields[k])
+            except ValueError:
+                raise ValueError(f"{path}: line {lineno}: column {header[k]!r}: not a number: "
+                                 f"{fields[k].strip()!r}") from None
+            if not math.isfinite(v):
+                raise ValueError(f"{path}: line {lineno}: column {header[k]!r}: {v} is not finite")
+            data[r, j] = v
+    if data.shape[0] == 0:
+        raise ValueError(f"{path}: no data rows after the header")
+    d = len(names)
+    try:
+        return Trajectory(t=data[:, 0], x=data[:, 1:1 + d], xd=data[:, 1 + d:1 + 2 * d],
+                          xdd=data[:, 1 + 2 * d:], names=names)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+# ====================================================================== robot files
+_SPEC_KEYS = {
+    "sine": ("center", "amplitude", "period", "duration", "dt"),
+    "line": ("start", "end", "duration", "dt"),
+    "pick-place": ("start", "lift", "travel", "cycle_time", "dt"),
+    "file": ("path",),
+}
+
+
+def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajectory:
+    """The default trajectory of a robot file, in the task coordinates ``task_names``.
+
+    ``traj`` is the validated dict :func:`pkm.description.robotfile.load_spec` stores in
+    ``RobotSpec.trajectory`` (SI units; ``type`` is ``sine``, ``line``, ``pick-place`` or
+    ``file``).  Its vectors are 3-D world vectors; the task coordinates ``x``, ``y``, ``z`` select
+    their components (``task_names`` as from :meth:`pkm.description.spec.TaskSpec.coordinate_names`).
+
+    * Positions (``center``, ``start``) may have any value in a world axis the task does not
+      control (the robot's fixed offset); displacements (``amplitude``, ``end − start``,
+      ``travel``) must be 0 there, else the motion could not be followed -- ValueError.
+    * Rotational task coordinates (``rx``, ``ry``, ``rz``) are held at 0 (the reference
+      orientation); a task with no translational coordinate cannot use these trajectories.
+    * ``pick-place`` lifts along world +z (a ``z`` task coordinate is required); a scalar
+      ``travel`` is along world x.
+    * ``file`` reads the CSV at ``path`` with :func:`read_csv`, taking the columns named by
+      ``task_names`` (the file may hold more).
+
+    >>> from pkm.description.robotfile import load_spec
+    >>> spec = load_spec("robots/irsbot2.toml")
+    >>> tr = from_spec(spec.trajectory, spec.task.coordinate_names())
+    >>> tr.names, tr.x.shape
+    (('x', 'z'), (1001, 2))
+    """
+    if not isinstance(traj, dict):
+        raise ValueError(f"trajectory must be a dict (RobotSpec.trajectory), got {type(traj).__name__}")
+    kind = traj.get("type")
+    if kind not in _SPEC_KEYS:
+        raise ValueError(f"unknown trajectory type {kind!r} (expected one of {', '.join(_SPEC_KEYS)})")
+    missing = [k for k in _SPEC_KEYS[kind] if k not in traj]
+    if missing:
+        raise ValueError(f"{kind} trajectory: missing key {missing[0]!r}")
+    names = (task_names,) if isinstance(task_names, str) else tuple(task_names)
+    if not names:
+        raise ValueError("no task coordinate names given")
+    unknown = [n for n in names if n not in _WORLD_AXES and n not in _ROTATIONS]
+    if unknown:
+        raise ValueError(f"unknown task coordinate {unknown[0]!r} (expected x, y, z, rx, ry, rz)")
+    if kind == "file":
+        return read_csv(traj["path"], names=names)
+
+    trans = tuple(n for n in names if n in _WORLD_AXES)
+    if not trans:
+        raise ValueError(f"a {kind} trajectory moves the platform's position, but the task "
+                         f"coordinates {', '.join(names)} have no translation")
+    idx = [_WORLD_AXES[n] for n in trans]
+    dropped = [a for a in range(3) if a not in idx]
+
+    def world(key):
+        return _vector(traj[key], f"{kind} trajectory {key}", 3)
+
+    def displacement(v, what):
+        for a in dropped:
+            if v[a] != 0:
+                raise ValueError(f"{kind} trajectory {what} has a non-zero {'xyz'[a]} component "
+                                 f"({v[a]!r}), but the task coordinates are {', '.join(names)}")
+        return v[idx]
+
+    if kind == "sine":
+        tr = sine(world("center")[idx], displacement(world("amplitude"), "amplitude"), traj["period"],
+                  traj["duration"], traj["dt"], names=trans)
+    elif kind == "line":
+        p0, p1 = world("start"), world("end")
+        displacement(p1 - p0, "end - start")
+        tr = line(p0[idx], p1[idx], traj["duration"], traj["dt"], names=trans)
+    else:
+        if "z" not in trans:
+            raise ValueError(f"a pick-place trajectory lifts along z, but the task coordinates "
+                             f"are {', '.join(names)}")
+        travel = traj["travel"]
+        if np.ndim(travel) == 0:
+            travel = [_finite(travel, "pick-place trajectory travel"), 0.0, 0.0]
+        travel = displacement(_vector(travel, f"{kind} trajectory travel", 3), "travel")
+        tr = pick_place(world("start")[idx], traj["lift"], travel, traj["cycle_time"], traj["dt"],
+                        vertical_axis=trans.index("z"), names=trans)
+    if trans == names:
+        return tr
+    # Insert the rotational coordinates, held at 0, in task order.
+    out = {key: np.zeros((len(tr), len(names))) for key in ("x", "xd", "xdd")}
+    for col, n in enumerate(names):
+        if n in trans:
+            j = trans.index(n)
+            for key in out:
+                out[key][:, col] = getattr(tr, key)[:, j]
+    return Trajectory(t=tr.t, names=names, **out)
