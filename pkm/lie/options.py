@@ -1,6 +1,12 @@
 """Compile options shared by every numba function of pkm (the spatial layer and the kernels above it)."""
 import numba
 
+from pkm.lie import numba_cache
+
+# Before any function below is compiled or loaded from numba's cache: clear caches built from other
+# sources (a cached caller keeps its callees' old code; see pkm.lie.numba_cache).
+numba_cache.check()
+
 #: The fastmath flags of the batch kernel and of every helper it calls (:data:`pkm.kernels.ik._OPTIONS`):
 #: only ``contract``, which lets LLVM fuse ``a·b + c`` into one FMA instruction (one rounding
 #: instead of two; ~10 % of the Delta's time, A/B alternated). Results stay reproducible bit for
