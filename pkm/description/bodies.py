@@ -116,12 +116,22 @@ def _shape(ctx: _Ctx, value, entry: str, R: np.ndarray, origin, mass: float | No
         ctx.fail(_sub(entry, "type"), f"unknown shape type '{kind}' (expected one of cylinder, box, sphere)")
     table = _table(ctx, value, entry, SHAPE_KEYS[kind])
     geometry = {"cylinder": _cylinder, "box": _box, "sphere": _sphere}[kind]
-    shape, volume, unit_inertia = geometry(ctx, table, entry, R, origin)
+    try:
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            shape, volume, unit_inertia = geometry(ctx, table, entry, R, origin)
+    except OverflowError:  # a Python float power beyond 1e308
+        volume = math.inf
+    if not (math.isfinite(volume) and volume > 0.0 and np.all(np.isfinite(unit_inertia))):
+        ctx.fail(entry, f"the {kind}'s size is out of range: its volume ({volume:.3g} m^3) or inertia is "
+                        f"not a positive finite number")
     density = _density(ctx, table, entry, shape)
     if mass is None:
         if density is None:
             ctx.fail(entry, "give 'density' or 'material' (or the body's 'mass')")
         mass = density * volume
+        if not (math.isfinite(mass) and mass > 0.0):
+            ctx.fail(entry, f"density x volume = {density:.3g} kg/m^3 x {volume:.3g} m^3 is not a positive "
+                            f"finite mass")
     shape.update(density=mass / volume, volume=volume)
     return mass, shape["center"], mass * unit_inertia, shape
 
