@@ -6,7 +6,7 @@ Runs ``robot.inverse_dynamics`` (1 thread, N = 10⁴ samples of the robot file's
 loop while ``perf record`` samples this process, writes the symbol map of numba's compiled code
 (``benchmarks/_perfmap.py``) and prints each function's share of the samples (self time: a
 function's callees count for themselves). Most of the kernel's pieces are inlined into
-``run_range`` (``forceinline``, see ``pkm.kernels.ik._internal``); the IK solvers, the linear algebra
+``run_range`` (``forceinline``, see ``pkm.kernels.work._internal``); the IK solvers, the linear algebra
 of ``pkm.lie.linalg`` and libm's ``sincos`` remain functions of their own, so the table splits the time
 between the per-sample loop with the dynamics (``run_range``), the IK (``_solve_affine`` or
 ``_solve_general``) and those helpers.

@@ -27,23 +27,41 @@ class TopologyError(PkmError, ValueError):
 class IKError(PkmError, ValueError):
     """Inverse kinematics found no solution (e.g. an unreachable task-space point).
 
-    :attr:`limb`, :attr:`residual` and :attr:`iterations` say where and how far it got.
+    :attr:`limb`, :attr:`residual` and :attr:`iterations` say where and how far it got;
+    :attr:`sample` is the index of the failing sample in the call's trajectory (None for one point).
     """
 
-    def __init__(self, message: str, limb: str | None = None, residual: float = float("nan"), iterations: int = 0):
+    def __init__(self, message: str, limb: str | None = None, residual: float = float("nan"), iterations: int = 0,
+                 sample: int | None = None):
         self.limb = limb
         self.residual = residual
         self.iterations = iterations
+        self.sample = sample
         super().__init__(message)
+
+
+class BranchError(IKError):
+    """A trajectory cannot be followed on its branch (assembly mode): from sample ``sample − 1`` the
+    solution cannot be continued to sample ``sample`` without crossing a singularity or leaving
+    the workspace (see :meth:`pkm.Robot.inverse_dynamics`, "Branches")."""
+
+
+class BranchWarning(UserWarning):
+    """The solution at a sample was on another branch than its predecessor's (a jump in the
+    trajectory); pkm continued the predecessor's branch instead and names the sample. Turn it into
+    an error with ``warnings.simplefilter("error", pkm.BranchWarning)``."""
 
 
 class SingularityError(PkmError, ArithmeticError):
     """A matrix that must be inverted (``G_y``, the IK Jacobian) is ill conditioned.
 
-    :attr:`condition` is its condition number, :attr:`threshold` the configured limit.
+    :attr:`condition` is its condition number, :attr:`threshold` the configured limit,
+    :attr:`sample` the index of the sample in the call's trajectory (None for one point).
     """
 
-    def __init__(self, message: str, condition: float = float("inf"), threshold: float = float("nan")):
+    def __init__(self, message: str, condition: float = float("inf"), threshold: float = float("nan"),
+                 sample: int | None = None):
         self.condition = condition
         self.threshold = threshold
+        self.sample = sample
         super().__init__(message)

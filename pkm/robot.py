@@ -15,10 +15,11 @@ from pathlib import Path
 
 import numpy as np
 
+from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
+                                               check_branch_policy, limb_rates, solve_limb)
 from pkm.errors import IKError, PkmError, SingularityError
-from pkm.algorithms.inverse_kinematics import limb_rates, solve_limb
 from pkm.lie import dexp_so3, exp_so3
-from pkm.algorithms.limb import LimbModel, _check_condition, build_limb
+from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
 from pkm.description.topology import limb_topologies, mobility
@@ -47,8 +48,6 @@ class IKSolution:
     joints_dd: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-#: Steps of the straight-line continuation in task space for an IK that fails from the reference.
-CONTINUATION_STEPS = 10
 
 
 class Robot:
@@ -126,7 +125,7 @@ class Robot:
 
     def platform_pose(self, x) -> np.ndarray:
         """The platform pose ``C_p`` (4×4) for task coordinates ``x``."""
-        x = self._check_x(np.asarray(x, dtype=float).reshape(-1), "x")
+        x = self._check_x(_real(x, "x").reshape(-1), "x")
         local, rho = self._split(x)
         C = np.eye(4)
         C[:3, :3] = self.R0 @ exp_so3(rho)
@@ -165,7 +164,8 @@ class Robot:
 
     # ------------------------------------------------------------------ inverse kinematics
     def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
-                           singularity_threshold: float = 1e8, warm_start: bool = True, start=None) -> IKSolution:
+                           singularity_threshold: float = SINGULARITY_THRESHOLD, warm_start: bool = True, start=None,
+                           on_branch_change: str = "warn") -> IKSolution:
         """Joint coordinates of every limb for task coordinates ``x`` of shape (δ_p,) or (N, δ_p).
 
         Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``. The first
@@ -177,20 +177,35 @@ class Robot:
         space. The result depends only on the arguments, never on earlier calls. With ``xd`` (and
         ``xdd``) the joint velocities (and accelerations) follow from eq. (86–88).
 
+        **Branches** (assembly modes). A PKM has several IK solutions at a platform pose (e.g. each
+        Delta arm's elbow out or in); they form branches, separated by the limbs' singularities.
+        The first sample's branch is the reference configuration's: the solution Newton reaches
+        from it, directly or along the straight task-space line from ``x_ref`` (another one: give
+        ``start``, a configuration on it, e.g. ``sol.joints[name][-1]`` of an earlier call). Every
+        later sample (``warm_start``) continues its predecessor's branch: a solution that moved a
+        joint by more than ``BRANCH_STEP`` or turned a row of J_IK by more than 90° (it flips where
+        a limb crosses a singularity) is checked by continuation along the straight line from the
+        predecessor. A jump that Newton solved on another branch is solved on the predecessor's
+        branch instead, with a :class:`pkm.BranchWarning` naming the sample; where no continuous
+        path exists (it crosses a singularity or leaves the workspace) the branch changes with a
+        warning, or :class:`pkm.BranchError` with ``on_branch_change="raise"``.
+
         Raises :class:`pkm.IKError` for an unreachable point, :class:`pkm.SingularityError` where
         ``G_y``, a limb's ``L_p`` or ``J_IK`` is ill conditioned (condition number above
         ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input.
         """
-        X = self._check_x(np.atleast_2d(np.asarray(x, dtype=float)), "x")
+        X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         N = X.shape[0]
-        XD = None if xd is None else self._check_x(np.atleast_2d(np.asarray(xd, dtype=float)), "xd")
-        XDD = None if xdd is None else self._check_x(np.atleast_2d(np.asarray(xdd, dtype=float)), "xdd")
+        XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
+        XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
         if xdd is not None and xd is None:
             raise ValueError("accelerations xdd need velocities xd")
         for name, arr in (("xd", XD), ("xdd", XDD)):
             if arr is not None and arr.shape != X.shape:
                 raise ValueError(f"{name} must have the shape of x {X.shape}, got {arr.shape}")
 
+        self._check_solver(tol, max_iter, singularity_threshold)
+        check_branch_policy(on_branch_change)
         joints = {l.name: np.empty((N, l.n)) for l in self.limbs}
         joints_d = {l.name: np.empty((N, l.n)) for l in self.limbs} if XD is not None else {}
         joints_dd = {l.name: np.empty((N, l.n)) for l in self.limbs} if XDD is not None else {}
@@ -199,17 +214,31 @@ class Robot:
         iters = np.zeros((N, len(self.limbs)), dtype=np.int64)
         first = self._check_start(start)
         prev = list(first)
+        square = self.n_act == self.task_dof
         for s in range(N):
-            Cd = self.platform_pose(X[s])
-            for k, limb in enumerate(self.limbs):
-                sol = self._solve(limb, Cd, prev[k] if warm_start else first[k], X[s], tol, max_iter,
-                                  singularity_threshold)
+            follow = warm_start and s > 0  # continue sample s − 1's branch
+            try:
+                sols, check = self._solve_sample(X, s, prev if follow else first, follow, tol, max_iter,
+                                                 singularity_threshold, on_branch_change)
+                J = self._jik(sols)
+                if check and square and branch_suspect(prev, [x.theta for x in sols], J_IK[s - 1], J):
+                    cont = self._continue(X, s, prev, tol, max_iter, singularity_threshold)
+                    if cont is None:
+                        branch_event("changed", self.name, s, X[s - 1], X[s], on_branch_change)
+                    elif max(float(np.max(np.abs(a.theta - b.theta))) for a, b in zip(cont, sols)) > SAME_SOLUTION:
+                        branch_event("continued", self.name, s, X[s - 1], X[s])
+                        sols, J = cont, self._jik(cont)
+                if square:
+                    _check_condition(J, singularity_threshold, "the IK Jacobian J_IK")
+            except (IKError, SingularityError) as exc:
+                if N == 1 or getattr(exc, "sample", None) is not None:
+                    raise
+                raise _at_sample(exc, s, X[s]) from None
+            J_IK[s] = J
+            for k, (limb, sol) in enumerate(zip(self.limbs, sols)):
                 prev[k] = sol.theta
                 joints[limb.name][s] = sol.theta
                 iters[s, k] = sol.iterations
-                F = sol.Lp_pinv @ self.P_p  # eq. (91)/(94): q̇ = F V_t
-                pos = {int(v): c for c, v in enumerate(limb.q_index)}
-                J_IK[s, self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
                 q_act[s, self._act_slices[k]] = sol.theta[limb.actuated]
                 if XD is not None:
                     Vp, dVp = self.platform_twist(X[s], XD[s], None if XDD is None else XDD[s])
@@ -217,8 +246,6 @@ class Robot:
                     joints_d[limb.name][s] = thd
                     if thdd is not None:
                         joints_dd[limb.name][s] = thdd
-            if self.n_act == self.task_dof:
-                _check_condition(J_IK[s], singularity_threshold, "the IK Jacobian J_IK")
 
         def act(d):
             return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs]) if d else None
@@ -229,7 +256,8 @@ class Robot:
 
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
-                         singularity_threshold: float = 1e8, threads: int | None = None, t=None, start=None):
+                         singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
+                         on_branch_change: str = "warn"):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -250,23 +278,29 @@ class Robot:
         ``start``: the tree variables of every limb (a list of arrays, as ``result.joints[name][-1]``
         of an earlier call) to start the first sample's IK from; default: the reference
         configuration (all joint variables zero), directly or by continuation along a straight line
-        in task space, so that the result does not depend on earlier calls.
+        in task space, so that the result does not depend on earlier calls. Branches and
+        ``on_branch_change`` as in :meth:`inverse_kinematics`: the trajectory is followed on its
+        first sample's branch, and the result is the same for any ``threads`` (every chunk's
+        start is checked against the end of the chunk before and solved again from there if it
+        differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult
 
-        X = self._check_x(np.atleast_2d(np.asarray(x, dtype=float)), "x")
-        XD = self._check_x(np.atleast_2d(np.asarray(xd, dtype=float)), "xd")
-        XDD = self._check_x(np.atleast_2d(np.asarray(xdd, dtype=float)), "xdd")
+        X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
+        XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
+        XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
         if not X.shape == XD.shape == XDD.shape:
             raise ValueError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
         if wrench is not None:
-            w = np.asarray(wrench, dtype=float)
+            w = _real(wrench, "wrench")
             if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
+        t = None if t is None else _real(t, "t")
+        gravity = None if gravity is None else _real(gravity, "gravity")
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
-            threads=threads, t=t, start=start)
+            threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change))
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -278,6 +312,60 @@ class Robot:
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
 
+    def _solve_sample(self, X, s, starts, follow, tol, max_iter, threshold, policy):
+        """Every limb's IK at sample ``s`` from ``starts``; with ``follow``, a sample that does not
+        converge from there is continued from sample ``s − 1``, else solved from the reference
+        configuration (reported by :func:`branch_event`). Returns the solutions and whether they
+        still need the branch check."""
+        Cd = self.platform_pose(X[s])
+        try:
+            return [self._solve(limb, Cd, th0, X[s], tol, max_iter, threshold, reference=not follow)
+                    for limb, th0 in zip(self.limbs, starts)], follow
+        except IKError:
+            if not follow:
+                raise
+        cont = self._continue(X, s, starts, tol, max_iter, threshold)
+        if cont is not None:
+            branch_event("continued", self.name, s, X[s - 1], X[s], stacklevel=4)
+            return cont, False
+        sols = [self._solve(limb, Cd, th0, X[s], tol, max_iter, threshold) for limb, th0 in zip(self.limbs, starts)]
+        branch_event("changed", self.name, s, X[s - 1], X[s], policy, stacklevel=4)
+        return sols, False
+
+    def _continue(self, X, s, starts, tol, max_iter, threshold):
+        """Every limb continued from its tree variables ``starts`` at sample ``s − 1`` along the straight
+        task-space line to sample ``s`` in ``BRANCH_STEPS`` steps; None if a step does not converge."""
+        K = BRANCH_STEPS
+        poses = [self.platform_pose(X[s - 1] + k / K * (X[s] - X[s - 1])) for k in range(1, K + 1)]
+        out = []
+        for limb, theta in zip(self.limbs, starts):
+            try:
+                for i, Cd in enumerate(poses):  # the singularity check at the target only
+                    sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == K - 1 else np.inf)
+                    theta = sol.theta
+            except IKError:
+                return None
+            out.append(sol)
+        return out
+
+    def _jik(self, sols) -> np.ndarray:
+        """J_IK (n_act, δ_p) from the limbs' solutions (eq. 91, 97–98): the actuated rows of F = L_p⁺ P_p."""
+        J = np.empty((self.n_act, self.task_dof))
+        for k, (limb, sol) in enumerate(zip(self.limbs, sols)):
+            F = sol.Lp_pinv @ self.P_p
+            pos = {int(v): c for c, v in enumerate(limb.q_index)}
+            J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
+        return J
+
+    @staticmethod
+    def _check_solver(tol, max_iter, threshold):
+        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+            raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+        for name, value in (("tol", tol), ("singularity_threshold", threshold)):
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
+                    or not value > 0:
+                raise ValueError(f"{name} must be a positive number, got {value!r}")
+
     def _check_start(self, start) -> list[np.ndarray]:
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
         if start is None:
@@ -286,7 +374,7 @@ class Robot:
             raise ValueError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
         out = []
         for l, th in zip(self.limbs, start):
-            th = np.array(th, dtype=float)
+            th = np.array(_real(th, f"start for limb {l.name!r}"))
             if th.shape != (l.n,) or not np.all(np.isfinite(th)):
                 raise ValueError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
             out.append(th)
@@ -303,7 +391,7 @@ class Robot:
         """Task-space mass matrix ``M_t`` at task coordinates ``x`` (eq. 108)."""
         from pkm.algorithms.manipulator import mass_matrix
 
-        return mass_matrix(self, np.asarray(x, dtype=float))
+        return mass_matrix(self, _real(x, "x"))
 
     def eom(self, x, xd):
         """Terms of the task-space (eq. 107) and actuator-space (eq. 116) EOM at ``(x, V_t = xd)``."""
@@ -319,10 +407,12 @@ class Robot:
         x0 = self.x_ref
         return np.array([self.platform_pose(x0 + t * (x - x0)) for t in np.arange(1, steps + 1) / steps])
 
-    def _solve(self, limb, Cd, theta0, x, tol, max_iter, threshold):
+    def _solve(self, limb, Cd, theta0, x, tol, max_iter, threshold, reference=True):
         try:
             return solve_limb(limb, Cd, theta0, tol, max_iter, threshold)
         except (IKError, SingularityError) as first:
+            if not reference:
+                raise
             # continuation from the reference configuration along a straight line in task space
             theta = np.zeros(limb.n)
             path = self.continuation_poses(x)
@@ -335,6 +425,32 @@ class Robot:
                 raise
             except IKError:
                 raise first from None
+
+
+def _real(value, name: str) -> np.ndarray:
+    """``value`` as a float array; ValueError for complex or non-numeric input (never a silently
+    dropped imaginary part)."""
+    a = np.asarray(value)
+    if np.iscomplexobj(a):
+        raise ValueError(f"{name} must be real numbers, got complex values")
+    if a.dtype.kind not in "biuf":
+        try:
+            a = a.astype(float)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name} must be numbers, got {a.dtype} values") from None
+    return a.astype(float, copy=False)
+
+
+def _fmt(x) -> str:
+    return np.array2string(np.asarray(x), precision=6)
+
+
+def _at_sample(exc, s, x):
+    """``exc`` (an IKError or SingularityError of one sample) naming sample ``s`` of a trajectory."""
+    msg = f"{exc} at sample {s} (x = {_fmt(x)})"
+    if isinstance(exc, SingularityError):
+        return SingularityError(msg, condition=exc.condition, threshold=exc.threshold, sample=s)
+    return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
 
 
 def load(path, parameters: dict | None = None) -> Robot:

@@ -97,7 +97,8 @@ def test_packed_constant_H_is_the_affine_closure():
 def test_joint_frame_kinematics_is_the_tree_kinematics(name):
     """The kernel's forward kinematics K_i = K_parent P_i Z(θ_i) gives C_i = K_i Q_i⁻¹ of
     pkm.algorithms.kinematics at random θ, and its platform frame K_p Q_p⁻¹ is C_p."""
-    from pkm.kernels.ik import BW_K, BW_SIZE, _fk
+    from pkm.kernels.ik import _fk
+    from pkm.kernels.work import BW_K, BW_SIZE
 
     robot = pkm.load(ROBOTS / name)
     km = pack(robot)

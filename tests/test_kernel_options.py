@@ -80,7 +80,7 @@ def test_the_check_finds_a_callee_with_the_runtime():
 
 def test_the_kernels_pieces_are_inlined_except_the_ik_solvers():
     """The batch kernel's own functions carry LLVM's alwaysinline (``forceinline``), except the entry
-    point and the IK solvers, which stay calls (see :data:`pkm.kernels.ik._piece`)."""
+    point and the IK solvers, which stay calls (see :data:`pkm.kernels.work._piece`)."""
     calls = {"run_range", "_solve_affine", "_solve_general", "_build_H"}
     for d in _call_graph(K.run_range):
         if d.py_func.__module__ in ("pkm.kernels.ik", "pkm.kernels.inverse_dynamics"):

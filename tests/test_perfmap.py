@@ -34,7 +34,7 @@ for line in open(path):
 name = cres.fndesc.mangled_name
 assert name in table, "run_range missing"
 assert table[name][0] == cres.library.get_pointer_to_function(name) and table[name][1] > 0
-# the pieces that are calls (not inlined, pkm.kernels.ik._piece) are there too, and other modules'
+# the pieces that are calls (not inlined, pkm.kernels.work._piece) are there too, and other modules'
 # helpers, each inside the map once per library that holds a copy
 pieces = {_perfmap.demangle(n) for n in table}
 assert {"pkm.kernels.ik._solve_affine", "pkm.lie.linalg.inverse_into", "pkm.lie.linalg.norm1"} <= pieces, sorted(pieces)

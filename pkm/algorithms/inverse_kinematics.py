@@ -24,10 +24,69 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pkm.errors import IKError
+import warnings
+
+from pkm.errors import BranchError, BranchWarning, IKError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import log_se3
-from pkm.algorithms.limb import LimbModel, _check_condition, _limit
+from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
+
+
+#: Branches (assembly modes). Along a trajectory every sample's IK starts from its predecessor's
+#: solution; a joint variable that then changes by more than ``BRANCH_STEP`` (rad or m), or a row of
+#: J_IK that turns by more than 90° (each row is ∝ 1/det of its limb's actuation and flips sign
+#: where the limb crosses a singularity), marks a sample whose solution may be on another branch.
+#: It is checked by continuation: ``BRANCH_STEPS`` solves along the straight task-space line from
+#: the predecessor; solutions closer than ``SAME_SOLUTION`` (max-norm of the tree variables) are
+#: the same.
+BRANCH_STEP = 0.5
+BRANCH_STEPS = 10
+#: Steps of the straight-line continuation in task space for an IK that fails from the reference.
+CONTINUATION_STEPS = 10
+SAME_SOLUTION = 1e-8
+#: A Newton step that reduces the pose error by less than this factor, at an error within
+#: ``tol · max(1, max|θ|)``, has reached the rounding floor: the solution is accepted there (as
+#: :func:`pkm.kernels.ik._converged` does), not reported as unreachable.
+STALL = 0.1
+
+
+def branch_suspect(theta_prev, theta, J_prev, J) -> bool:
+    """Whether the solution ``theta`` (per-limb tree variables) with IK Jacobian ``J`` may lie on
+    another branch than its predecessor's (``theta_prev``, ``J_prev``): see ``BRANCH_STEP``."""
+    step = max(float(np.max(np.abs(a - b), initial=0.0)) for a, b in zip(theta, theta_prev))
+    return step > BRANCH_STEP or bool((np.einsum("ad,ad->a", J, J_prev) <= 0.0).any())
+
+
+#: What :func:`branch_event` does when the branch changes: warn (default) or raise BranchError.
+BRANCH_POLICIES = ("warn", "raise")
+
+
+def check_branch_policy(policy: str) -> str:
+    if policy not in BRANCH_POLICIES:
+        raise ValueError(f"on_branch_change must be one of {', '.join(map(repr, BRANCH_POLICIES))}, got {policy!r}")
+    return policy
+
+
+def branch_event(kind: str, name: str, s: int, x_prev, x, policy: str = "warn", stacklevel: int = 3) -> None:
+    """Report what happened at sample ``s`` of a trajectory: ``"continued"`` — it jumps, and the IK
+    kept sample ``s − 1``'s branch by continuation (a :class:`pkm.BranchWarning`); ``"changed"`` —
+    sample ``s`` cannot be reached from sample ``s − 1``'s solution without crossing a singularity
+    or leaving the workspace, so its solution is on another branch (a warning, or
+    :class:`pkm.BranchError` with ``policy="raise"``)."""
+    where = f"sample {s} (x = {_fmt(x)}; sample {s - 1}: x = {_fmt(x_prev)})"
+    if kind == "continued":
+        warnings.warn(BranchWarning(f"{name}: the trajectory jumps at {where}: the inverse kinematics continued "
+                                    f"sample {s - 1}'s branch along a straight line"), stacklevel=stacklevel)
+        return
+    msg = (f"{name}: the branch (assembly mode) changes at {where}: sample {s} cannot be reached from sample "
+           f"{s - 1}'s solution without crossing a singularity or leaving the workspace")
+    if policy == "raise":
+        raise BranchError(msg, sample=s)
+    warnings.warn(BranchWarning(msg + " (on_branch_change='raise' makes this an error)"), stacklevel=stacklevel)
+
+
+def _fmt(x) -> str:
+    return np.array2string(np.asarray(x), precision=6)
 
 
 @dataclass
@@ -43,11 +102,12 @@ class LimbIK:
 
 
 def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float = 1e-12, max_iter: int = 50,
-               singularity_threshold: float = 1e8) -> LimbIK:
+               singularity_threshold: float = SINGULARITY_THRESHOLD) -> LimbIK:
     """Newton's method (eq. 96) for the limb's tree variables that put its platform at ``Cd``.
 
-    Raises :class:`IKError` (naming the limb, the residual and the iterations) when it does not
-    converge, and :class:`SingularityError` when the solution is at a configuration where ``G_y``
+    Converged at a pose residual ≤ ``tol``, or where Newton stalls at the rounding floor (see
+    ``STALL``). Raises :class:`IKError` (naming the limb, the residual and the iterations) when it
+    does not converge, and :class:`SingularityError` when the solution is at a configuration where ``G_y``
     or the limb's platform Jacobian ``L_p`` has a condition number above ``singularity_threshold``.
     """
     tree, p = limb.tree, limb.platform
@@ -56,8 +116,11 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
         dX = log_se3(np.linalg.solve(C[p], Cd))
-        err = float(np.linalg.norm(dX))
+        prev, err = err, float(np.linalg.norm(dX))
         if err <= tol or it == max_iter or not np.isfinite(err):
+            break
+        if it >= 2 and err > STALL * prev and err <= tol * max(1.0, float(np.max(np.abs(theta)))):
+            tol = err  # Newton stalled at the rounding floor, which grows with |θ|: converged
             break
         J = body_jacobians(tree, theta)
         H = limb._H(C, J, np.inf)

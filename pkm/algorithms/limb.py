@@ -26,6 +26,12 @@ from pkm.description.model import TreeModel, compile_tree
 from pkm.description.spec import RobotSpec
 from pkm.description.topology import LimbTopology
 
+#: Default largest condition number of ``G_y``, a limb's ``L_p`` and ``J_IK`` (1-norm): beyond it a
+#: result would keep fewer than ~10 of float64's 16 significant digits, and near a limb's fold
+#: (the Delta's stretched arm) the condition number grows only like 1/√(distance to it), so a
+#: larger limit would be reached only nanometres from the singularity (spec §5.2).
+SINGULARITY_THRESHOLD = 1e6
+
 
 @dataclass(frozen=True)
 class Loop:
@@ -104,7 +110,7 @@ class LimbModel:
             return np.zeros((0, self.n))
         return np.vstack([cons.jacobian(lp.cut, C, J)[lp.rows] for lp in self.loops])
 
-    def H(self, theta: np.ndarray, singularity_threshold: float = 1e8) -> np.ndarray:
+    def H(self, theta: np.ndarray, singularity_threshold: float = SINGULARITY_THRESHOLD) -> np.ndarray:
         """``H_(l)(θ)`` (n_l × δ_l) with ``θ̇ = H q̇`` (eq. 44–45, 76–77).
 
         Raises :class:`SingularityError` when some ``G_y`` has a condition number above

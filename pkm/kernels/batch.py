@@ -16,11 +16,15 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from numba import get_num_threads
 
+from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
+                                               branch_event, check_branch_policy)
+from pkm.algorithms.limb import SINGULARITY_THRESHOLD
+from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
-                              Samples, make_work, run_range)
+                                          Samples, make_work, run_range)
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 
-__all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states", "MIN_CHUNK", "OK",
+__all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states", "SEGMENT", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
 
 
@@ -58,6 +62,17 @@ def platform_states(robot, X, XD, XDD, out=None):
     return Cd, Vp, dVp
 
 
+def continuation_starts(robot, Xb):
+    """The intermediate platform poses (len(Xb), K − 1, 4, 4) of the straight task-space lines from
+    ``x_ref`` to each point of ``Xb``, as :meth:`pkm.robot.Robot.continuation_poses` (without the
+    last, the target): a cold start that does not converge directly is continued along them."""
+    K, dp = CONTINUATION_STEPS, Xb.shape[1]
+    frac = np.arange(1, K) / K
+    Xs = (robot.x_ref + frac[None, :, None] * (Xb[:, None, :] - robot.x_ref)).reshape(-1, dp)
+    Z = np.zeros_like(Xs)
+    return platform_states(robot, Xs, Z, Z)[0].reshape(len(Xb), K - 1, 4, 4)
+
+
 def blocks(*shapes):
     """Uninitialised C-contiguous float arrays of the given shapes, views of ONE allocation.
 
@@ -75,30 +90,47 @@ def blocks(*shapes):
     return [block[o:o + n].reshape(s) for o, n, s in zip(starts[:-1], sizes, shapes)]
 
 
-#: Fewest samples per parallel chunk.
-MIN_CHUNK = 256
+#: Samples per segment. A trajectory is cut into segments of this length whatever the thread
+#: count; each starts cold (from the reference configuration) and is checked against the end of
+#: the one before, so the result does not depend on how many threads share the segments.
+SEGMENT = 256
+#: Most samples one call takes (the kernel's arrays hold ~1 kB per sample of the Delta).
+MAX_SAMPLES = 10_000_000
 
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
-                           singularity_threshold=1e8, start=None, threads=None, t=None):
-    """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in parallel on threads;
-    see :meth:`pkm.robot.Robot.inverse_dynamics`.
+                           singularity_threshold=SINGULARITY_THRESHOLD, start=None, threads=None, t=None,
+                           on_branch_change="warn"):
+    """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in
+    parallel on threads; see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
     ``start``: per-limb tree variables to start the first sample's IK from (default: the
     reference configuration, directly or by continuation along a straight line in task space,
     as :meth:`Robot.inverse_kinematics` does; the kernel does this itself). ``threads``: number
     of chunks run in parallel (default: numba's thread count; chunks have at least
-    ``MIN_CHUNK`` samples, each started in the same way). ``t``: sample times (N,), optional; with
-    them each sample starts from a prediction from the previous two. Returns the raw arrays
+    ``MIN_CHUNK`` samples). ``t``: sample times (N,), optional; with them each sample starts from
+    a prediction from the previous two. Returns the raw arrays
     ``(theta, thetad, thetadd, tau, JIK, limbW, platW)``.
-    """
-    from pkm.errors import IKError, SingularityError
 
+    The result does not depend on ``threads``: every chunk after the first starts cold, and its
+    first sample is then solved again from the previous chunk's last one; if the two differ (the
+    cold start found another branch), the chunk is run again from there (:class:`_Run`). The
+    branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
+    """
     if robot.n_act != robot.task_dof:
-        raise NotImplementedError(f"{robot.name}: {robot.n_act} actuators for {robot.task_dof} task coordinates; "
-                                  "redundant or deficient actuation is not supported")
+        raise PkmError(f"{robot.name}: {robot.n_act} actuators for {robot.task_dof} task coordinates; "
+                       "inverse dynamics needs as many actuators as task coordinates")
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    for name, value in (("tol", tol), ("singularity_threshold", singularity_threshold)):
+        if not (isinstance(value, (int, float, np.floating, np.integer)) and value > 0 and not np.isnan(value)):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
     km = robot._packed()
     N = X.shape[0]
+    if N == 0:
+        raise ValueError("x holds no samples")
+    if N > MAX_SAMPLES:
+        raise ValueError(f"{N} samples in one call: at most {MAX_SAMPLES} (split the trajectory)")
     L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
     g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
     if g0.shape != (3,) or not np.all(np.isfinite(g0)):
@@ -115,47 +147,173 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
         dts[1:] = 0.0
     else:
         np.maximum(np.diff(t), 0.0, out=dts[1:])
-    chunks = max(1, min(get_num_threads() if threads is None else int(threads), N // MIN_CHUNK))
-    bounds = np.linspace(0, N, chunks + 1).round().astype(np.int64)
-    work = make_work(km, chunks)
-    cold = np.ones(chunks, np.int64)
-    if start is not None:  # chunk 0 starts from the given tree variables, the others cold
-        cold[0] = 0
-        for l, th0 in enumerate(robot._check_start(start)):
-            work.th[0, l, :len(th0)] = th0
-    # intermediate poses from the reference to each chunk's first sample (cold starts that fail directly)
-    Cs = np.ascontiguousarray([robot.continuation_poses(X[b])[:-1] for b in bounds[:-1]])
+    bounds = np.append(np.arange(0, N, SEGMENT), N)
+    nseg = len(bounds) - 1
+    workers = max(1, min(get_num_threads() if threads is None else int(threads), nseg))
     dp = robot.task_dof
     out = Results(*blocks(*[(N, L, nmax)] * 3, (N, robot.n_act), (N, robot.n_act, dp), (N, L, dp), (N, dp)))
     for a in out[:3]:  # the kernel writes each limb's n_l variables; zero the padding to n_max
         for k, l in enumerate(robot.limbs):
             a[:, k, l.n:] = 0.0
-    statuses = np.zeros((chunks, 4))
-    smp = Samples(Cd, Vp, dVp, Wee, dts, g0)
-    args = (float(tol), int(max_iter), float(singularity_threshold))
-    general = None if km.mi[:, LI_AFF].all() else km.lay  # None: numba compiles the affine path only
+    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers,
+               (float(tol), int(max_iter), float(singularity_threshold)), check_branch_policy(on_branch_change))
+    first = robot._check_start(start) if start is not None else None
+    Cs = continuation_starts(robot, X[bounds[:-1]])  # for cold starts that fail directly
 
-    def chunk(c):  # run_range releases the GIL: chunks on threads run in parallel
-        run_range(bounds[c], bounds[c + 1], *km, *smp, *out, *(w[c] for w in work), bool(cold[c]), Cs[c], general,
-                  *args, statuses[c])
+    def worker(w):  # run_range releases the GIL: workers on threads run in parallel
+        return [run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c])
+                for c in range(w * nseg // workers, (w + 1) * nseg // workers)]
 
-    if chunks == 1:
-        chunk(0)
+    if workers == 1:
+        statuses = worker(0)
     else:
-        with ThreadPoolExecutor(max_workers=chunks) as pool:
-            list(pool.map(chunk, range(chunks)))
-    failed = [c for c in range(chunks) if statuses[c, 0] != OK]
-    status = statuses[failed[0]] if failed else statuses[0]
-    code, s, l, value = int(status[0]), int(status[1]), int(status[2]), status[3]
-    if code != OK:
-        where = f"sample {s} (x = {np.array2string(X[s], precision=6)})"
-        limb = robot.limbs[l].name if l >= 0 else None
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
+    for c in range(nseg):  # each segment continues the branch of the one before
+        b = bounds[c]
+        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b or run.suspect(b)) and not run.same_as_warm(b):
+            statuses[c] = run.range(b, bounds[c + 1], 0, run.theta_at(b - 1))
+        if statuses[c][0] != OK:  # raises, or continues the branch past a jump to the end
+            run.raise_failure(statuses[c])
+            break
+    run.follow_branch(1)
+    run.check_finite()
+    return tuple(out)
+
+
+class _Run:
+    """One call's kernel runs: ranges of samples from a cold or a given start, the check of a
+    chunk's first sample, branch following, and the errors that name the sample."""
+
+    def __init__(self, robot, km, X, smp, out, chunks, args, policy):
+        self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
+        self.policy = policy
+        self.work = make_work(km, chunks)
+        self.general = None if km.mi[:, LI_AFF].all() else km.lay  # None: numba compiles the affine path only
+        self._no_cs = np.zeros((0, 4, 4))
+        self.cold = np.zeros(X.shape[0], bool)  # samples already solved from the reference after a jump
+
+    def theta_at(self, s):
+        return [self.out.theta[s, k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
+
+    def range(self, a, e, c, start=None, Cs=None, smp=None, out=None, args=None):
+        """Samples ``a … e − 1`` on chunk ``c``'s scratch: from ``start`` (each limb's tree variables)
+        or, if None, cold (the reference configuration, else continuation along ``Cs``). Returns the
+        kernel's status ``(code, sample, limb, value)``."""
+        status = np.zeros(4)
+        w = [x[c] for x in self.work]
+        if start is not None:
+            for k, th0 in enumerate(start):
+                w[0][k, :len(th0)] = th0
+        run_range(a, e, *self.km, *(smp or self.smp), *(out or self.out), *w, start is None,
+                  self._no_cs if Cs is None else Cs, self.general, *(args or self.args), status)
+        return status
+
+    def suspect(self, s):
+        """Whether sample ``s``'s solution may not continue sample ``s − 1``'s branch."""
+        th, J = self.out.theta, self.out.JIK
+        return bool(np.abs(th[s] - th[s - 1]).max() > BRANCH_STEP or (np.einsum("ad,ad->a", J[s], J[s - 1]) <= 0).any())
+
+    def same_as_warm(self, b):
+        """Whether sample ``b``'s solution (a chunk's cold start) is the one found from sample ``b − 1``."""
+        smp = Samples(*(a[b - 1:b + 1] for a in self.smp[:5]), self.smp.g0)
+        out = Results(*(np.zeros_like(a[b - 1:b + 1]) for a in self.out))
+        status = self.range(1, 2, 0, self.theta_at(b - 1), smp=smp, out=out)
+        return status[0] == OK and _close(out.theta[1], self.out.theta[b])
+
+    def follow_branch(self, s0):
+        """From sample ``s0`` on, find the samples whose solution may not continue its predecessor's
+        branch (:func:`pkm.algorithms.inverse_kinematics.branch_suspect`) and check each by
+        continuation from the predecessor; where the continued solution differs (a jump), solve
+        again from it; where there is none, the branch changes (:func:`branch_event` for both)."""
+        s = s0
+        while True:
+            s = self._next_suspect(s)
+            if s is None:
+                return
+            if self.cold[s]:  # solved from the reference after a failure: already reported
+                s += 1
+                continue
+            cont, _ = self.continue_to(s)
+            if cont is None:
+                branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
+            elif not _close(cont, self.out.theta[s]):
+                branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
+                status = self.range(s, self.X.shape[0], 0, [cont[k, :l.n] for k, l in enumerate(self.robot.limbs)])
+                self.raise_failure(status if status[0] != OK else None)
+            s += 1
+
+    def _next_suspect(self, s):
+        th, J = self.out.theta, self.out.JIK
+        if s >= th.shape[0]:
+            return None
+        step = np.abs(th[s:] - th[s - 1:-1]).max(axis=(1, 2)) > BRANCH_STEP
+        turn = (np.einsum("sad,sad->sa", J[s:], J[s - 1:-1]) <= 0.0).any(axis=1)
+        hits = np.flatnonzero(step | turn)
+        return s + int(hits[0]) if hits.size else None
+
+    def continue_to(self, s):
+        """Tree variables (L, n_max) at sample ``s``, continued from sample ``s − 1``'s along a straight
+        line in task space, and the kernel's status (the solution is None where it failed)."""
+        robot, K = self.robot, BRANCH_STEPS
+        xs = self.X[s - 1] + np.arange(1, K + 1)[:, None] / K * (self.X[s] - self.X[s - 1])
+        Cd = np.ascontiguousarray([robot.platform_pose(x) for x in xs])
+        z6 = np.zeros((K, 6))
+        smp = Samples(Cd, z6, z6.copy(), z6.copy(), np.zeros(K), self.smp.g0)
+        out = Results(*(np.zeros((K,) + a.shape[1:]) for a in self.out))
+        tol, max_iter, _ = self.args
+        status = self.range(0, K, 0, self.theta_at(s - 1), smp=smp, out=out, args=(tol, max_iter, np.inf))
+        return (out.theta[K - 1] if status[0] == OK else None), status
+
+    def _limb(self, status):
+        return self.robot.limbs[int(status[2])].name if status[2] >= 0 else None
+
+    def raise_failure(self, status):
+        """:class:`pkm.IKError` or :class:`pkm.SingularityError` for a failed kernel status (global
+        sample index); a failure after the first sample is first retried by continuation from the
+        sample before (a jump), with a :class:`pkm.BranchWarning`."""
+        if status is None:
+            return
+        code, s, value = int(status[0]), int(status[1]), status[3]
+        tol, max_iter, thresh = self.args
+        limb = self._limb(status)
+        where = f"sample {s} (x = {_fmt(self.X[s])})"
         if code in (IK_FAILED, LOOP_FAILED):
+            cont = self.continue_to(s)[0] if s > 0 else None  # a jump? continue along a straight line
+            if cont is not None:
+                branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
+                status = self.range(s, self.X.shape[0], 0, [cont[k, :l.n] for k, l in enumerate(self.robot.limbs)])
+                return self.raise_failure(status if status[0] != OK else None)
+            if s > 0 and not self.cold[s]:  # as the reference IK does: from the reference configuration
+                self.cold[s] = True
+                Cs = np.ascontiguousarray(self.robot.continuation_poses(self.X[s])[:-1])
+                status = self.range(s, self.X.shape[0], 0, None, Cs)
+                if status[0] != OK and int(status[1]) == s:
+                    return self.raise_failure(status)
+                branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
+                return self.raise_failure(status if status[0] != OK else None)
             what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
-            raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} after {max_iter} Newton iterations "
-                          "(target unreachable?)", limb=limb, residual=float(value), iterations=max_iter)
+            raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
+                          "iterations (target unreachable?)", limb=limb, residual=float(value), iterations=max_iter,
+                          sample=s)
         what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
                 SINGULAR_JIK: "the IK Jacobian J_IK"}[code]
         raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > "
-                               f"{singularity_threshold:.1e})", condition=float(value), threshold=singularity_threshold)
-    return tuple(out)
+                               f"{thresh:.1e})", condition=float(value), threshold=thresh, sample=s)
+
+    def check_finite(self):
+        """:class:`pkm.PkmError` naming the first sample whose torques or joint rates are not finite."""
+        bad = ~(np.isfinite(self.out.tau).all(axis=1) & np.isfinite(self.out.thetad).all(axis=(1, 2))
+                & np.isfinite(self.out.thetadd).all(axis=(1, 2)))
+        if bad.any():
+            s = int(np.flatnonzero(bad)[0])
+            raise PkmError(f"{self.robot.name}: the actuator forces at sample {s} (x = {_fmt(self.X[s])}) are not "
+                           f"finite: velocities, accelerations, gravity or masses too large for float64")
+
+
+def _close(a, b):
+    return bool(np.max(np.abs(a - b)) <= SAME_SOLUTION)
+
+
+def _fmt(x):
+    return np.array2string(np.asarray(x), precision=6)

@@ -15,117 +15,27 @@ them from numba code only.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
-from numba import njit
 
+from pkm.algorithms.inverse_kinematics import STALL
+from pkm.kernels.model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LOOPF,
+                               LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP, LI_NROWS,
+                               LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0,
+                               PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+from pkm.kernels.work import (BW_K, BW_T, BW_TRIG, M_CHORD, M_G, M_GY, M_GYI, M_H, M_J, M_LP, M_NM, M_SQ, V_DX, V_E,
+                              V_G, V_Q, _internal, _piece, _pose_at, _set_pose_at, _vec_at)
 from pkm.lie.linalg import cholesky_solve_into, inverse_into, norm1
 from pkm.lie.small import add, cross, dot, get_pose, log_pose, mm, mtm, mtv, mv, scale, sub
-from pkm.lie import KERNEL_FASTMATH
-from pkm.kernels.model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
-                             LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_DOF, LI_N, LI_NLOOP,
-                             LI_NROWS, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT,
-                             PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE, KernelModel)
 
 #: Largest Newton step (rad) for which sines and cosines are updated by the series (:func:`_fk`).
 SERIES_STEP = 1e-2
-#: A chord step (linear convergence, :func:`_solve_affine`) is accepted at ``CHORD_MARGIN · tol``,
-#: so that its solutions are as accurate as a Newton step's (which lands far below ``tol``).
+#: An IK iterate is accepted at ``CHORD_MARGIN · tol`` (:func:`_converged`): a Newton step usually
+#: lands far below ``tol`` anyway, and a solution this close to the exact one does not depend on
+#: where Newton started (so chunks and thread counts give the same results to ~1e-14).
 CHORD_MARGIN = 1e-2
-
-# error_model="numpy": a division by zero gives inf/NaN (caught by the kernel's checks), not a
-# Python exception. fastmath: only "contract" (FMA), for the kernel and every helper it calls, see
-# pkm.lie.KERNEL_FASTMATH. (An earlier kernel, whose pieces LLVM inlined or not by its own
-# heuristics, gave results differing in the last bit between a fresh compile and cached callees;
-# with every piece forceinline or a call, the code and the bits are the same each way.)
-# _nrt=False: no numba runtime, so no reference counting of the arrays passed between the kernel's
-# functions (each NRT_incref/NRT_decref is an opaque call: LLVM spills every live register around
-# it and reloads what it had read from arrays; ~8 % of the Delta's time) and no allocation.
-_OPTIONS = dict(cache=True, nogil=True, error_model="numpy", no_cfunc_wrapper=True, _nrt=False,
-                fastmath=KERNEL_FASTMATH)
-_jit = njit(**_OPTIONS)
-# Internal pieces have no Python entry point either (no_cpython_wrapper: ~1 s less compile): they are
-# called only from numba code. CALLING ONE FROM PYTHON CRASHES THE INTERPRETER (numba does not check);
-# test them through a small jitted caller (tests/conftest.py: numba_only).
-# forceinline: LLVM inlines them into their caller (numba compiles every function on its own and
-# LLVM's own heuristics inlined none of the larger ones). A call passed each array as ~9 machine
-# words through the stack and hid the callee's constants (sizes, flags) from the caller; inlining
-# _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
-# The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
-# and made run_range, whose compile the first run waits for, larger.
-_internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
-_piece = njit(**_OPTIONS, no_cpython_wrapper=True)
-
-# Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
-# row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
-# evaluation, φ_i, (Ḣq̇)_i.
-BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_SIZE = 0, 12, 24, 30, 36, 42, 45, 46, 47
-# Slots of the square scratch matrices ``mat`` (M_GYI + λ_max + 2L, B, B): platform Jacobian J_p
-# (6 × n), loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix
-# L_pᵀL_p and its inverse, the chord step's matrix (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse,
-# then G_y⁻¹ of each loop, then each limb's L_p⁺ (δ × 6) of the last two samples
-# (:func:`pkm.kernels.inverse_dynamics._pinv_slot`).
-M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_CHORD, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
-# Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
-# loop residuals or Ġθ̇, right-hand side of eq. 140.
-V_E, V_DX, V_Q, V_QD, V_QDD, V_G, V_RHS, V_SIZE = range(8)
-
-
-class Work(NamedTuple):
-    """Scratch with a leading chunk axis (:func:`make_work`): ``th`` (L, n_max) the current tree
-    variables of every limb, ``bw`` per-body values (``BW_*``), ``mat`` square matrices (``M_*``),
-    ``vec`` vectors (``V_*``)."""
-
-    th: np.ndarray
-    bw: np.ndarray
-    mat: np.ndarray
-    vec: np.ndarray
-
-
-def make_work(km: KernelModel, chunks: int) -> Work:
-    """Scratch for ``chunks`` chunks, allocated once per call of the kernel."""
-    L, nmax, dmax, lmax, dp = km.mi.shape[0], km.lay[LAY_NMAX], km.lay[LAY_DMAX], km.lay[LAY_LMAX], len(km.dp_static)
-    B = max(12, nmax, 6 * lmax, dmax, dp)
-    return Work(th=np.zeros((chunks, L, nmax)), bw=np.zeros((chunks, nmax, BW_SIZE)),
-                mat=np.zeros((chunks, M_GYI + lmax + 2 * L, B, B)), vec=np.zeros((chunks, V_SIZE, B + 6)))
-
-
-# ----------------------------------------------------------------------------- array rows as tuples
-@_internal
-def _pose_at(A, i, o):
-    """``A[i, o:o+12]`` as a pose ``(R, p)``; the identity for ``i < 0`` (the ground)."""
-    if i < 0:
-        return (1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0), (0.0, 0.0, 0.0)
-    return (A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7],
-            A[i, o + 8]), (A[i, o + 9], A[i, o + 10], A[i, o + 11])
-
-
-@_internal
-def _set_pose_at(A, i, o, R, p):
-    A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7], \
-        A[i, o + 8] = R
-    A[i, o + 9], A[i, o + 10], A[i, o + 11] = p
-
-
-@_internal
-def _vec_at(A, i, o):
-    """``A[i, o:o+3]`` as a 3-tuple."""
-    return (A[i, o], A[i, o + 1], A[i, o + 2])
-
-
-@_internal
-def _twist_at(A, i, o):
-    """``A[i, o:o+6]`` as ``(ω, v)``; zero for ``i < 0`` (the ground)."""
-    if i < 0:
-        return (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
-    return (A[i, o], A[i, o + 1], A[i, o + 2]), (A[i, o + 3], A[i, o + 4], A[i, o + 5])
-
-
-@_internal
-def _set_twist_at(A, i, o, w, v):
-    A[i, o], A[i, o + 1], A[i, o + 2] = w
-    A[i, o + 3], A[i, o + 4], A[i, o + 5] = v
+#: ... or, between that and ``tol · max(1, max|θ|)``, once a step reduced the error by less than
+#: ``STALL`` (:mod:`pkm.algorithms.inverse_kinematics`): Newton has reached the rounding floor,
+#: which grows with the joint values.
 
 
 # Taylor coefficients of sin (d³ … d⁹) and cos (d⁴ … d¹⁰)
@@ -294,6 +204,23 @@ def _loop_rows(l, mi, mf, lay, bw, G, g):
 
 
 @_internal
+def _converged(perr, prev, it, tol, th, n):
+    """Whether the IK iterate ``it`` (after at least one step) with pose error ``perr`` (``prev``
+    the step before) is a solution: ``perr ≤ CHORD_MARGIN · tol``, or Newton stalled at the rounding
+    floor within ``tol · max(1, max|θ|)``."""
+    if it < 1:
+        return False
+    if perr <= CHORD_MARGIN * tol:
+        return True
+    if it < 2 or perr <= STALL * prev:
+        return False
+    big = 1.0
+    for i in range(n):
+        big = max(big, abs(th[i]))
+    return perr <= tol * big
+
+
+@_internal
 def _take_step(x, dx, k):
     """``x[:k] += dx[:k]``, scaled so that no component moves more than 0.5 (rad or m) at once
     (as :func:`pkm.algorithms.limb._limit`)."""
@@ -345,10 +272,9 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
     :class:`pkm.kernels.model.KernelModel`). With ``chord`` the first step is a
     chord step ``Δq = P e`` with ``P = mat[M_CHORD]`` (the ``L_p⁺`` of the previous samples,
     extrapolated, :func:`pkm.kernels.inverse_dynamics._chord_matrix`): no Jacobian, normal equations or
-    factorisation at the start, which is already close. At least one step is always taken
-    (unless ``max_iter`` is 0), so a solution is never a bare prediction; a Newton step then lands
-    far below ``tol`` (quadratic convergence), and a chord step, which converges only linearly, is
-    accepted only at ``CHORD_MARGIN · tol``, else Newton goes on. Every iterate closes the loops;
+    factorisation at the start, which is already close. At least one step is always taken, so a
+    solution is never a bare prediction; an iterate is accepted at ``CHORD_MARGIN · tol`` (or at the
+    rounding floor, :func:`_converged`), else Newton goes on. Every iterate closes the loops;
     at the solution their residuals are still evaluated and must be ≤ ``LOOP_TOL``. On success
     ``th``, ``bw``'s poses, ``J_p`` and ``L_p`` hold the solution's values. Returns ``(converged,
     pose error, loop error)``.
@@ -368,6 +294,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
         for i in range(n):
             th[i] += mf[l, oc + i]
         _fk(l, mi, mf, th, bw, it == 0)
+        prev = perr
         perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
         if not np.isfinite(perr):
             break
@@ -391,7 +318,7 @@ def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_it
                 for r in range(6):
                     Lp[r, c] += hv * J[r, j]
             j = mi[l, MI_PARENT + j]
-        if perr <= (CHORD_MARGIN * tol if chord and it == 1 else tol) and it >= min(1, max_iter):
+        if _converged(perr, prev, it, tol, th, n):
             gerr = _loop_residuals(l, mi, mf, lay, bw)
             return gerr <= LOOP_TOL, perr, gerr
         if it == max_iter:
@@ -411,9 +338,9 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     loops' selected rows (``G Δθ = −g``, eq. 12–13). At a regular configuration ``[J_p; G]`` has
     full column rank and the system is consistent, so this converges quadratically to the
     solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
-    forward kinematics per step. Stops when the pose error is ≤ ``tol`` and every loop residual
-    ≤ ``LOOP_TOL`` after at least one step (unless ``max_iter`` is 0), so that a solution is never
-    a bare prediction; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
+    forward kinematics per step. Stops when the pose error is converged (:func:`_converged`) and
+    every loop residual ≤ ``LOOP_TOL`` after at least one step, so that a solution is never a bare
+    prediction; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns
     ``(converged, pose error, loop error)``.
     """
     n, nr = mi[l, LI_N], mi[l, LI_NROWS]
@@ -425,12 +352,13 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
             J[r, j] = 0.0
     for it in range(max_iter + 1):
         _fk(l, mi, mf, th, bw, it == 0)
+        prev = perr
         perr, Rp, rp = _platform_error(l, mi, mf, lay, bw, Cd, s, e)
         gerr = _loop_rows(l, mi, mf, lay, bw, G, g)
         if not (np.isfinite(perr) and np.isfinite(gerr)):
             break
         _platform_jacobian(l, mi, mf, bw, Rp, rp, J)
-        if perr <= tol and gerr <= LOOP_TOL and it >= min(1, max_iter):
+        if gerr <= LOOP_TOL and _converged(perr, prev, it, tol, th, n):
             return True, perr, gerr
         if it == max_iter:
             break

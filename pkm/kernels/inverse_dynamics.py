@@ -29,7 +29,7 @@ How it is made fast (DESIGN §4), and cheap to compile
   loop; all scratch is allocated once per call (:func:`make_work`), so the per-sample path
   allocates nothing.
 * No reference counting: every function of the kernel is compiled without numba's runtime
-  (``_nrt=False``, :data:`pkm.kernels.ik._jit`), so passing an array or taking a view of one emits
+  (``_nrt=False``, :data:`pkm.kernels.work._jit`), so passing an array or taking a view of one emits
   no ``NRT_incref``/``NRT_decref`` call. Such a call was cheap in itself (the owner is known to be
   NULL at run time) but, as an opaque call, made LLVM spill every live register and reload every
   value it had read from an array. It also makes any allocation in these functions a compile error.
@@ -49,8 +49,8 @@ How it is made fast (DESIGN §4), and cheap to compile
   argument (an array is passed as ~9 machine words; a namedtuple of arrays is flattened), and a
   caller re-optimises the code of all its callees.
 * Inlined pieces: the small functions, the limb dynamics and the RNEA are compiled with
-  ``forceinline`` (:data:`pkm.kernels.ik._internal`), so LLVM inlines them into their caller; only
-  the IK solvers and ``_build_H`` remain calls (:data:`pkm.kernels.ik._piece`).
+  ``forceinline`` (:data:`pkm.kernels.work._internal`), so LLVM inlines them into their caller; only
+  the IK solvers and ``_build_H`` remain calls (:data:`pkm.kernels.work._piece`).
 
 Errors cannot be raised with messages from inside numba: the kernel stops at the first failing
 sample and reports a status ``(code, sample, limb, value)`` that :mod:`pkm.kernels.batch` turns into
@@ -63,16 +63,16 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pkm.algorithms.constraints import _bias_orient, _bias_rho
+from pkm.kernels.ik import _build_H, _dof, _h_times, _solve_affine, _solve_general
+from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
+                               LAY_LOOPF, LAY_LOOPS, LAY_QP, LI_ACTOFF, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K,
+                               LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+from pkm.kernels.work import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_CHORD, M_F, M_GRAM, M_GRAMI, M_GYI, M_H,
+                              M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _internal, _jit,
+                              _pose_at, _set_twist_at, _twist_at, _vec_at, make_work)
 from pkm.lie.linalg import inverse_into, norm1, spd_inverse_into
 from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub
-from pkm.kernels.ik import (BW_A, BW_HD, BW_K, BW_PHI, BW_T, BW_V, BW_W, M_CHORD, M_F, M_GRAM, M_GRAMI, M_GYI, M_H,
-                          M_J, M_JT, M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, Work, _build_H, _dof, _h_times, _internal,
-                          _jit, _pose_at, _set_twist_at, _solve_affine, _solve_general, _twist_at, _vec_at, make_work)
-from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
-                             LAY_LOOPF, LAY_LOOPS, LAY_QP, LI_ACTOFF, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT,
-                             LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N,
-                             PF_SIZE)
-from pkm.algorithms.constraints import _bias_orient, _bias_rho
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
            "Work", "make_work", "run_range"]
@@ -82,6 +82,10 @@ OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3,
 #: Largest ratio between consecutive time steps for which a sample's IK start is extrapolated from
 #: the two previous samples (:func:`_predict`, :func:`_chord_matrix`); beyond it, from one.
 MAX_STEP_RATIO = 2.0
+#: Largest change of a joint variable (rad or m) that a predicted IK start may make from the
+#: previous sample's solution; a larger one (sample times in other units than the rates, coarse
+#: sampling) is discarded and the IK starts from the previous solution instead.
+PREDICT_LIMIT = 0.5
 
 
 class Samples(NamedTuple):
@@ -394,7 +398,9 @@ def _predict(l, n, s, h, h1, tl, theta, thetad, thetadd):
     O(h⁶)); with ``h`` only, the Taylor polynomial ``θ + θ̇ h + θ̈ h²/2``; else unchanged.
 
     The quintic is ``p(τ) = θ + θ̇ τ + θ̈ τ²/2 + Σ_{k=3..5} c_k (τ/h1)^k`` with ``c_k`` from the
-    three conditions at ``τ = −h1``."""
+    three conditions at ``τ = −h1``. A prediction that moves a joint variable by more than
+    ``PREDICT_LIMIT`` is discarded (``tl`` = ``θ`` of sample ``s − 1``): with sample times that do not
+    fit the rates it would start Newton in another branch's or revolution's basin."""
     if h > 0.0 and h1 > 0.0:
         r = h / h1
         r3 = r * r * r
@@ -410,6 +416,14 @@ def _predict(l, n, s, h, h1, tl, theta, thetad, thetadd):
     elif h > 0.0:
         for i in range(n):
             tl[i] += h * (thetad[s - 1, l, i] + 0.5 * h * thetadd[s - 1, l, i])
+    else:
+        return
+    far = False
+    for i in range(n):
+        far = far or not abs(tl[i] - theta[s - 1, l, i]) <= PREDICT_LIMIT
+    if far:  # not a neighbour of the previous solution: a start that may lead to another branch
+        for i in range(n):
+            tl[i] = theta[s - 1, l, i]
 
 
 @_internal

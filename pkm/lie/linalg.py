@@ -17,7 +17,7 @@ from pkm.lie.options import KERNEL_FASTMATH
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
-# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.kernels.ik._OPTIONS).
+# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.kernels.work._OPTIONS).
 _numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
                    fastmath=KERNEL_FASTMATH)
 

@@ -7,7 +7,7 @@ from pkm.lie import numba_cache
 # sources (a cached caller keeps its callees' old code; see pkm.lie.numba_cache).
 numba_cache.check()
 
-#: The fastmath flags of the batch kernel and of every helper it calls (:data:`pkm.kernels.ik._OPTIONS`):
+#: The fastmath flags of the batch kernel and of every helper it calls (:data:`pkm.kernels.work._OPTIONS`):
 #: only ``contract``, which lets LLVM fuse ``a·b + c`` into one FMA instruction (one rounding
 #: instead of two; ~10 % of the Delta's time, A/B alternated). Results stay reproducible bit for
 #: bit: the same on a fresh compile, from numba's cache and with the caller recompiled against
@@ -25,6 +25,6 @@ _jit = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True)
 _jit_inline = numba.njit(cache=True, nogil=True, inline="always", no_cfunc_wrapper=True)
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
-# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.kernels.ik._OPTIONS).
+# No numba runtime (_nrt=False): the batch kernel calls them (see pkm.kernels.work._OPTIONS).
 _jit_only = numba.njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
                        fastmath=KERNEL_FASTMATH)

@@ -25,7 +25,7 @@ from pkm.lie.series import _alpha
 # Called from numba code only: no C or Python entry point (no_cpython_wrapper saves ~1.5 s of a
 # first run's compile). CALLING ONE OF THESE FROM PYTHON CRASHES THE INTERPRETER (numba does not
 # check); the tests call them through small jitted callers (tests/conftest.py: numba_only).
-# Without numba's runtime (_nrt=False), as the batch kernel that calls them (pkm.kernels.ik._jit).
+# Without numba's runtime (_nrt=False), as the batch kernel that calls them (pkm.kernels.work._jit).
 _inline = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
                fastmath=KERNEL_FASTMATH)
 
