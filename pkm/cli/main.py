@@ -245,6 +245,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 
         _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
     robot = load(args.robot)
+    robot.spec.check_actuation()
     traj_dict = trajectory_dict(robot, args)
     try:
         traj = from_spec(traj_dict, robot.task.coordinate_names())
@@ -292,6 +293,7 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     from pkm.robot import load
 
     robot = load(args.robot)
+    robot.spec.check_actuation()
     names = robot.task.coordinate_names()
     for opt, vals in (("--at", args.at), ("--velocity", args.velocity)):
         if vals is None:

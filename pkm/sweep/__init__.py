@@ -252,6 +252,7 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     from pkm.description.robotfile import load_spec
 
     spec = load_spec(Path(robot))        # errors name the file as the caller did
+    spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
     trajs, labels = _check_trajectories(trajectories)

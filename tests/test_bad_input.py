@@ -1,0 +1,215 @@
+"""Bad input gives a clear one-line error, never a traceback, a non-finite result or a half-written
+file (the "reliability" issue): robot files, the command line, outputs, sweeps, trajectory files.
+
+Robot files are the shipped Delta with one change each (written next to a copy of nothing else:
+the Delta needs no other file).
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import tomllib
+
+import numpy as np
+import pytest
+
+from pkm.description.robotfile import load_spec, parse_spec
+from pkm.errors import RobotFileError
+
+from conftest import ROBOTS
+
+DELTA_PATH = ROBOTS / "delta_3rr2rrr.toml"
+DELTA = DELTA_PATH.read_text()
+
+
+def mutated(tmp_path, old: str, new: str, name: str = "robot.toml"):
+    """The Delta file with ``old`` (which must occur) replaced once by ``new``, written to tmp_path."""
+    assert old in DELTA, old
+    path = tmp_path / name
+    path.write_text(DELTA.replace(old, new, 1))
+    return path
+
+
+def load_error(path, load=load_spec) -> str:
+    """The one-line message of the RobotFileError loading ``path`` (with ``load``) raises."""
+    with pytest.raises(RobotFileError) as info:
+        load(path)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{path}: ")
+    return message
+
+
+def pkm_cli(*args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pkm", *map(str, args)], capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+def assert_cli_error(run: subprocess.CompletedProcess, *phrases: str) -> str:
+    """Exit status 2 and exactly one line ``pkm: error: …`` on stderr (no traceback) with ``phrases``."""
+    assert run.returncode == 2, (run.returncode, run.stderr[-2000:])
+    lines = [l for l in run.stderr.splitlines() if l.startswith("pkm: error:")]
+    assert "Traceback" not in run.stderr and len(lines) == 1, run.stderr[-2000:]
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+    return lines[0]
+
+
+# ====================================================================== 1. robot files
+JOINT_2 = 'name = "2"\ntype = "R"\nparent = "arm"\nchild = "upper_link"\npoint = ["-R0 - a", 0, 0]\naxis = [0, -1, 0]'
+ARM_SHAPE = ('shape = { type = "cylinder", from = ["-R0", 0, 0], to = ["-R0 - a", 0, 0], diameter = 30, '
+             'material = "aluminium" }')
+
+
+def test_actuators_must_match_task_dof(tmp_path, capsys):
+    """6 actuators (joints 1 and 2 of each limb) for 3 task coordinates: a one-line `task:` error
+    from the commands that need square actuation, not a NotImplementedError (inverse-dynamics) or a
+    LinAlgError (eom) traceback. (Loading and IK accept it: the benchmarks' L-limb robots.)"""
+    path = mutated(tmp_path, JOINT_2, JOINT_2 + "\nactuated = true")
+
+    def actuation_error(path) -> str:
+        with pytest.raises(RobotFileError) as info:
+            load_spec(path).check_actuation()
+        assert "\n" not in str(info.value) and str(info.value).startswith(f"{path}: task: ")
+        return str(info.value)
+
+    message = actuation_error(path)
+    assert "task: 6 actuated joints (limb joints '1', '2' in each of 3 mounts) for 3 task coordinates" in message
+    assert "actuated = true" in message
+    # too few: no actuator at all
+    none = mutated(tmp_path, 'axis = [0, -1, 0]\nactuated = true', 'axis = [0, -1, 0]', "none.toml")
+    assert "task: 0 actuated joints for 3 task coordinates" in actuation_error(none)
+    planar = mutated(tmp_path, '[task]\ntype = "translational"', '[task]\ntype = "select"\ncomponents = ["vx", "vz"]',
+                     "planar.toml")
+    assert "task: 3 actuated joints (limb joint '1' in each of 3 mounts) for 2 task" in actuation_error(planar)
+    load_spec(DELTA_PATH).check_actuation()
+    for command in (["eom", path, "--at", 0.1, 0, -0.9], ["inverse-dynamics", path],
+                    ["sweep", path, "--param", "a=250,260", "--workers", "1"]):
+        code, _, err = run_main(capsys, *command)
+        one_line_error(code, err, f"{path}: task: 6 actuated joints")
+
+
+def test_huge_joint_axis_is_normalised(tmp_path):
+    """|[0, -1e308, 1e308]| overflows; the axis was divided by inf and became a zero axis."""
+    path = mutated(tmp_path, 'point = ["-R0", 0, 0]\naxis = [0, -1, 0]', 'point = ["-R0", 0, 0]\naxis = [0, -1e308, 1e308]')
+    axis = load_spec(path).limb.joints[0].axes[0]
+    np.testing.assert_allclose(axis, [0.0, -math.sqrt(0.5), math.sqrt(0.5)], rtol=0, atol=1e-15)
+    tiny = mutated(tmp_path, 'point = ["-R0", 0, 0]\naxis = [0, -1, 0]', 'point = ["-R0", 0, 0]\naxis = [0, -5e-324, 0]',
+                   "tiny.toml")
+    assert 'limb.joints[0] ("1").axis: zero-length axis' in load_error(tiny)
+    # every other magnitude normalises to the same unit vector
+    for scale in (1e-6, 1.0, 1e10, 1e300):
+        data = tomllib.loads(DELTA)
+        data["limb"]["joints"][0]["axis"] = [0.0, -3 * scale, 4 * scale]
+        np.testing.assert_allclose(parse_spec(data).limb.joints[0].axes[0], [0, -0.6, 0.8], rtol=0, atol=1e-15)
+
+
+def test_deeply_nested_toml_is_a_robot_file_error(tmp_path):
+    path = tmp_path / "nested.toml"
+    path.write_text("x = " + "[" * 100_000 + "]" * 100_000 + "\n")
+    assert "nested too deeply" in load_error(path)
+
+
+@pytest.mark.parametrize("order", ["forward", "backward"])
+def test_long_parameter_chain_resolves(tmp_path, order):
+    """p0 = 1, p1 = "p0 + 1", …, p4999 = "p4998 + 1", used by an entry: no RecursionError (the
+    parameters were resolved by recursion, one level per link, when listed from the far end)."""
+    links = [f'p{i} = "p{i - 1} + 1"\n' for i in range(1, 5000)]
+    if order == "backward":
+        links.reverse()
+    chain = "".join(links) + "p0 = 1\n" if order == "backward" else "p0 = 1\n" + "".join(links)
+    path = mutated(tmp_path, "[parameters]\n", "[parameters]\n" + chain)
+    path.write_text(path.read_text().replace("a = 250 ", 'a = "250 + 0 * p4999" ', 1))
+    spec = load_spec(path)
+    assert spec.parameters["p4999"] == 5000.0 and spec.parameters["a"] == 250.0
+    cycle = mutated(tmp_path, "[parameters]\n", "[parameters]\n" + chain.replace("p0 = 1", 'p0 = "p4999"'), "cycle.toml")
+    assert "refer to each other in a cycle" in load_error(cycle)
+
+
+@pytest.mark.parametrize("old, new", [
+    ("diameter = 30", "diameter = 1e-320"),     # denormal: the volume underflows to 0
+    ("diameter = 30", "diameter = 1e200"),      # the volume overflows (a Python float power)
+])
+def test_shape_size_out_of_range(tmp_path, old, new):
+    path = mutated(tmp_path, ARM_SHAPE, ARM_SHAPE.replace(old, new))
+    assert 'limb.bodies[0] ("arm").shape: the cylinder\'s size is out of range' in load_error(path)
+
+
+def test_box_size_out_of_range(tmp_path):
+    box = 'shape = { type = "box", center = ["-R0 - a/2", 0, 0], size = [250, 30, 1e-320], material = "aluminium" }'
+    path = mutated(tmp_path, ARM_SHAPE, box)
+    assert 'limb.bodies[0] ("arm").shape: the box\'s size is out of range' in load_error(path)
+
+
+@pytest.mark.parametrize("old, new, entry", [
+    ('name = "limb1"', 'name = "limb,1"', 'limb.mounts[0] ("limb,1").name'),
+    ('name = "limb1"', 'name = "limb\\"1"', 'limb.mounts[0] ("limb"1").name'),
+    ('name = "arm"  ', 'name = "arm\\n2"', 'limb.bodies[0] ("arm 2").name'),
+    ('name = "2"\ntype', 'name = "2,3"\ntype', 'limb.joints[1] ("2,3").name'),
+    ('ground = "base"', 'ground = "ba,se"', "ground"),
+    ('name = "platform"', 'name = "plat\\rform"', "platform.name"),
+])
+def test_names_that_would_break_a_csv_are_rejected(tmp_path, old, new, entry):
+    """A comma, a quote or a line break in a name broke the CSV header (12 columns, 10 values)."""
+    if old == 'ground = "base"':
+        path = tmp_path / "robot.toml"
+        path.write_text(DELTA.replace('"base"', '"ba,se"'))
+    else:
+        path = mutated(tmp_path, old, new)
+    message = load_error(path)
+    assert f"{entry}: " in message and "not allowed in names" in message
+
+
+def test_valid_robot_files_still_load():
+    from conftest import TESTS
+
+    for path in [*ROBOTS.glob("*.toml"), *(TESTS / "robots_ok").glob("*.toml")]:
+        load_spec(path)
+
+
+# ====================================================================== 2. the command line
+def run_main(capsys, *args) -> tuple[int, str, str]:
+    """``pkm ARGS`` in this process (warm numba caches): exit status, stdout, stderr."""
+    from pkm.cli.main import main
+
+    code = main([str(a) for a in args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def one_line_error(code: int, err: str, *phrases: str) -> str:
+    assert code == 2, err
+    lines = [l for l in err.splitlines() if l.startswith("pkm: error:")]
+    assert len(lines) == 1, err
+    for phrase in phrases:
+        assert phrase in lines[0], lines[0]
+    return lines[0]
+
+
+# ====================================================================== 3. outputs: all or nothing
+def _failing_writer(written: dict, path_arg: int | str = 0):
+    """A writer that writes part of its file (argument ``path_arg``, a position or keyword), then
+    runs out of disk."""
+    import errno
+
+    def writer(*args, **kwargs):
+        path = kwargs[path_arg] if isinstance(path_arg, str) else args[path_arg]
+        with open(path, "w") as fh:
+            fh.write("t,x,y,z\n0.0,0.1,")
+        written["path"] = path
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    return writer
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+# ====================================================================== 4. sweep --scheduler
+# ====================================================================== 5. trajectory files
