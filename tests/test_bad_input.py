@@ -187,6 +187,30 @@ def one_line_error(code: int, err: str, *phrases: str) -> str:
     return lines[0]
 
 
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_ik_at_must_be_finite(capsys, value):
+    """`pkm ik ROBOT --at nan 0 -0.9` ended in a ValueError traceback (`eom` already checked)."""
+    code, _, err = run_main(capsys, "ik", DELTA_PATH, "--at", value, 0, -0.9)
+    one_line_error(code, err, f"--at must be finite, got {float(value)!r}")
+
+
+def test_generated_trajectories_have_a_sample_cap():
+    """--dt 1e-12 --duration 100 tried to allocate 728 TiB; the cap is a named constant."""
+    from pkm.trajectory import MAX_SAMPLES, line, sine
+
+    assert MAX_SAMPLES == 10**7
+    with pytest.raises(ValueError, match=r"duration 100.0 s / dt 1e-12 s gives 1e\+14 samples, more than the limit"):
+        sine([0, 0, -0.9], [0.1, 0, 0], 10.0, 100.0, 1e-12)
+    with pytest.raises(ValueError, match="more than the limit"):   # the ratio overflows to inf
+        line([0.0], [1.0], 1e300, 1e-300)
+    assert len(line([0.0], [1.0], 1.0, 1.0 / (MAX_SAMPLES - 1))) == MAX_SAMPLES
+
+
+def test_cli_sample_cap(capsys):
+    code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "1e-12", "--duration", "100")
+    one_line_error(code, err, "dt 1e-12 s", "duration 100.0 s", "use a larger dt")
+
+
 # ====================================================================== 3. outputs: all or nothing
 def _failing_writer(written: dict, path_arg: int | str = 0):
     """A writer that writes part of its file (argument ``path_arg``, a position or keyword), then

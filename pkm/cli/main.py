@@ -26,6 +26,7 @@ def _cmd_ik(args: argparse.Namespace) -> int:
     if len(args.at) != robot.task_dof:
         raise PkmError(f"--at needs {robot.task_dof} task coordinates "
                            f"({', '.join(robot.task.coordinate_names())}) for {robot.name}, got {len(args.at)}")
+    _finite(args.at, "--at")
     sol = robot.inverse_kinematics(np.array(args.at, dtype=float), singularity_threshold=args.singularity_threshold)
     if args.json:
         doc = {
