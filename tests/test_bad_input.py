@@ -211,6 +211,41 @@ def test_cli_sample_cap(capsys):
     one_line_error(code, err, "dt 1e-12 s", "duration 100.0 s", "use a larger dt")
 
 
+def test_non_finite_torques_are_an_error_not_output(capsys, tmp_path):
+    """gravity = [0, 0, -1e308]: the CSV held 3003 'inf' and the summary 'inf / inf' with exit 0."""
+    robot = mutated(tmp_path, "gravity = [0, 0, -9.81]", "gravity = [0, 0, -1e308]")
+    out, plot = tmp_path / "tau.csv", tmp_path / "tau.png"
+    code, stdout, err = run_main(capsys, "inverse-dynamics", robot, "--dt", "0.5", "--out", out, "--plot", plot)
+    one_line_error(code, err, "non-finite actuator torque at sample 0 (t = 0 s)")
+    assert not out.exists() and not plot.exists() and "inf" not in stdout
+    assert sorted(tmp_path.iterdir()) == [robot]
+
+
+def test_peak_and_rms_do_not_overflow(capsys, tmp_path):
+    """tau ~ 1e302 (platform density 1e305) is finite, but tau * tau overflowed: RMS printed inf."""
+    from pkm.cli.main import peak_and_rms
+
+    peak, rms = peak_and_rms(np.array([[1e300, 0.0, -3.0], [-1e300, 0.0, 4.0]]))
+    np.testing.assert_allclose(peak, [1e300, 0.0, 4.0])
+    np.testing.assert_allclose(rms, [1e300, 0.0, math.sqrt(12.5)], rtol=1e-15)
+    robot = mutated(tmp_path, 'diameter = 90, material = "aluminium" }', 'diameter = 90, density = 1e305 }')
+    code, stdout, err = run_main(capsys, "inverse-dynamics", robot, "--dt", "0.5")
+    assert code == 0, err
+    assert "inf" not in stdout and "nan" not in stdout and "e+30" in stdout
+
+
+def test_sweep_point_with_non_finite_torques_fails(tmp_path):
+    from pkm.sweep.points import evaluate_point
+
+    robot = mutated(tmp_path, "gravity = [0, 0, -9.81]", "gravity = [0, 0, -1e308]")
+    res = evaluate_point(str(robot), {}, {}, {"type": "pick-place", "dt": 0.05})
+    assert res["status"] == "error" and "non-finite actuator torque at sample 0" in res["message"]
+    assert res["peak"] == [] and res["rms"] == []
+    big = mutated(tmp_path, 'diameter = 90, material = "aluminium" }', 'diameter = 90, density = 1e305 }', "big.toml")
+    res = evaluate_point(str(big), {}, {}, {"type": "pick-place", "dt": 0.05})
+    assert res["status"] == "ok" and np.isfinite(res["rms"]).all() and min(res["rms"]) > 1e295
+
+
 # ====================================================================== 3. outputs: all or nothing
 def _failing_writer(written: dict, path_arg: int | str = 0):
     """A writer that writes part of its file (argument ``path_arg``, a position or keyword), then

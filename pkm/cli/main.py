@@ -218,6 +218,28 @@ def write_dynamics_csv(path, robot, traj, result) -> list[str]:
     return header
 
 
+def check_finite(result, t) -> None:
+    """PkmError naming the first sample (and its time) whose actuator torque or angle is NaN or
+    infinite: such a result is never printed or written."""
+    import numpy as np
+
+    bad = ~(np.isfinite(result.tau).all(axis=1) & np.isfinite(result.q_act).all(axis=1))
+    if bad.any():
+        s = int(np.argmax(bad))
+        what = "torque" if not np.isfinite(result.tau[s]).all() else "angle"
+        raise PkmError(f"non-finite actuator {what} at sample {s} (t = {t[s]:.6g} s): the inputs are too large "
+                       f"(gravity, masses, speeds or accelerations); check the robot file and the trajectory")
+
+
+def peak_and_rms(tau):
+    """Peak |tau| and RMS tau per column, the RMS scaled by the peak so that tau² cannot overflow."""
+    import numpy as np
+
+    peak = np.abs(tau).max(axis=0)
+    scale = np.where(peak > 0.0, peak, 1.0)
+    return peak, scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))
+
+
 def _check_output(path: str, what: str, suffixes=None) -> None:
     from pathlib import Path
 
@@ -256,6 +278,8 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     result = run_inverse_dynamics(robot, traj)
     elapsed = time.perf_counter() - t0
 
+    check_finite(result, traj.t)
+
     written = []
     if args.out is not None:
         write_dynamics_csv(args.out, robot, traj, result)
@@ -266,9 +290,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         plot_actuators(result, traj.t, path=args.plot, title=f"{robot.name}: {traj_dict['type']} trajectory")
         written.append(f"the torque/angle plot to {args.plot}")
 
-    tau = result.tau
-    peak = np.abs(tau).max(axis=0)
-    rms = np.sqrt(np.mean(tau * tau, axis=0))
+    peak, rms = peak_and_rms(result.tau)
     units = ["N" if k == "P" else "N·m" for k in _actuator_kinds(robot)]
     source = "the robot file's default" if args.trajectory is None else "a"
     changed = [_opt(d) for d in _ALL_TRAJ_OPTIONS if getattr(args, d) is not None]
