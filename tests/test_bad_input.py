@@ -262,12 +262,77 @@ def _failing_writer(written: dict, path_arg: int | str = 0):
     return writer
 
 
+@pytest.mark.parametrize("failing", ["csv", "plot"])
+def test_inverse_dynamics_outputs_are_all_or_nothing(capsys, tmp_path, monkeypatch, failing):
+    """A failed write left the CSV behind (complete or truncated) and named no file (': File too large')."""
+    import pkm.cli.main as cli
+    import pkm.plotting
+
+    out, plot = tmp_path / "tau.csv", tmp_path / "tau.png"
+    out.write_text("old results\n")                     # a pre-existing file is kept as it was
+    written = {}
+    if failing == "csv":
+        monkeypatch.setattr(cli, "write_dynamics_csv", _failing_writer(written))
+    else:
+        monkeypatch.setattr(pkm.plotting, "plot_actuators", _failing_writer(written, "path"))
+    code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "0.5", "--out", out, "--plot", plot)
+    target = out if failing == "csv" else plot
+    one_line_error(code, err, f"cannot write {target}: No space left on device", "no output file was written")
+    assert str(written["path"]) != str(target)          # it was writing a temporary file
+    assert out.read_text() == "old results\n" and not plot.exists()
+    assert sorted(tmp_path.iterdir()) == [out]          # no temporary file left
+
+
+def test_inverse_dynamics_outputs_written_together(capsys, tmp_path):
+    out, plot = tmp_path / "tau.csv", tmp_path / "tau.png"
+    code, stdout, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "0.5", "--out", out, "--plot", plot)
+    assert code == 0, err
+    assert out.read_text().startswith("t,x,y,z,q_limb1/1") and plot.read_bytes()[:4] == b"\x89PNG"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tau.csv", "tau.png"]
+    assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())   # as a file opened with "w"
+
+
 def _umask() -> int:
     import os
 
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def test_full_disk_in_a_subprocess(capsys, tmp_path):
+    """The real thing: RLIMIT_FSIZE with SIGXFSZ ignored makes write() fail with EFBIG."""
+    import resource
+    import signal
+
+    run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "0.1")   # compile/cache the kernels first
+
+    def limit():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (40_000, 40_000))
+
+    out, plot = tmp_path / "lo.csv", tmp_path / "lo.png"    # the CSV (18 kB) fits, the plot does not
+    run = pkm_cli("inverse-dynamics", DELTA_PATH, "--dt", "0.1", "--out", out, "--plot", plot, preexec_fn=limit)
+    assert_cli_error(run, f"cannot write {plot}: File too large")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_sweep_outputs_are_all_or_nothing(capsys, tmp_path, monkeypatch):
+    from pkm.sweep.result import SweepResult
+
+    out, plot = tmp_path / "s.csv", tmp_path / "s.png"
+    monkeypatch.setattr(SweepResult, "plot", lambda self, path: _failing_writer({})(path))
+    code, _, err = run_main(capsys, "sweep", DELTA_PATH, "--param", "a=250", "--cycle-time", "0.5", "--dt", "0.05",
+                            "--workers", "1", "--no-progress", "--out", out, "--plot", plot)
+    one_line_error(code, err, f"cannot write {plot}: No space left on device")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_same_file_for_two_outputs(capsys, tmp_path):
+    out = tmp_path / "x.png"
+    code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "0.5", "--out", out, "--plot", out)
+    one_line_error(code, err, "must differ")
+    assert list(tmp_path.iterdir()) == []
 
 
 # ====================================================================== 4. sweep --scheduler

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pkm.cli.output import outputs
 from pkm.errors import PkmError
 
 
@@ -281,14 +282,15 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     check_finite(result, traj.t)
 
     written = []
-    if args.out is not None:
-        write_dynamics_csv(args.out, robot, traj, result)
-        written.append(f"the CSV (t, task coordinates, actuator angles q_…, torques tau_…) to {args.out}")
-    if args.plot is not None:
-        from pkm.plotting import plot_actuators
+    with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
+        if args.out is not None:
+            write_dynamics_csv(out[args.out], robot, traj, result)
+            written.append(f"the CSV (t, task coordinates, actuator angles q_…, torques tau_…) to {args.out}")
+        if args.plot is not None:
+            from pkm.plotting import plot_actuators
 
-        plot_actuators(result, traj.t, path=args.plot, title=f"{robot.name}: {traj_dict['type']} trajectory")
-        written.append(f"the torque/angle plot to {args.plot}")
+            plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory")
+            written.append(f"the torque/angle plot to {args.plot}")
 
     peak, rms = peak_and_rms(result.tau)
     units = ["N" if k == "P" else "N·m" for k in _actuator_kinds(robot)]
@@ -445,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:
-        print(f"pkm: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"pkm: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 
