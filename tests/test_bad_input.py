@@ -336,4 +336,19 @@ def test_same_file_for_two_outputs(capsys, tmp_path):
 
 
 # ====================================================================== 4. sweep --scheduler
+@pytest.mark.parametrize("address", ["tcp://:::", "bogus", "tcp://host:0", "tcp://host:8786/x", ""])
+def test_malformed_scheduler_address(capsys, address):
+    code, _, err = run_main(capsys, "sweep", DELTA_PATH, "--param", "a=250,260", "--scheduler", address)
+    one_line_error(code, err, f"invalid Dask scheduler address {address!r}: expected tcp://HOST:PORT")
+
+
+def test_scheduler_value_error_from_distributed():
+    """An address distributed itself refuses with a ValueError (not an OSError) is a PkmError too."""
+    pytest.importorskip("distributed")
+    import pkm
+
+    with pytest.raises(pkm.PkmError, match="cannot connect to the Dask scheduler at inproc://x: not enough values"):
+        pkm.sweep(DELTA_PATH, {"a": [250]}, scheduler="inproc://x", progress=False)
+
+
 # ====================================================================== 5. trajectory files
