@@ -352,3 +352,27 @@ def test_scheduler_value_error_from_distributed():
 
 
 # ====================================================================== 5. trajectory files
+@pytest.mark.parametrize("times, line", [
+    ([0.0, 5e-324, 1e-323, 0.01], 3),           # denormal steps
+    ([0.0, 0.01, 0.01, 0.02], 4),               # repeated time
+    ([0.0, 0.02, 0.01], 4),                     # decreasing
+    ([1e6, 1e6 + 1e-4, 1e6 + 1.0], 3),          # a step lost against t (< 1e-9 |t|)
+])
+def test_trajectory_csv_times(tmp_path, times, line):
+    from pkm.trajectory import read_csv
+
+    path = tmp_path / "m.csv"
+    path.write_text("t,x,xd,xdd\n" + "".join(f"{t!r},0.0,0.0,0.0\n" for t in times))
+    with pytest.raises(ValueError, match=rf"m.csv: line {line}: times must be strictly increasing by more than "
+                                         rf"1e-09 x max\(1, \|t\|\) per row, got t = "):
+        read_csv(path)
+    path.write_text("t,x,xd,xdd\n" + "".join(f"{1e6 + k * 1e-2!r},0.0,0.0,0.0\n" for k in range(3)))
+    assert len(read_csv(path)) == 3
+
+
+def test_cli_trajectory_file_with_coincident_times(capsys, tmp_path):
+    traj = tmp_path / "close.csv"
+    rows = [f"{t!r},0.0,0.0,-0.9,0.0,0.0,0.0,0.0,0.0,0.0" for t in (0.0, 5e-324, 1e-323, 0.01)]
+    traj.write_text("t,x,y,z,xd,yd,zd,xdd,ydd,zdd\n" + "\n".join(rows) + "\n")
+    code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--trajectory", "file", "--file", traj)
+    one_line_error(code, err, "close.csv: line 3: times must be strictly increasing")
