@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from pkm.cli.output import outputs
 from pkm.errors import PkmError
 
 
@@ -26,6 +27,7 @@ def _cmd_ik(args: argparse.Namespace) -> int:
     if len(args.at) != robot.task_dof:
         raise PkmError(f"--at needs {robot.task_dof} task coordinates "
                            f"({', '.join(robot.task.coordinate_names())}) for {robot.name}, got {len(args.at)}")
+    _finite(args.at, "--at")
     sol = robot.inverse_kinematics(np.array(args.at, dtype=float), singularity_threshold=args.singularity_threshold)
     if args.json:
         doc = {
@@ -217,6 +219,28 @@ def write_dynamics_csv(path, robot, traj, result) -> list[str]:
     return header
 
 
+def check_finite(result, t) -> None:
+    """PkmError naming the first sample (and its time) whose actuator torque or angle is NaN or
+    infinite: such a result is never printed or written."""
+    import numpy as np
+
+    bad = ~(np.isfinite(result.tau).all(axis=1) & np.isfinite(result.q_act).all(axis=1))
+    if bad.any():
+        s = int(np.argmax(bad))
+        what = "torque" if not np.isfinite(result.tau[s]).all() else "angle"
+        raise PkmError(f"non-finite actuator {what} at sample {s} (t = {t[s]:.6g} s): the inputs are too large "
+                       f"(gravity, masses, speeds or accelerations); check the robot file and the trajectory")
+
+
+def peak_and_rms(tau):
+    """Peak |tau| and RMS tau per column, the RMS scaled by the peak so that tau² cannot overflow."""
+    import numpy as np
+
+    peak = np.abs(tau).max(axis=0)
+    scale = np.where(peak > 0.0, peak, 1.0)
+    return peak, scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))
+
+
 def _check_output(path: str, what: str, suffixes=None) -> None:
     from pathlib import Path
 
@@ -245,6 +269,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
 
         _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
     robot = load(args.robot)
+    robot.spec.check_actuation()
     traj_dict = trajectory_dict(robot, args)
     try:
         traj = from_spec(traj_dict, robot.task.coordinate_names())
@@ -254,19 +279,20 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     result = run_inverse_dynamics(robot, traj)
     elapsed = time.perf_counter() - t0
 
+    check_finite(result, traj.t)
+
     written = []
-    if args.out is not None:
-        write_dynamics_csv(args.out, robot, traj, result)
-        written.append(f"the CSV (t, task coordinates, actuator angles q_…, torques tau_…) to {args.out}")
-    if args.plot is not None:
-        from pkm.plotting import plot_actuators
+    with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
+        if args.out is not None:
+            write_dynamics_csv(out[args.out], robot, traj, result)
+            written.append(f"the CSV (t, task coordinates, actuator angles q_…, torques tau_…) to {args.out}")
+        if args.plot is not None:
+            from pkm.plotting import plot_actuators
 
-        plot_actuators(result, traj.t, path=args.plot, title=f"{robot.name}: {traj_dict['type']} trajectory")
-        written.append(f"the torque/angle plot to {args.plot}")
+            plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory")
+            written.append(f"the torque/angle plot to {args.plot}")
 
-    tau = result.tau
-    peak = np.abs(tau).max(axis=0)
-    rms = np.sqrt(np.mean(tau * tau, axis=0))
+    peak, rms = peak_and_rms(result.tau)
     units = ["N" if k == "P" else "N·m" for k in _actuator_kinds(robot)]
     source = "the robot file's default" if args.trajectory is None else "a"
     changed = [_opt(d) for d in _ALL_TRAJ_OPTIONS if getattr(args, d) is not None]
@@ -292,6 +318,7 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     from pkm.robot import load
 
     robot = load(args.robot)
+    robot.spec.check_actuation()
     names = robot.task.coordinate_names()
     for opt, vals in (("--at", args.at), ("--velocity", args.velocity)):
         if vals is None:
@@ -420,7 +447,8 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except OSError as exc:
-        print(f"pkm: error: {exc.filename or ''}: {exc.strerror or exc}", file=sys.stderr)
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"pkm: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
 
 

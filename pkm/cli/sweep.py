@@ -6,6 +6,7 @@ import argparse
 import math
 from pathlib import Path
 
+from pkm.cli.output import outputs
 from pkm.errors import PkmError
 from pkm.sweep import sweep
 from pkm.sweep.points import DASK_HINT, PICK_PLACE_DEFAULTS
@@ -99,12 +100,13 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     res = sweep(args.robot, parameters, trajectories, scheduler=args.scheduler, workers=args.workers,
                 progress=not args.no_progress)
     written = []
-    if args.out is not None:
-        res.to_csv(args.out)
-        written.append(f"the CSV to {args.out}")
-    if args.plot is not None:
-        res.plot(args.plot)
-        written.append(f"the plot to {args.plot}")
+    with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
+        if args.out is not None:
+            res.to_csv(out[args.out])
+            written.append(f"the CSV to {args.out}")
+        if args.plot is not None:
+            res.plot(out[args.plot])
+            written.append(f"the plot to {args.plot}")
     grid = " × ".join([f"{n} ({len(res.parameter_values[n])})" for n in res.parameter_names]
                       + [f"{len(res.trajectory_labels)} trajector{'ies' if len(res.trajectory_labels) > 1 else 'y'}"])
     print(f"{res.robot_name}: sweep of {grid} = {len(res.rows)} points on {res.runner} in {res.elapsed:.1f} s: "

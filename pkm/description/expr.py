@@ -205,27 +205,37 @@ def resolve_parameters(definitions: Mapping[str, float | str]) -> dict[str, floa
     resolved: dict[str, float] = {}
     state: dict[str, int] = {}  # 1 = in progress, 2 = done
 
-    def visit(name: str, stack: list[str]) -> None:
-        if state.get(name) == 2:
-            return
-        if state.get(name) == 1:
-            cycle = stack[stack.index(name):] + [name]
-            raise ParameterError(cycle[0], str(CycleError(cycle)))
-        state[name] = 1
-        for ref in sorted(deps[name]):
-            visit(ref, stack + [name])
+    def value_of(name: str) -> float:
         tree = trees[name]
         try:
             if isinstance(tree, float):
                 if not math.isfinite(tree):
                     raise ExprError("not a finite number")
-                resolved[name] = tree
-            else:
-                resolved[name] = evaluate(tree, resolved, text=str(definitions[name]))
+                return tree
+            return evaluate(tree, resolved, text=str(definitions[name]))
         except ExprError as exc:
             raise ParameterError(name, str(exc)) from None
-        state[name] = 2
 
-    for name in definitions:
-        visit(name, [])
+    # depth-first with an explicit stack, not recursion: a chain p1 = "p0+1", p2 = "p1+1", … of
+    # any length resolves (a recursive visit raised RecursionError after ~1000 links)
+    for root in definitions:
+        if state.get(root) == 2:
+            continue
+        state[root] = 1
+        path = [root]                              # the names in progress, in order
+        todo = [iter(sorted(deps[root]))]          # their references still to visit
+        while path:
+            ref = next(todo[-1], None)
+            if ref is None:                        # all references of path[-1] are resolved
+                name = path.pop()
+                todo.pop()
+                resolved[name] = value_of(name)
+                state[name] = 2
+            elif state.get(ref) == 1:
+                cycle = path[path.index(ref):] + [ref]
+                raise ParameterError(cycle[0], str(CycleError(cycle)))
+            elif state.get(ref) != 2:
+                state[ref] = 1
+                path.append(ref)
+                todo.append(iter(sorted(deps[ref])))
     return {name: resolved[name] for name in definitions}

@@ -94,12 +94,23 @@ def _string(ctx: _Ctx, value, entry: str) -> str:
     return value
 
 
+#: Characters a name may not contain: they would break a CSV column (names become CSV headers such
+#: as ``q_limb1/1``) or a one-line message. Control characters are refused as well.
+NAME_FORBIDDEN = {",": "a comma", '"': "a double quote", "\n": "a line break", "\r": "a line break"}
+
+
 def _name(ctx: _Ctx, value, entry: str) -> str:
     name = _string(ctx, value, entry)
     if not name.strip():
         ctx.fail(entry, "empty name")
     if "/" in name:
         ctx.fail(entry, f"'/' is not allowed in names ('{name}')")
+    for char, what in NAME_FORBIDDEN.items():
+        if char in name:
+            ctx.fail(entry, f"{what} is not allowed in names ({name!r}: names become CSV column headers); "
+                            f"rename it, e.g. with '_'")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        ctx.fail(entry, f"control characters are not allowed in names ({name!r}); rename it")
     return name
 
 
@@ -143,10 +154,13 @@ def _vector(ctx: _Ctx, value, entry: str, n: int = 3, length: bool = False) -> n
 def _direction(ctx: _Ctx, value, entry: str) -> np.ndarray:
     """A 3-vector normalised to unit length (directions are unitless: never scaled)."""
     v = _vector(ctx, value, entry)
-    norm = float(np.linalg.norm(v))
-    if norm < 1e-12:
+    # scale by the largest component first: |v| of e.g. [0, -1e308, 1e308] overflows to inf, and
+    # v / inf would be a zero "unit" axis
+    scale = float(np.max(np.abs(v)))
+    if scale < 1e-12:
         ctx.fail(entry, "zero-length axis")
-    return v / norm
+    u = v / scale
+    return u / float(np.linalg.norm(u))    # 1 <= |u| <= sqrt(3): no overflow, no underflow
 
 
 def _pose(R: np.ndarray, origin) -> np.ndarray:

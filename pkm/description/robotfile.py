@@ -96,6 +96,9 @@ def load_spec(path, parameters: dict | None = None) -> RobotSpec:
         raise RobotFileError(path, "", f"cannot read file: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise RobotFileError(path, "", _toml_message(str(exc))) from None
+    except (RecursionError, MemoryError):  # tomllib parses nested arrays/tables recursively
+        raise RobotFileError(path, "", "TOML arrays or inline tables nested too deeply (or the file is too "
+                                       "large) to read; a robot file needs only a few levels") from None
     return parse_spec(data, path=path, parameters=parameters)
 
 

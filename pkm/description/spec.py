@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pkm.errors import RobotFileError
+
 #: Joint types and the number of 1-DOF axes (joint variables) each is modelled with.
 JOINT_DOF = {"R": 1, "P": 1, "H": 1, "C": 2, "U": 2, "S": 3}
 
@@ -197,6 +199,36 @@ class RobotSpec:
     trajectory: dict | None
     parameters: dict = field(default_factory=dict)
     description: str = ""
+
+    # ------------------------------------------------------------------ checks
+    def check_actuation(self) -> None:
+        """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) unless the robot has exactly one
+        actuated joint per task coordinate, as the actuator-space equations (square ``J_IK``,
+        eq. 116) and the inverse dynamics need; nothing to check without a platform or a task.
+
+        Not checked on load: inverse kinematics works with any number of actuators (the benchmarks'
+        robots with L limbs of a 3-DOF platform). The ``pkm`` commands that need square actuation
+        (``inverse-dynamics``, ``eom``, ``sweep``) call it first.
+        """
+        if self.task is None or self.platform is None:
+            return
+        direct = [j.name for j in self.joints if j.actuated]
+        per_limb = [j.name for j in self.limb.joints if j.actuated] if self.limb is not None else []
+        n_mounts = len(self.limb.mounts) if self.limb is not None else 0
+        n_act, n_task = len(direct) + len(per_limb) * n_mounts, len(self.task.components)
+        if n_act == n_task:
+            return
+
+        def names(items):
+            return f"joint{'s' if len(items) > 1 else ''} " + ", ".join(f"'{n}'" for n in items)
+
+        parts = [f"limb {names(per_limb)} in each of {n_mounts} mount{'s' if n_mounts > 1 else ''}"] if per_limb else []
+        parts += [names(direct)] if direct else []
+        which = f" ({' and '.join(parts)})" if parts else ""
+        raise RobotFileError(self.source, "task", f"{n_act} actuated joint{'s' if n_act != 1 else ''}{which} for "
+                                                  f"{n_task} task coordinates ({', '.join(self.task.components)}): "
+                                                  f"redundant or deficient actuation is not supported; mark exactly "
+                                                  f"one joint per task coordinate 'actuated = true'")
 
     # ------------------------------------------------------------------ expansion
     def expanded(self) -> tuple[tuple[BodySpec, ...], tuple[JointSpec, ...]]:

@@ -72,6 +72,7 @@ import concurrent.futures as cf
 import itertools
 import math
 import os
+import re
 import sys
 import time
 import types
@@ -189,18 +190,37 @@ def _label(traj: dict) -> str:
 
 
 # ====================================================================== running
+#: A network Dask scheduler address: ``[tcp|tls|ws|wss|ucx://]host:port``, host a name, IPv4 or ``[IPv6]``.
+_ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.%\w]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
+
+
+def check_scheduler_address(address: str) -> None:
+    """PkmError unless ``address`` looks like ``tcp://host:port`` (or ``host:port``) with a port in
+    1…65535; catches typos before distributed's longer and less clear errors. Other schemes
+    (``inproc://…``) are left to distributed."""
+    scheme, sep, _ = address.strip().partition("://")
+    if sep and scheme not in ("tcp", "tls", "ws", "wss", "ucx"):
+        return
+    m = _ADDRESS.fullmatch(address.strip())
+    if m is None or not 0 < int(m[1]) < 65536:
+        raise PkmError(f"invalid Dask scheduler address {address!r}: expected tcp://HOST:PORT, e.g. "
+                       f"tcp://10.0.0.5:8786 (an IPv6 host in brackets: tcp://[::1]:8786)")
+
+
 def _make_executor(executor, scheduler, workers, n_tasks):
     """(executor or "serial", cleanup callable, description)."""
     if scheduler is not None:
         if executor is not None:
             raise PkmError("give either executor or scheduler, not both")
+        if isinstance(scheduler, str):
+            check_scheduler_address(scheduler)
         try:
             from distributed import Client
         except ImportError:
             raise PkmError(f"a Dask scheduler needs dask.distributed: {DASK_HINT}") from None
         try:
             client = Client(scheduler, timeout=CONNECT_TIMEOUT)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError, TypeError) as exc:
             raise PkmError(f"cannot connect to the Dask scheduler at {scheduler}: {exc}".replace("\n", " ")) from None
         n = len(client.scheduler_info().get("workers", {}))
         return client.get_executor(), client.close, f"the Dask cluster at {scheduler} ({n} workers)"
@@ -252,6 +272,7 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     from pkm.description.robotfile import load_spec
 
     spec = load_spec(Path(robot))        # errors name the file as the caller did
+    spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
     trajs, labels = _check_trajectories(trajectories)

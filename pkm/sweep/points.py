@@ -129,8 +129,14 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         traj = from_spec(complete_trajectory(robot, trajectory), robot.task.coordinate_names())
         out["samples"] = len(traj)
         tau = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t).tau
-        out["peak"] = np.abs(tau).max(axis=0).tolist()
-        out["rms"] = np.sqrt(np.mean(tau * tau, axis=0)).tolist()
+        bad = ~np.isfinite(tau).all(axis=1)
+        if bad.any():   # never an "ok" point with an inf or NaN peak
+            s = int(np.argmax(bad))
+            raise PkmError(f"non-finite actuator torque at sample {s} (t = {traj.t[s]:.6g} s): inputs too large?")
+        peak = np.abs(tau).max(axis=0)
+        scale = np.where(peak > 0.0, peak, 1.0)   # RMS scaled by the peak: tau² cannot overflow
+        out["peak"] = peak.tolist()
+        out["rms"] = (scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))).tolist()
     except POINT_ERRORS as exc:
         out.update(status="error", message=f"{type(exc).__name__}: {exc}".replace("\n", " "), peak=[], rms=[])
     finally:

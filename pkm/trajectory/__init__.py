@@ -15,7 +15,8 @@ obtained by numerical differentiation -- vectorised over the sample times:
 * :meth:`Trajectory.to_csv` / :func:`read_csv` -- the CSV format ``t, x…, xd…, xdd…``.
 
 Times are ``t_i = i·dt`` for ``i = 0 … n`` with ``n = round(duration/dt)``; ``duration`` must be
-an integer multiple of ``dt`` (to 1e-9 relative), so the last sample is the end of the motion.
+an integer multiple of ``dt`` (to 1e-9 relative), so the last sample is the end of the motion;
+at most :data:`MAX_SAMPLES` samples.
 All generators also accept ``times=`` (any strictly increasing sample times) instead of ``dt``;
 outside ``[0, duration]`` the rest-to-rest motions stay at rest at their end points.
 
@@ -24,11 +25,17 @@ Units are whatever the inputs use (pkm works in SI: metres, seconds).
 
 from __future__ import annotations
 
-from pkm.trajectory.base import SEPTIC_PEAK_ACCELERATION, SEPTIC_PEAK_VELOCITY, Trajectory, default_names
+from pkm.trajectory.base import (
+    MAX_SAMPLES,
+    SEPTIC_PEAK_ACCELERATION,
+    SEPTIC_PEAK_VELOCITY,
+    Trajectory,
+    default_names,
+)
 from pkm.trajectory.files import from_spec, read_csv
 from pkm.trajectory.laws import Segment, line, pick_place, pick_place_segments, sine
 
 __all__ = [
     "Trajectory", "Segment", "sine", "line", "pick_place", "pick_place_segments", "from_spec",
-    "read_csv", "default_names", "SEPTIC_PEAK_VELOCITY", "SEPTIC_PEAK_ACCELERATION",
+    "read_csv", "default_names", "SEPTIC_PEAK_VELOCITY", "SEPTIC_PEAK_ACCELERATION", "MAX_SAMPLES",
 ]

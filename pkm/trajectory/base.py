@@ -16,6 +16,9 @@ _ROTATIONS = ("rx", "ry", "rz")
 #: Peak of |s'| and |s''| of the septic law on [0, 1] (at τ = 1/2 and τ = (5 ∓ √5)/10).
 SEPTIC_PEAK_VELOCITY = 140.0 / 64.0
 SEPTIC_PEAK_ACCELERATION = 420.0 * 0.04 / math.sqrt(5.0)
+#: Most samples a generator makes from ``duration`` and ``dt`` (10^7: ~0.1 GB for t, x, ẋ, ẍ of
+#: three coordinates, and minutes of inverse dynamics); more is a ValueError naming both.
+MAX_SAMPLES = 10**7
 
 
 # ====================================================================== the data
@@ -201,6 +204,9 @@ def _times(duration: float, dt, times, what: str = "duration") -> np.ndarray:
         raise ValueError("give the sample period dt (or times=)")
     dt = _positive(dt, "dt")
     ratio = duration / dt
+    if not ratio + 1 <= MAX_SAMPLES:  # also inf (1e300 / 1e-300) and NaN
+        raise ValueError(f"{what} {duration!r} s / dt {dt!r} s gives {ratio + 1:.3g} samples, more than the "
+                         f"limit of {MAX_SAMPLES:.0e}: use a larger dt or a shorter {what}")
     n = round(ratio)
     if n < 1 or abs(ratio - n) > 1e-9 * max(1.0, ratio):
         raise ValueError(f"{what} {duration!r} s is not a (positive) integer multiple of dt {dt!r} s "

@@ -12,6 +12,9 @@ import numpy as np
 from pkm.trajectory.base import _ROTATIONS, _WORLD_AXES, Trajectory, _columns, _finite, _vector
 from pkm.trajectory.laws import line, pick_place, sine
 
+#: Smallest time step a trajectory CSV may have, relative to max(1, |t|) (s).
+MIN_STEP = 1e-9
+
 
 # ====================================================================== CSV
 def _base_name(column: str) -> str:
@@ -29,7 +32,8 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     one of ``t``, ``name``, ``name + "d"``, ``name + "dd"`` must be present.  Without ``names``
     the coordinates are inferred from the header (column names with a trailing ``d``/``dd``
     stripped, in order of first appearance) and all of them are read.  Blank lines and lines
-    starting with ``#`` are skipped.  Any defect raises a :class:`ValueError` naming the file
+    starting with ``#`` are skipped.  Times must increase by more than :data:`MIN_STEP` ×
+    max(1, |t|) from row to row.  Any defect raises a :class:`ValueError` naming the file
     (and the column or line).
 
     >>> import tempfile, pathlib
@@ -92,6 +96,17 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
             data[r, j] = v
     if data.shape[0] == 0:
         raise ValueError(f"{path}: no data rows after the header")
+    t = data[:, 0]
+    if t.size > 1:
+        # strictly increasing, by steps that are not lost against t itself: differences of nearly
+        # equal times (or denormal steps) would make the rates and step ratios NaN or inf downstream
+        step, floor = np.diff(t), MIN_STEP * np.maximum(1.0, np.abs(t[1:]))
+        bad = np.flatnonzero(~(step > floor))
+        if bad.size:
+            k = int(bad[0])
+            lines = [lineno for lineno, _ in rows[1:]]
+            raise ValueError(f"{path}: line {lines[k + 1]}: times must be strictly increasing by more than "
+                             f"{MIN_STEP:g} x max(1, |t|) per row, got t = {float(t[k])!r} then {float(t[k + 1])!r} s")
     d = len(names)
     try:
         return Trajectory(t=data[:, 0], x=data[:, 1:1 + d], xd=data[:, 1 + d:1 + 2 * d],
