@@ -257,7 +257,7 @@ class Robot:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
-                         on_branch_change: str = "warn"):
+                         on_branch_change: str = "warn", progress=None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -283,6 +283,8 @@ class Robot:
         first sample's branch, and the result is the same for any ``threads`` (every chunk's
         start is checked against the end of the chunk before and solved again from there if it
         differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
+        ``progress``: a callable receiving the number of samples each time a segment of the
+        trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult
@@ -300,7 +302,8 @@ class Robot:
         gravity = None if gravity is None else _real(gravity, "gravity")
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
-            threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change))
+            threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
+            progress=progress)
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -391,13 +394,15 @@ class Robot:
         """Task-space mass matrix ``M_t`` at task coordinates ``x`` (eq. 108)."""
         from pkm.algorithms.manipulator import mass_matrix
 
+        self.spec.check_actuation()
         return mass_matrix(self, _real(x, "x"))
 
     def eom(self, x, xd):
         """Terms of the task-space (eq. 107) and actuator-space (eq. 116) EOM at ``(x, V_t = xd)``."""
         from pkm.algorithms.manipulator import eom
 
-        return eom(self, x, xd)
+        self.spec.check_actuation()
+        return eom(self, _real(x, "x"), _real(xd, "xd"))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
         """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:

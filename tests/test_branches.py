@@ -213,11 +213,11 @@ def test_the_stretched_arm_is_reported_as_singular():
 # ------------------------------------------------------------------ non-finite results, errors, input
 def test_non_finite_torques_raise_naming_the_sample():
     tr = from_spec(DELTA.spec.trajectory, DELTA.task.coordinate_names())
-    with pytest.raises(pkm.PkmError, match=r"not finite"):
+    with pytest.raises(pkm.PkmError, match=r"non-finite actuator torque at sample 0 "):
         DELTA.inverse_dynamics(tr.x[:5], tr.xd[:5], tr.xdd[:5], gravity=[0, 0, -1e308])
     xd = tr.xd[:5].copy()
     xd[3] = 1e160
-    with pytest.raises(pkm.PkmError, match=r"sample 3 "):
+    with pytest.raises(pkm.PkmError, match=r"non-finite actuator torque at sample 3 "):
         DELTA.inverse_dynamics(tr.x[:5], xd, tr.xdd[:5])
 
 
@@ -258,3 +258,43 @@ def test_no_samples_and_complex_input_are_value_errors():
                  lambda: DELTA.inverse_dynamics(DELTA.x_ref, np.zeros(3), np.zeros(3), t=[0j])):
         with pytest.raises(ValueError, match="complex"):
             call()
+
+
+# ------------------------------------------------------------------ the command line
+def _pkm(*args, cwd):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pkm", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)
+
+
+def _write_trajectory(path, X):
+    n = len(X)
+    from pkm.trajectory import Trajectory
+
+    Trajectory(t=np.arange(n) * 0.01, names=("x", "y", "z"), x=X, xd=np.zeros_like(X), xdd=np.zeros_like(X)).to_csv(path)
+
+
+def test_cli_names_the_global_sample_and_prints_a_jump_in_one_line(tmp_path):
+    tr = from_spec(DELTA.spec.trajectory, DELTA.task.coordinate_names())
+    X = tr.x.copy()
+    X[633] = [3.0, 0.0, -1.0]  # unreachable
+    _write_trajectory(tmp_path / "bad.csv", X)
+    proc = _pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "bad.csv",
+                cwd=tmp_path)
+    assert proc.returncode == 2 and "sample 633 " in proc.stderr and "Traceback" not in proc.stderr
+    X = np.vstack([np.tile(JUMP[0], (50, 1)), np.tile(JUMP[1], (50, 1))])
+    _write_trajectory(tmp_path / "jump.csv", X)
+    proc = _pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "jump.csv",
+                "--out", tmp_path / "out.csv", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    warned = [line for line in proc.stderr.splitlines() if line.startswith("pkm: warning:")]
+    assert len(warned) == 1 and "jumps at sample 50 " in warned[0]
+
+
+def test_info_prints_the_reference_branch(tmp_path):
+    proc = _pkm("info", ROBOTS / FILES["delta"], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "branch (assembly mode): the reference configuration's" in proc.stdout
+    assert "det J_IK = -20.32" in proc.stdout

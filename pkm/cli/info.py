@@ -62,4 +62,25 @@ def _limb_report(spec) -> list[str]:
     gamma = sum(len(l.topology.cycles) for l in robot.limbs) + len(robot.limbs) - 1
     out.append(f"  fundamental cycles of the PKM: gamma = {gamma}   platform DOF: {robot.mobility().platform_dof}"
                f"   task space: {robot.task_dof} ({', '.join(robot.task.coordinate_names())})")
+    out.extend(_branch_report(robot))
+    return out
+
+
+def _branch_report(robot) -> list[str]:
+    """The reference branch (assembly mode) that IK and inverse dynamics follow by default."""
+    from pkm.errors import PkmError
+
+    out = ["  branch (assembly mode): the reference configuration's (every joint variable 0); a trajectory",
+           "    follows its first sample's branch by continuation (another one: start= in the API;",
+           "    a jump onto another branch gives a BranchWarning naming the sample)"]
+    try:
+        sol = robot.inverse_kinematics(robot.x_ref)
+    except PkmError as exc:
+        return out + [f"    at x_ref: no regular solution ({exc})"]
+    x = np.array2string(robot.x_ref, precision=6)
+    q = ", ".join(f"{n} {v:.6g}" for n, v in zip(sol.actuator_names, sol.q_act[0]))
+    out.append(f"    at x_ref = {x}: actuators {q} rad")
+    if robot.n_act == robot.task_dof:
+        det = float(np.linalg.det(sol.J_IK[0]))
+        out.append(f"    det J_IK = {det:.6g} (its sign changes where a limb crosses a singularity)")
     return out

@@ -28,7 +28,8 @@ def _cmd_ik(args: argparse.Namespace) -> int:
         raise PkmError(f"--at needs {robot.task_dof} task coordinates "
                            f"({', '.join(robot.task.coordinate_names())}) for {robot.name}, got {len(args.at)}")
     _finite(args.at, "--at")
-    sol = robot.inverse_kinematics(np.array(args.at, dtype=float), singularity_threshold=args.singularity_threshold)
+    threshold = {} if args.singularity_threshold is None else {"singularity_threshold": args.singularity_threshold}
+    sol = robot.inverse_kinematics(np.array(args.at, dtype=float), **threshold)
     if args.json:
         doc = {
             "robot": robot.name,
@@ -67,8 +68,6 @@ _ALL_TRAJ_OPTIONS = ("center", "amplitude", "period", "duration", "dt", "start",
 PICK_PLACE_DEFAULTS = {"lift": 0.025, "travel": 0.305, "cycle_time": 0.5}
 #: A trajectory that is not the robot file's own is sampled with this many intervals unless --dt is given.
 DEFAULT_INTERVALS = 200
-#: Samples per inverse_dynamics call (the IK warm-starts from the previous call, so chunks join up).
-CHUNK = 500
 #: Show a progress bar on stderr above this many samples.
 PROGRESS_ABOVE = 200
 
@@ -156,44 +155,18 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
 
 
 def run_inverse_dynamics(robot, traj, progress: bool | None = None):
-    """``robot.inverse_dynamics`` along a :class:`pkm.trajectory.Trajectory`, in chunks of
-    :data:`CHUNK` samples (a tqdm bar on stderr when ``progress``; default: above
-    :data:`PROGRESS_ABOVE` samples). Returns one merged :class:`pkm.algorithms.manipulator.DynamicsResult`.
+    """``robot.inverse_dynamics`` along a :class:`pkm.trajectory.Trajectory` in one call, so that the
+    result is the API's, with a tqdm bar on stderr when ``progress`` (default: above
+    :data:`PROGRESS_ABOVE` samples). Returns its :class:`pkm.algorithms.manipulator.DynamicsResult`.
     """
-    import dataclasses
-
-    import numpy as np
     from tqdm import tqdm
 
     N = len(traj)
     if progress is None:
         progress = N > PROGRESS_ABOVE
-    parts = []
     with tqdm(total=N, unit="sample", desc="inverse dynamics", file=sys.stderr, disable=not progress,
               dynamic_ncols=True, leave=True) as bar:
-        for a in range(0, N, CHUNK):
-            b = min(a + CHUNK, N)
-            # each part starts where the previous one ended, so that all stay on one assembly branch
-            start = [parts[-1].joints[limb.name][-1] for limb in robot.limbs] if parts else None
-            try:
-                parts.append(robot.inverse_dynamics(traj.x[a:b], traj.xd[a:b], traj.xdd[a:b], t=traj.t[a:b],
-                                                    start=start))
-            except PkmError as exc:
-                when = f"t = {traj.t[a]:.6g} s" if b - a == 1 else f"t = {traj.t[a]:.6g} … {traj.t[b - 1]:.6g} s"
-                raise PkmError(f"{exc} (trajectory samples at {when})") from None
-            bar.update(b - a)
-    if len(parts) == 1:
-        return parts[0]
-    merged = {}
-    for f in dataclasses.fields(parts[0]):
-        first = getattr(parts[0], f.name)
-        if isinstance(first, np.ndarray):
-            merged[f.name] = np.concatenate([getattr(p, f.name) for p in parts])
-        elif isinstance(first, dict):
-            merged[f.name] = {k: np.concatenate([getattr(p, f.name)[k] for p in parts]) for k in first}
-        else:
-            merged[f.name] = first
-    return type(parts[0])(**merged)
+        return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, progress=bar.update)
 
 
 def _actuator_kinds(robot) -> list[str]:
@@ -257,7 +230,6 @@ def _check_output(path: str, what: str, suffixes=None) -> None:
 def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     import time
 
-    import numpy as np
 
     from pkm.robot import load
     from pkm.trajectory import from_spec
@@ -369,8 +341,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_ik.add_argument("--at", nargs="+", type=float, required=True, metavar="X",
                       help="task coordinates in SI units (m, rad), e.g. --at 0.1 0 -0.9 for a Delta")
     p_ik.add_argument("--json", action="store_true", help="print JSON: actuators (limb order) and joints per limb")
-    p_ik.add_argument("--singularity-threshold", type=float, default=1e8,
-                      help="largest condition number of G_y, L_p and J_IK accepted (default 1e8)")
+    p_ik.add_argument("--singularity-threshold", type=float, default=None,
+                      help="largest condition number of G_y, L_p and J_IK accepted (default: pkm's, 1e6)")
     p_ik.set_defaults(func=_cmd_ik)
 
     p_id = sub.add_parser(
@@ -439,8 +411,18 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return 0
+    import warnings
+
+    from pkm.errors import BranchWarning
+
+    def show(message, category, *rest, **kw):  # one line, no source location
+        print(f"pkm: warning: {message}", file=sys.stderr)
+
     try:
-        return args.func(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", BranchWarning)
+            warnings.showwarning = show
+            return args.func(args)
     except PkmError as exc:
         print(f"pkm: error: {exc}", file=sys.stderr)
         return 2

@@ -100,7 +100,7 @@ MAX_SAMPLES = 10_000_000
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
                            singularity_threshold=SINGULARITY_THRESHOLD, start=None, threads=None, t=None,
-                           on_branch_change="warn"):
+                           on_branch_change="warn", progress=None):
     """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in
     parallel on threads; see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
@@ -108,18 +108,18 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     reference configuration, directly or by continuation along a straight line in task space,
     as :meth:`Robot.inverse_kinematics` does; the kernel does this itself). ``threads``: number
     of chunks run in parallel (default: numba's thread count; chunks have at least
-    ``MIN_CHUNK`` samples). ``t``: sample times (N,), optional; with them each sample starts from
-    a prediction from the previous two. Returns the raw arrays
+    ``SEGMENT`` samples). ``t``: sample times (N,), optional; with them each sample starts from
+    a prediction from the previous two. ``progress``: a callable that receives the number of
+    samples of each finished segment (called from the worker threads). Returns the raw arrays
     ``(theta, thetad, thetadd, tau, JIK, limbW, platW)``.
 
-    The result does not depend on ``threads``: every chunk after the first starts cold, and its
-    first sample is then solved again from the previous chunk's last one; if the two differ (the
-    cold start found another branch), the chunk is run again from there (:class:`_Run`). The
-    branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
+    The result does not depend on ``threads``: the samples are cut into segments of ``SEGMENT``
+    whatever the thread count, every segment after the first starts cold, and where its first
+    sample may not continue the segment before and differs from the solution warm-started from
+    it (the cold start found another branch), the segment is run again from there
+    (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     """
-    if robot.n_act != robot.task_dof:
-        raise PkmError(f"{robot.name}: {robot.n_act} actuators for {robot.task_dof} task coordinates; "
-                       "inverse dynamics needs as many actuators as task coordinates")
+    robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
         raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
     for name, value in (("tol", tol), ("singularity_threshold", singularity_threshold)):
@@ -161,8 +161,12 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     Cs = continuation_starts(robot, X[bounds[:-1]])  # for cold starts that fail directly
 
     def worker(w):  # run_range releases the GIL: workers on threads run in parallel
-        return [run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c])
-                for c in range(w * nseg // workers, (w + 1) * nseg // workers)]
+        out = []
+        for c in range(w * nseg // workers, (w + 1) * nseg // workers):
+            out.append(run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c]))
+            if progress is not None:
+                progress(int(bounds[c + 1] - bounds[c]))
+        return out
 
     if workers == 1:
         statuses = worker(0)
@@ -177,7 +181,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
             run.raise_failure(statuses[c])
             break
     run.follow_branch(1)
-    run.check_finite()
+    run.check_finite(t)
     return tuple(out)
 
 
@@ -301,14 +305,17 @@ class _Run:
         raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > "
                                f"{thresh:.1e})", condition=float(value), threshold=thresh, sample=s)
 
-    def check_finite(self):
-        """:class:`pkm.PkmError` naming the first sample whose torques or joint rates are not finite."""
-        bad = ~(np.isfinite(self.out.tau).all(axis=1) & np.isfinite(self.out.thetad).all(axis=(1, 2))
-                & np.isfinite(self.out.thetadd).all(axis=(1, 2)))
-        if bad.any():
-            s = int(np.flatnonzero(bad)[0])
-            raise PkmError(f"{self.robot.name}: the actuator forces at sample {s} (x = {_fmt(self.X[s])}) are not "
-                           f"finite: velocities, accelerations, gravity or masses too large for float64")
+    def check_finite(self, t=None):
+        """:class:`pkm.PkmError` naming the first sample (and its time ``t[s]``) whose torques or joint
+        rates are not finite."""
+        tau_ok = np.isfinite(self.out.tau).all(axis=1)
+        ok = tau_ok & np.isfinite(self.out.thetad).all(axis=(1, 2)) & np.isfinite(self.out.thetadd).all(axis=(1, 2))
+        if not ok.all():
+            s = int(np.flatnonzero(~ok)[0])
+            what = "actuator torque" if not tau_ok[s] else "joint rates"
+            when = f" (t = {t[s]:.6g} s)" if t is not None else ""
+            raise PkmError(f"{self.robot.name}: non-finite {what} at sample {s}{when} at x = {_fmt(self.X[s])}: "
+                           "velocities, accelerations, gravity or masses too large for float64")
 
 
 def _close(a, b):
