@@ -369,6 +369,37 @@ class Robot:
                     or not value > 0:
                 raise ValueError(f"{name} must be a positive number, got {value!r}")
 
+    # ------------------------------------------------------------------ forward dynamics
+    def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):
+        """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
+        (n_act,) or (N, n_act) in ``actuator_names`` order (paper eq. 129): a
+        :class:`pkm.sim.forward.ForwardDynamics` with ``.xdd``, ``.qd_act``, ``.qdd_act``, ``.J_IK``.
+        One call of the batched inverse-dynamics kernel per batch; ``start`` and ``solver`` as for
+        :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where J_IK degenerates."""
+        from pkm.sim.forward import forward_dynamics
+
+        self.spec.check_actuation()
+        X = np.atleast_2d(_real(x, "x"))
+        XD = np.atleast_2d(_real(xd, "xd"))
+        U = np.atleast_2d(_real(u, "u"))
+        self._check_x(X, "x")
+        self._check_x(XD, "xd")
+        if U.shape[-1] != self.n_act or not np.all(np.isfinite(U)):
+            raise ValueError(f"u must hold {self.n_act} finite actuator forces per state, got shape {U.shape}")
+        if U.shape[0] == 1 and X.shape[0] > 1:
+            U = np.repeat(U, X.shape[0], axis=0)
+        return forward_dynamics(self, X, XD, U, wrench, gravity, start=start, **solver)
+
+    def simulate(self, u, t_span, x0=None, xd0=None, **options):
+        """Integrate the motion under actuator forces ``u`` over ``t_span = (t0, t1)`` (paper §8.1.1):
+        see :func:`pkm.sim.simulate.simulate` for ``u`` (constant, ``"zero"``, ``"hold"``, table, CSV,
+        or a controller such as :class:`pkm.control.ComputedTorque`), the methods and the options.
+        Returns a :class:`pkm.sim.simulate.SimulationResult` with energies, actuator work and loop
+        closure along the run (``result.health()``)."""
+        from pkm.sim.simulate import simulate
+
+        return simulate(self, u, t_span, x0, xd0, **options)
+
     def _check_start(self, start) -> list[np.ndarray]:
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
         if start is None:

@@ -7,15 +7,16 @@ The layers (README, "Architecture"), bottom to top::
     2 description, trajectory    robot files → spec, topology, tree model; task-space motions
     3 algorithms                 recursive algorithms on trees and limbs (one sample)
     4 kernels                    batched numba kernels over trajectories
-    5 robot                      the Robot facade
-    6 sweep, plotting            applications
-    7 cli                        the pkm command
+    5 sim, control               forward dynamics and time integration; controllers
+    6 robot                      the Robot facade
+    7 sweep, plotting            applications
+    8 cli                        the pkm command
 
 A module may import its own sub-package and any *lower* layer; peers of one layer do not import
 each other. Every import counts, also one inside a function (a lazy import is still a
-dependency). The planned sub-packages of the simulation half have their places reserved:
-``absolute`` (the absolute-coordinate formulation, beside ``algorithms``) and ``sim`` (forward
-dynamics and integrators, beside ``kernels``, so that the Robot facade can offer them).
+dependency). ``sim`` and ``control`` take a robot as an argument (they never import the facade),
+so that the Robot facade can offer them; ``absolute`` (the absolute-coordinate formulation,
+beside ``algorithms``) has its place reserved.
 """
 from __future__ import annotations
 
@@ -32,10 +33,11 @@ LAYERS = {
     "lie": 1,
     "description": 2, "trajectory": 2,
     "algorithms": 3, "absolute": 3,
-    "kernels": 4, "sim": 4,
-    "robot": 5,
-    "sweep": 6, "plotting": 6,
-    "cli": 7,
+    "kernels": 4,
+    "sim": 5, "control": 5,
+    "robot": 6,
+    "sweep": 7, "plotting": 7,
+    "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).
 TOP = {"__init__", "__main__"}

@@ -1,0 +1,53 @@
+"""Computed-torque control in task space (inverse dynamics of a model plus PD feedback).
+
+``u(t, x, ẋ) = ID_model(x, ẋ, ẍ_d + K_d (ẋ_d − ẋ) + K_p (x_d − x))``: the model's inverse
+dynamics (eq. 137) at the *measured* state with the commanded acceleration. With an exact model
+the closed loop is ``ë + K_d ė + K_p e = 0`` for the error ``e = x_d − x``; with a wrong one the
+error stays bounded, of the order of the model error times the motion's accelerations over
+``K_p``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+class ComputedTorque:
+    """A controller ``u(t, x, xd)`` for :meth:`pkm.robot.Robot.simulate`.
+
+    ``model``: the robot the controller believes in (a :class:`pkm.robot.Robot`, e.g. loaded with
+    other masses than the simulated one); ``desired``: a :class:`pkm.trajectory.Trajectory`
+    (interpolated by cubic splines of its x, ẋ, ẍ samples; held at its ends outside its times)
+    or a callable ``t → (x_d, ẋ_d, ẍ_d)``; ``kp`` [1/s²] and ``kd`` [1/s] the PD gains (scalars or
+    one per task coordinate; ``kd`` defaults to ``2√kp``, critical damping).
+    """
+
+    def __init__(self, model, desired, kp, kd=None):
+        self.model = model
+        self.kp = np.broadcast_to(np.asarray(kp, dtype=float), (model.task_dof,)).copy()
+        self.kd = 2.0 * np.sqrt(self.kp) if kd is None else np.broadcast_to(np.asarray(kd, dtype=float),
+                                                                           (model.task_dof,)).copy()
+        if not (np.all(self.kp >= 0) and np.all(self.kd >= 0) and np.all(np.isfinite(self.kp))
+                and np.all(np.isfinite(self.kd))):
+            raise ValueError(f"the gains must be finite and non-negative, got kp = {self.kp}, kd = {self.kd}")
+        self.desired = desired if callable(desired) else _splines(desired)
+        self._start = None
+
+    def __call__(self, t, x, xd):
+        xr, xdr, xddr = self.desired(t)
+        a = xddr + self.kd * (xdr - xd) + self.kp * (xr - x)
+        res = self.model.inverse_dynamics(x, xd, a, start=self._start, threads=1)
+        self._start = [res.joints[l.name][0] for l in self.model.limbs]
+        return res.tau[0]
+
+
+def _splines(traj):
+    from scipy.interpolate import CubicSpline
+
+    t = np.asarray(traj.t, dtype=float)
+    parts = [CubicSpline(t, getattr(traj, k), axis=0) for k in ("x", "xd", "xdd")]
+
+    def desired(time):
+        time = min(max(time, t[0]), t[-1])
+        return tuple(p(time) for p in parts)
+
+    return desired

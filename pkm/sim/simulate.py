@@ -1,0 +1,253 @@
+"""Time integration of the task-space EOM (spec §11.1, 8.1.1; paper eq. 129–130).
+
+The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the actuator
+work ``w = ∫ u·θ̇_act dt`` so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
+accuracy of the motion itself. Each right-hand side is one call of
+:func:`pkm.sim.forward.forward_dynamics` (the batched inverse-dynamics kernel on ``δ_p + 1``
+copies of the state); its IK starts from the previous evaluation's joint coordinates, so the
+simulation stays on the branch of the initial state, and every loop is closed to the IK's
+tolerance at every evaluation — there is no constraint drift to stabilise.
+
+Methods: ``"RK45"``, ``"DOP853"``, ``"Radau"`` (:func:`scipy.integrate.solve_ivp`, adaptive) and
+``"RK4"`` (classical fixed step ``dt``). A singular configuration (J_IK or a limb's ``L_p``
+ill conditioned) stops the run with :class:`pkm.SingularityError` naming the time; so does an
+IK failure (:class:`pkm.IKError`).
+
+Health (in the result): total energy ``E = T + V`` (kinetic ``T`` body by body from the joint
+rates, potential ``V`` from the bodies' centres of mass, independent of the mass matrix the
+integration used), the actuator work ``w``, the energy error ``E − E(0) − w``, and each limb's
+loop-closure residual.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pkm.algorithms.dynamics import kinetic_energy, potential_energy
+from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
+from pkm.errors import IKError, PkmError, SingularityError
+from pkm.sim.forward import forward_dynamics
+from pkm.sim.inputs import actuator_input
+
+METHODS = ("RK45", "DOP853", "Radau", "RK4")
+#: Largest condition number of J_IK at which the task-space form goes on (the Delta's is 1–100 in
+#: its workspace and reaches 1e4 about 0.3 µm before its arms are stretched).
+MAX_CONDITION = 1e4
+#: Smallest step of the adaptive methods, relative to the span: below it the run stops.
+MIN_STEP = 1e-6
+FORMS = ("task",)
+
+
+@dataclass
+class SimulationResult:
+    """A simulated motion at the output times ``t`` (N,): task coordinates ``x``, velocities ``xd``
+    and accelerations ``xdd`` (N, δ_p); actuator coordinates ``q_act``, rates ``qd_act`` and forces
+    ``tau`` (N, n_act) in ``actuator_names`` order; every limb's tree variables ``joints[name]``
+    (N, n_l); energies ``kinetic``, ``potential``, ``energy`` = T + V, the actuator ``work`` and
+    ``energy_error`` = E − E(0) − work (N,); ``closure`` (N, L): each limb's largest loop-closure
+    residual; ``nfev`` right-hand-side evaluations."""
+
+    t: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+    q_act: np.ndarray
+    qd_act: np.ndarray
+    tau: np.ndarray
+    joints: dict
+    kinetic: np.ndarray
+    potential: np.ndarray
+    energy: np.ndarray
+    work: np.ndarray
+    energy_error: np.ndarray
+    closure: np.ndarray
+    actuator_names: list
+    method: str
+    form: str
+    nfev: int
+    info: dict = field(default_factory=dict)
+
+    def health(self) -> str:
+        """One line: energy drift relative to the largest energy scale, loop closure, evaluations."""
+        scale = max(np.abs(self.energy).max(), np.abs(self.kinetic).max(), np.abs(self.work).max(), 1e-300)
+        return (f"{self.method}, {len(self.t)} outputs, {self.nfev} evaluations; energy error max "
+                f"{np.abs(self.energy_error).max():.3e} J ({np.abs(self.energy_error).max() / scale:.2e} relative); "
+                f"loop closure max {self.closure.max(initial=0.0):.2e}")
+
+
+class _Rhs:
+    """The right-hand side ``y' = f(t, y)`` with ``y = (x, ẋ, w)``; remembers the last joint
+    coordinates as the start of the next IK (the branch)."""
+
+    def __init__(self, robot, u, wrench, gravity, start, solver, max_condition):
+        self.robot, self.u, self.wrench, self.gravity, self.solver = robot, u, wrench, gravity, solver
+        self.max_condition = max_condition
+        self.start = start
+        self.d = robot.task_dof
+        self.nfev = 0
+
+    def evaluate(self, t, x, xd, keep=True):
+        u = np.asarray(self.u(t, x, xd), dtype=float)
+        if u.shape != (self.robot.n_act,) or not np.all(np.isfinite(u)):
+            raise PkmError(f"the actuator forces at t = {t:.6g} s must be {self.robot.n_act} finite numbers, "
+                           f"got {u!r}")
+        try:
+            fd = forward_dynamics(self.robot, x, xd, u, self.wrench, self.gravity, start=self.start, **self.solver)
+        except SingularityError as exc:
+            raise SingularityError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",
+                                   condition=exc.condition, threshold=exc.threshold) from None
+        except IKError as exc:
+            raise IKError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}", limb=exc.limb,
+                          residual=exc.residual, iterations=exc.iterations) from None
+        self.nfev += 1
+        cond = float(np.linalg.cond(fd.J_IK[0]))
+        if not cond <= self.max_condition:
+            raise SingularityError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): J_IK is nearly singular "
+                                   f"(condition number {cond:.3e} > max_condition {self.max_condition:.1e}): the "
+                                   "task-space equations of motion degenerate there", condition=cond,
+                                   threshold=self.max_condition)
+        if keep:
+            self.start = [fd.theta[0, k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
+        return u, fd
+
+    def __call__(self, t, y):
+        d = self.d
+        u, fd = self.evaluate(t, y[:d], y[d:2 * d])
+        return np.concatenate([y[d:2 * d], fd.xdd[0], [float(u @ fd.qd_act[0])]])
+
+
+def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853", rtol=1e-9, atol=1e-12,
+             dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=np.inf,
+             max_condition=MAX_CONDITION, **solver) -> SimulationResult:
+    """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
+
+    ``u``: see :func:`pkm.sim.inputs.actuator_input` (a constant, ``"zero"``, ``"hold"``, a table,
+    a CSV path or a controller ``u(t, x, xd)``). ``x0``, ``xd0``: initial task coordinates
+    (default ``x_ref``) and velocity (default 0); ``start``: each limb's tree variables on the
+    branch to simulate (default: the reference configuration's). ``method`` in :data:`METHODS`
+    with ``rtol``/``atol`` (adaptive) or ``dt`` (``"RK4"``: the fixed step; the adaptive methods:
+    the output spacing, default 1/200 of the span); ``t_eval`` overrides the output times.
+    ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK. ``form``: ``"task"``
+    (task coordinates and velocity, paper 8.1.1). ``max_condition``: the run stops with
+    :class:`pkm.SingularityError` naming the time where the 2-norm condition number of J_IK
+    exceeds it (:data:`MAX_CONDITION`): near a limb's singularity the task-space EOM degenerate,
+    and the integrator would only shrink its steps.
+    """
+    if form not in FORMS:
+        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint- and actuator-coordinate "
+                         f"forms of paper 8.1.2/8.1.3 are not implemented yet), got {form!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+    robot.spec.check_actuation()
+    t0, t1 = (float(v) for v in t_span)
+    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+        raise ValueError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
+    d = robot.task_dof
+    x0 = robot.x_ref.copy() if x0 is None else np.asarray(x0, dtype=float).reshape(d)
+    xd0 = np.zeros(d) if xd0 is None else np.asarray(xd0, dtype=float).reshape(d)
+    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(xd0))):
+        raise ValueError("x0 and xd0 must be finite")
+    hold = None
+    if isinstance(u, str) and u == "hold":
+        hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
+                                **solver).bias[0]
+    rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
+    y0 = np.concatenate([x0, xd0, [0.0]])
+    if method == "RK4":
+        if dt is None or not dt > 0:
+            raise ValueError("method 'RK4' needs a time step dt > 0")
+        T, Y = _rk4(rhs, t0, t1, y0, float(dt))
+        if t_eval is not None:
+            raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
+    else:
+        if t_eval is None:
+            step = (t1 - t0) / 200 if dt is None else float(dt)
+            n = max(1, int(round((t1 - t0) / step)))
+            t_eval = np.linspace(t0, t1, n + 1)
+        T = np.asarray(t_eval, dtype=float)
+        if T.ndim != 1 or T.size == 0 or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
+            raise ValueError("t_eval must be increasing times within t_span")
+        Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
+    return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+
+
+def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
+    """scipy's adaptive solver stepped by hand (as ``solve_ivp`` does), outputs at ``T`` from each
+    step's dense output; a step size that collapses below ``MIN_STEP · (t1 − t0)`` stops the run
+    (near a singularity the task-space EOM grow stiff long before J_IK's condition number grows:
+    every row of J_IK grows alike when the Delta's three arms stretch together)."""
+    from scipy import integrate
+
+    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
+    Y = np.empty((len(T), len(y0)))
+    k = 0
+    while k < len(T) and T[k] <= t0:
+        Y[k] = y0
+        k += 1
+    while solver.status == "running":
+        message = solver.step()
+        if solver.status == "failed":
+            raise PkmError(f"the integration stopped at t = {solver.t:.6g} s: {message}")
+        if solver.t_old is not None and k < len(T):
+            dense = None
+            while k < len(T) and T[k] <= solver.t:
+                dense = dense or solver.dense_output()
+                Y[k] = dense(T[k])
+                k += 1
+        if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
+            x = solver.y[:rhs.d]
+            raise SingularityError(
+                f"at t = {solver.t:.6g} s (x = {np.array2string(x, precision=6)}): the integrator's step fell to "
+                f"{solver.step_size:.2e} s: the task-space equations of motion degenerate (a limb near a "
+                "singularity, where J_IK grows without bound); the actuator-coordinate form passes through")
+    return Y
+
+
+def _rk4(rhs, t0, t1, y0, dt):
+    n = int(np.ceil((t1 - t0) / dt - 1e-9))
+    T = t0 + dt * np.arange(n + 1)
+    T[-1] = min(T[-1], t1)
+    Y = np.empty((n + 1, len(y0)))
+    Y[0] = y0
+    for k in range(n):
+        t, y, h = T[k], Y[k], T[k + 1] - T[k]
+        k1 = rhs(t, y)
+        k2 = rhs(t + 0.5 * h, y + 0.5 * h * k1)
+        k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
+        k4 = rhs(t + h, y + h * k3)
+        Y[k + 1] = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return T, Y
+
+
+def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> SimulationResult:
+    d, N = robot.task_dof, len(T)
+    X, XD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
+    U = np.array([rhs.u(t, x, xd) for t, x, xd in zip(T, X, XD)], dtype=float).reshape(N, robot.n_act)
+    fd = forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
+    # the joint rates (at zero acceleration: they do not depend on it), body by body for T
+    res = robot.inverse_dynamics(X, XD, np.zeros_like(X), wrench, gravity=gravity, start=start,
+                                 on_branch_change="raise", **{k: v for k, v in solver.items() if k != "threads"})
+    trees = dynamics_trees(robot)
+    g0 = robot.spec.gravity if gravity is None else np.asarray(gravity, dtype=float)
+    p = robot.spec.body(robot.spec.platform)
+    Mp = platform_inertia(robot)
+    local_com = np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3])
+    kin, pot = np.empty(N), np.empty(N)
+    closure = np.zeros((N, len(robot.limbs)))
+    for s in range(N):
+        Tk = Vk = 0.0
+        for k, limb in enumerate(robot.limbs):
+            th, thd = res.joints[limb.name][s], res.joints_d[limb.name][s]
+            Tk += kinetic_energy(trees[k], th, thd)
+            Vk += potential_energy(trees[k], th, g0)
+            closure[s, k] = float(np.max(np.abs(limb.constraint_residual(th)), initial=0.0))
+        Cp = robot.platform_pose(X[s])
+        Vp, _ = robot.platform_twist(X[s], XD[s])
+        kin[s] = Tk + 0.5 * Vp @ Mp @ Vp
+        pot[s] = Vk - p.mass * g0 @ (Cp[:3, :3] @ local_com + Cp[:3, 3])
+    E = kin + pot
+    return SimulationResult(t=T, x=X, xd=XD, xdd=fd.xdd, q_act=res.q_act, qd_act=res.qd_act, tau=U,
+                            joints={k: v.copy() for k, v in res.joints.items()}, kinetic=kin, potential=pot, energy=E,
+                            work=W, energy_error=E - E[0] - W, closure=closure,
+                            actuator_names=list(robot.actuator_names), method=method, form=form, nfev=rhs.nfev)

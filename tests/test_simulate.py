@@ -1,0 +1,163 @@
+"""Forward dynamics and simulation in task coordinates (paper §8.1.1): checked against the inverse
+dynamics (round trip), energy conservation and the work of the actuators, the singularity, the
+order of RK4 and computed-torque control."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkm
+from conftest import ROBOTS
+from pkm.control import ComputedTorque
+from pkm.sim.inputs import Table, read_table
+from pkm.trajectory import from_spec
+
+FILES = {"delta": "delta_3rr2rrr.toml", "delta_us": "delta_3r2us.toml", "irsbot2": "irsbot2.toml"}
+ROBOT = {k: pkm.load(ROBOTS / f) for k, f in FILES.items()}
+DELTA = ROBOT["delta"]
+
+
+def _paper_motion(robot, period=1.0, dt=1e-3):
+    """The robot file's sine (the paper's motion for the Deltas) with period and duration T."""
+    return from_spec(dict(robot.spec.trajectory, period=period, duration=period, dt=dt),
+                     robot.task.coordinate_names())
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_forward_dynamics_inverts_inverse_dynamics(name):
+    robot = ROBOT[name]
+    tr = _paper_motion(robot, dt=0.01)
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd)
+    fd = robot.forward_dynamics(tr.x, tr.xd, res.tau, start=[res.joints[l.name][0] for l in robot.limbs])
+    assert np.abs(fd.xdd - tr.xdd).max() <= 1e-9 * max(1.0, np.abs(tr.xdd).max())
+    assert np.abs(fd.qdd_act - res.qdd_act).max() <= 1e-9 * max(1.0, np.abs(res.qdd_act).max())
+    assert np.abs(fd.qd_act - res.qd_act).max() <= 1e-12
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_round_trip_reproduces_the_motion(name):
+    """Torques of inverse_dynamics along the paper's motion at T = 1 s, tabulated every ms and fed
+    to simulate from the same initial state: the motion comes back to 1e-6 m (DOP853, rtol 1e-10)."""
+    robot = ROBOT[name]
+    tr = _paper_motion(robot)
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    sim = robot.simulate(Table(tr.t, res.tau), (0.0, 1.0), tr.x[0], tr.xd[0], method="DOP853", rtol=1e-10,
+                         atol=1e-12, t_eval=tr.t[::10], start=[res.joints[l.name][0] for l in robot.limbs])
+    assert np.abs(sim.x - tr.x[::10]).max() <= 1e-6
+    np.testing.assert_allclose(sim.q_act, res.q_act[::10], atol=1e-5)
+    assert sim.closure.max() <= 1e-10
+    assert np.abs(sim.energy_error).max() <= 1e-6 * np.abs(sim.work).max()
+
+
+def test_free_fall_conserves_energy():
+    """Zero torque, no friction: |ΔE| ≤ 1e-8 |E| over 0.2 s (DOP853, rtol 1e-12)."""
+    sim = DELTA.simulate("zero", (0.0, 0.2), method="DOP853", rtol=1e-12, atol=1e-14)
+    assert np.abs(sim.work).max() == 0.0
+    assert np.abs(sim.energy - sim.energy[0]).max() <= 1e-8 * np.abs(sim.energy[0])
+    assert sim.x[-1, 2] < DELTA.x_ref[2] - 0.05  # it did fall
+    assert np.abs(sim.kinetic[-1]) > 0.1 * np.abs(sim.energy[0])
+    assert sim.closure.max() <= 1e-10
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_actuator_work_equals_the_change_of_energy(name):
+    """With torques (the paper's motion's, at twice its pace): E(t) − E(0) = ∫ u·θ̇_act dt."""
+    robot = ROBOT[name]
+    tr = _paper_motion(robot, period=2.0, dt=2e-3)
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    sim = robot.simulate(Table(tr.t, 0.5 * res.tau), (0.0, 0.2), tr.x[0], tr.xd[0], method="DOP853", rtol=1e-12,
+                         atol=1e-14, start=[res.joints[l.name][0] for l in robot.limbs])
+    scale = max(np.abs(sim.energy).max(), np.abs(sim.work).max())
+    assert np.abs(sim.work).max() > 1e-3 * scale  # the actuators did work
+    assert np.abs(sim.energy_error).max() <= 1e-8 * scale
+
+
+def test_the_task_form_stops_at_the_singularity_with_the_time():
+    """Released at rest from home with zero torque, the Delta falls until its arms are stretched
+    (after ~0.25 s); in task coordinates J_IK degenerates there: SingularityError naming t."""
+    with pytest.raises(pkm.SingularityError, match=r"at t = 0\.2\d*") as info:
+        DELTA.simulate("zero", (0.0, 0.5), method="DOP853", rtol=1e-8, atol=1e-10)
+    t_stop = float(str(info.value).split("at t = ")[1].split(" s")[0])
+    assert 0.15 < t_stop < 0.35
+
+
+def test_rk4_is_fourth_order():
+    """Halving the fixed step divides the error by 16 (± 30 %)."""
+    tr = _paper_motion(DELTA)
+    res = DELTA.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    u = Table(tr.t, res.tau)
+    start = [res.joints[l.name][0] for l in DELTA.limbs]
+    ref = DELTA.simulate(u, (0.0, 0.2), tr.x[0], tr.xd[0], method="DOP853", rtol=1e-13, atol=1e-15,
+                         t_eval=[0.0, 0.2], start=start)
+    err = []
+    for dt in (0.02, 0.01):
+        sim = DELTA.simulate(u, (0.0, 0.2), tr.x[0], tr.xd[0], method="RK4", dt=dt, start=start)
+        err.append(np.abs(sim.x[-1] - ref.x[-1]).max())
+    assert 16 / 1.3 <= err[0] / err[1] <= 16 * 1.3, err
+
+
+def test_computed_torque_tracks_pick_and_place_with_a_wrong_model():
+    """The IRSBot-2's pick-and-place cycle (25 × 305 mm in 0.5 s, peak acceleration 91 m/s²),
+    computed-torque control with every mass of the controller's model 10 % too large: the error
+    stays below the first-order bound 0.1·(max|ẍ_d| + g)/kp = 2.5 mm (measured 1.5 mm with
+    kp = (2π·10 Hz)²); with the exact model it is the integrator's (≤ 1e-6 m)."""
+    import dataclasses
+
+    robot = ROBOT["irsbot2"]
+    spec = robot.spec
+    heavy = dataclasses.replace(spec, bodies=tuple(dataclasses.replace(b, mass=1.1 * b.mass, inertia=1.1 * b.inertia)
+                                                   for b in spec.bodies))
+    if spec.limb is not None:
+        limb = dataclasses.replace(spec.limb, bodies=tuple(
+            dataclasses.replace(b, mass=1.1 * b.mass, inertia=1.1 * b.inertia) for b in spec.limb.bodies))
+        heavy = dataclasses.replace(heavy, limb=limb)
+    model = pkm.Robot(heavy)
+    assert sum(b.mass for b in model.spec.expanded()[0]) == pytest.approx(1.1 * sum(b.mass for b in spec.expanded()[0]))
+    centre = np.array(spec.trajectory["center"], dtype=float)
+    tr = from_spec({"type": "pick-place", "start": centre, "lift": 0.025, "travel": 0.305, "cycle_time": 0.5,
+                    "dt": 1e-3}, robot.task.coordinate_names())
+    kp = (2 * np.pi * 10) ** 2
+    errors = {}
+    for name, m in (("exact", robot), ("heavy", model)):
+        ctl = ComputedTorque(m, tr, kp)
+        sim = robot.simulate(ctl, (0.0, 0.5), tr.x[0], tr.xd[0], method="DOP853", rtol=1e-10, atol=1e-12,
+                             t_eval=tr.t[::5])
+        errors[name] = np.abs(sim.x - tr.x[::5]).max()
+    assert errors["exact"] <= 1e-6
+    bound = 0.1 * (np.abs(tr.xdd).max() + np.linalg.norm(spec.gravity)) / kp
+    assert 1e-5 < errors["heavy"] <= bound, (errors, bound)
+
+
+def test_torque_tables_from_csv(tmp_path):
+    path = tmp_path / "tau.csv"
+    names = DELTA.actuator_names
+    path.write_text("t," + ",".join(f"tau_{n}" for n in names) + "\n" + "\n".join(
+        f"{t},{1.0 * t},{2.0},{-t}" for t in (0.0, 0.1, 0.2, 0.3, 0.4)) + "\n")
+    table = read_table(path, names)
+    np.testing.assert_allclose(table(0.25), [0.25, 2.0, -0.25], atol=1e-14)
+    with pytest.raises(pkm.PkmError, match="outside the torque table"):
+        table(0.5)
+    path.write_text("t,tau_a\n0,1\n1,2\n")
+    with pytest.raises(pkm.PkmError, match="no column"):
+        read_table(path, names)
+
+
+def test_bad_simulation_input():
+    with pytest.raises(ValueError, match="form"):
+        DELTA.simulate("zero", (0, 0.1), form="actuator")
+    with pytest.raises(ValueError, match="method"):
+        DELTA.simulate("zero", (0, 0.1), method="Euler")
+    with pytest.raises(ValueError, match="t_span"):
+        DELTA.simulate("zero", (0.1, 0.1))
+    with pytest.raises(ValueError, match="dt"):
+        DELTA.simulate("zero", (0, 0.1), method="RK4")
+    with pytest.raises(ValueError, match="finite actuator forces"):
+        DELTA.simulate([1.0, np.nan, 0.0], (0, 0.1))
+    with pytest.raises(pkm.PkmError, match="outside the torque table"):
+        DELTA.simulate(Table([0.0, 0.05], np.zeros((2, 3))), (0, 0.1))
+
+
+def test_hold_keeps_the_robot_at_rest():
+    sim = DELTA.simulate("hold", (0.0, 0.1), method="DOP853", rtol=1e-12, atol=1e-14)
+    assert np.abs(sim.x - DELTA.x_ref).max() <= 1e-10
+    assert np.abs(sim.xd).max() <= 1e-9
