@@ -65,3 +65,36 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
     if path is not None:
         fig.savefig(Path(path), dpi=100)
     return fig
+
+
+def plot_simulation(sim, names, path=None, title=None):
+    """Three panels against time: actuator angles, task coordinates, and the energy error
+    E − E(0) − W of a :class:`pkm.sim.simulate.SimulationResult`; saved to ``path`` if given.
+    Returns the figure."""
+    import matplotlib
+
+    if path is not None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
+    for k, name in enumerate(sim.actuator_names):
+        axes[0].plot(sim.t, sim.q_act[:, k], label=name)
+    axes[0].set_ylabel("actuator angle [rad]")
+    for k, name in enumerate(names):
+        axes[1].plot(sim.t, sim.x[:, k], label=name)
+    axes[1].set_ylabel("task coordinate [m]")
+    axes[2].plot(sim.t, sim.energy_error)
+    axes[2].set_ylabel("E − E(0) − W [J]")
+    axes[2].set_xlabel("time t [s]")
+    for ax in axes[:2]:
+        ax.legend(loc="best", fontsize="small")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    if path is not None:
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+    return fig

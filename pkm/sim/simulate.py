@@ -1,4 +1,5 @@
-"""Time integration of the task-space EOM (spec §11.1, 8.1.1; paper eq. 129–130).
+"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130) or in
+actuator coordinates (8.1.3, :mod:`pkm.sim.actuator`).
 
 The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the actuator
 work ``w = ∫ u·θ̇_act dt`` so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
@@ -36,7 +37,7 @@ METHODS = ("RK45", "DOP853", "Radau", "RK4")
 MAX_CONDITION = 1e4
 #: Smallest step of the adaptive methods, relative to the span: below it the run stops.
 MIN_STEP = 1e-6
-FORMS = ("task",)
+FORMS = ("task", "actuator")
 
 
 @dataclass
@@ -79,6 +80,12 @@ class SimulationResult:
 class _Rhs:
     """The right-hand side ``y' = f(t, y)`` with ``y = (x, ẋ, w)``; remembers the last joint
     coordinates as the start of the next IK (the branch)."""
+
+    DEGENERATE = ("the task-space equations of motion degenerate (a limb near a singularity, where J_IK grows "
+                  "without bound; form='actuator' passes through)")
+
+    def where(self, y):
+        return f"x = {np.array2string(y[:self.d], precision=6)}"
 
     def __init__(self, robot, u, wrench, gravity, start, solver, max_condition):
         self.robot, self.u, self.wrench, self.gravity, self.solver = robot, u, wrench, gravity, solver
@@ -129,14 +136,19 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     with ``rtol``/``atol`` (adaptive) or ``dt`` (``"RK4"``: the fixed step; the adaptive methods:
     the output spacing, default 1/200 of the span); ``t_eval`` overrides the output times.
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK. ``form``: ``"task"``
-    (task coordinates and velocity, paper 8.1.1). ``max_condition``: the run stops with
+    (task coordinates and velocity, paper 8.1.1; fast, through the batched kernel) or
+    ``"actuator"`` (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; passes through the
+    limbs' IK singularities, stops at forward-kinematics ones; translational task spaces).
+    ``max_condition``: the run stops with
     :class:`pkm.SingularityError` naming the time where the 2-norm condition number of J_IK
     exceeds it (:data:`MAX_CONDITION`): near a limb's singularity the task-space EOM degenerate,
     and the integrator would only shrink its steps.
     """
     if form not in FORMS:
-        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint- and actuator-coordinate "
-                         f"forms of paper 8.1.2/8.1.3 are not implemented yet), got {form!r}")
+        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint-coordinate form of paper "
+                         f"8.1.2 is not implemented yet), got {form!r}")
+    if form == "actuator" and (robot._rot or wrench is not None):
+        raise ValueError("the actuator form supports translational task spaces without end-effector wrench")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     robot.spec.check_actuation()
@@ -152,8 +164,18 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     if isinstance(u, str) and u == "hold":
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
                                 **solver).bias[0]
-    rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
-    y0 = np.concatenate([x0, xd0, [0.0]])
+    if form == "task":
+        rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
+        y0 = np.concatenate([x0, xd0, [0.0]])
+    else:
+        from pkm.sim.actuator import ActuatorModel
+
+        sol = robot.inverse_kinematics(x0, xd0, start=start, **{k: v for k, v in solver.items() if k != "threads"})
+        model = ActuatorModel(robot)
+        model.thetas = [sol.joints[l.name][0].copy() for l in robot.limbs]
+        rhs = _ActuatorRhs(model, actuator_input(robot, u, hold), robot.spec.gravity if gravity is None else
+                           np.asarray(gravity, dtype=float))
+        y0 = np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])
     if method == "RK4":
         if dt is None or not dt > 0:
             raise ValueError("method 'RK4' needs a time step dt > 0")
@@ -169,7 +191,73 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         if T.ndim != 1 or T.size == 0 or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
             raise ValueError("t_eval must be increasing times within t_span")
         Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
+    if form == "actuator":
+        return _actuator_result(robot, rhs, T, Y, method)
     return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+
+
+class _ActuatorRhs:
+    """``y' = f(t, y)`` with ``y = (θ_act, θ̇_act, w)`` (paper 8.1.3, :mod:`pkm.sim.actuator`)."""
+
+    DEGENERATE = ("the actuator-space equations of motion degenerate (M_a grows without bound: a "
+                  "forward-kinematics, type-2, singularity of the mechanism)")
+
+    def where(self, y):
+        return f"q_act = {np.array2string(y[:self.d], precision=6)}"
+
+    def __init__(self, model, u, gravity):
+        self.model, self.u, self.gravity = model, u, gravity
+        self.d = model.robot.n_act
+        self.nfev = 0
+
+    def evaluate(self, t, q, qd):
+        model = self.model
+        try:
+            thetas, thd, G, g, Ma, b, closure = model.state(q, qd, self.gravity)
+        except IKError as exc:
+            raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
+        x, xd = model.task_state(thetas, thd)
+        u = np.asarray(self.u(t, x, xd), dtype=float)
+        if u.shape != (self.d,) or not np.all(np.isfinite(u)):
+            raise PkmError(f"the actuator forces at t = {t:.6g} s must be {self.d} finite numbers, got {u!r}")
+        try:
+            qdd = np.linalg.solve(Ma, u - b)
+        except np.linalg.LinAlgError:
+            raise SingularityError(f"at t = {t:.6g} s: the actuator-space mass matrix M_a is singular (a "
+                                   "forward-kinematics singularity of the mechanism)") from None
+        self.nfev += 1
+        kinetic = 0.5 * float(qd @ Ma @ qd)
+        potential = sum(potential_energy(tree, thetas[k], self.gravity) for k, tree in enumerate(model.trees))
+        return u, (qdd, thetas, thd, G @ qdd + g, kinetic, potential, closure)
+
+    def __call__(self, t, y):
+        d = self.d
+        q, qd = y[:d], y[d:2 * d]
+        u, out = self.evaluate(t, q, qd)
+        return np.concatenate([qd, out[0], [float(u @ qd)]])
+
+
+def _actuator_result(robot, rhs, T, Y, method) -> SimulationResult:
+    d, N = robot.n_act, len(T)
+    Q, QD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
+    model = rhs.model
+    dt = robot.task_dof
+    X, XD, XDD = np.empty((N, dt)), np.empty((N, dt)), np.empty((N, dt))
+    U = np.empty((N, d))
+    kin, pot, closure = np.empty(N), np.empty(N), np.empty((N, 1))
+    joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
+    model.thetas = None
+    for s in range(N):
+        u, (qdd, thetas, thd, thdd, kin[s], pot[s], closure[s, 0]) = rhs.evaluate(T[s], Q[s], QD[s])
+        U[s] = u
+        X[s], XD[s], XDD[s] = model.task_state(thetas, thd, thdd)
+        for k, l in enumerate(robot.limbs):
+            joints[l.name][s] = thetas[k]
+    E = kin + pot
+    return SimulationResult(t=T, x=X, xd=XD, xdd=XDD, q_act=Q, qd_act=QD, tau=U, joints=joints, kinetic=kin,
+                            potential=pot, energy=E, work=W, energy_error=E - E[0] - W, closure=closure,
+                            actuator_names=list(robot.actuator_names), method=method, form="actuator",
+                            nfev=rhs.nfev)
 
 
 def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
@@ -196,11 +284,8 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
                 Y[k] = dense(T[k])
                 k += 1
         if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
-            x = solver.y[:rhs.d]
-            raise SingularityError(
-                f"at t = {solver.t:.6g} s (x = {np.array2string(x, precision=6)}): the integrator's step fell to "
-                f"{solver.step_size:.2e} s: the task-space equations of motion degenerate (a limb near a "
-                "singularity, where J_IK grows without bound); the actuator-coordinate form passes through")
+            raise SingularityError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integrator's step fell to "
+                                   f"{solver.step_size:.2e} s: {rhs.DEGENERATE}")
     return Y
 
 

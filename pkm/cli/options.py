@@ -1,0 +1,135 @@
+"""Command-line pieces shared by the commands: the trajectory options and their dict for
+:func:`pkm.trajectory.from_spec`, and the checks of numbers and output paths.
+"""
+from __future__ import annotations
+
+import argparse
+
+from pkm.errors import PkmError
+
+#: Options of `pkm inverse-dynamics` that define a trajectory, per trajectory type
+#: (argparse destination -> key of the trajectory dict of pkm.trajectory.from_spec).
+_TRAJ_OPTIONS = {
+    "sine": {"center": "center", "amplitude": "amplitude", "period": "period", "duration": "duration", "dt": "dt"},
+    "line": {"start": "start", "end": "end", "duration": "duration", "dt": "dt"},
+    "pick-place": {"start": "start", "lift": "lift", "travel": "travel", "cycle_time": "cycle_time", "dt": "dt"},
+    "file": {"file": "path"},
+}
+_ALL_TRAJ_OPTIONS = ("center", "amplitude", "period", "duration", "dt", "start", "end", "lift", "travel",
+                     "cycle_time", "file")
+#: Defaults of a pick-and-place cycle that is not the robot file's own trajectory.
+PICK_PLACE_DEFAULTS = {"lift": 0.025, "travel": 0.305, "cycle_time": 0.5}
+#: A trajectory that is not the robot file's own is sampled with this many intervals unless --dt is given.
+DEFAULT_INTERVALS = 200
+def _opt(dest: str) -> str:
+    return "--" + dest.replace("_", "-")
+
+
+def _finite(values, what: str):
+    import math
+
+    for v in (values if isinstance(values, (list, tuple)) else [values]):
+        if not math.isfinite(v):
+            raise PkmError(f"{what} must be finite, got {v!r}")
+    return values
+
+
+def trajectory_dict(robot, args: argparse.Namespace) -> dict:
+    """The trajectory dict (as :func:`pkm.trajectory.from_spec` takes it) for the CLI options.
+
+    Starts from the robot file's default trajectory when ``--trajectory`` is not given or names
+    the same type, and overrides the values given as options; otherwise builds the trajectory
+    from the options and the defaults documented in ``pkm inverse-dynamics --help``.
+    """
+    import numpy as np
+
+    spec = robot.spec.trajectory
+    kind = args.trajectory or (spec["type"] if spec else None)
+    if kind is None:
+        raise PkmError(f"{robot.spec.source}: the robot file has no [trajectory] table; choose one with --trajectory")
+    given = {d: getattr(args, d) for d in _ALL_TRAJ_OPTIONS if getattr(args, d) is not None}
+    for dest, value in given.items():
+        if dest != "file":
+            _finite(value, _opt(dest))
+        if dest not in _TRAJ_OPTIONS[kind]:
+            takes = " ".join(_opt(d) for d in _TRAJ_OPTIONS[kind])
+            raise PkmError(f"{_opt(dest)} does not apply to a {kind} trajectory (it takes {takes})")
+    if "travel" in given and len(given["travel"]) not in (1, 3):
+        raise PkmError(f"--travel takes 1 value (along world x) or 3 (a horizontal world vector), "
+                       f"got {len(given['travel'])}")
+
+    # the default trajectory's centre: where the motion is centred or starts
+    if spec and spec["type"] in ("sine", "line", "pick-place"):
+        centre = np.asarray(spec["center" if spec["type"] == "sine" else "start"], dtype=float)
+    else:
+        centre = np.asarray(robot.r0, dtype=float)   # the platform's reference position (x_ref)
+
+    own = spec is not None and spec["type"] == kind
+    traj = dict(spec) if own else {"type": kind}
+    for dest, value in given.items():
+        if dest == "travel":
+            value = value[0] if len(value) == 1 else np.asarray(value, dtype=float)
+        elif isinstance(value, list):
+            value = np.asarray(value, dtype=float)
+        traj[_TRAJ_OPTIONS[kind][dest]] = value
+    if own:
+        return traj
+
+    def need(key):
+        if key not in traj:
+            raise PkmError(f"a {kind} trajectory needs {_opt(key)} (the robot file's default trajectory is "
+                           f"{spec['type'] if spec else 'not given'})")
+
+    if kind == "sine":
+        traj.setdefault("center", centre)
+        need("amplitude")
+        if "period" not in traj and "duration" not in traj:
+            raise PkmError("a sine trajectory needs --period or --duration (each defaults to the other)")
+        traj.setdefault("period", traj.get("duration"))
+        traj.setdefault("duration", traj["period"])
+    elif kind == "line":
+        traj.setdefault("start", centre)
+        need("end")
+        traj.setdefault("duration", 1.0)
+    elif kind == "pick-place":
+        traj.setdefault("start", centre)
+        for key, value in PICK_PLACE_DEFAULTS.items():
+            traj.setdefault(key, value)
+    else:
+        need("path")
+        return traj
+    span = traj["cycle_time" if kind == "pick-place" else "duration"]
+    traj.setdefault("dt", span / DEFAULT_INTERVALS)
+    return traj
+
+
+def _check_output(path: str, what: str, suffixes=None) -> None:
+    from pathlib import Path
+
+    p = Path(path)
+    if p.is_dir():
+        raise PkmError(f"{what} {path}: is a directory")
+    if not p.resolve().parent.is_dir():
+        raise PkmError(f"{what} {path}: directory {p.parent} does not exist")
+    if suffixes is not None and p.suffix.lower().lstrip(".") not in suffixes:
+        raise PkmError(f"{what} {path}: unsupported image format {p.suffix or '(none)'!r} "
+                       f"(use one of {', '.join('.' + s for s in sorted(suffixes))})")
+
+
+def add_trajectory_options(p: argparse.ArgumentParser) -> None:
+    """The --trajectory type and its options (shared by inverse-dynamics and simulate)."""
+    p.add_argument("--trajectory", choices=tuple(_TRAJ_OPTIONS),
+                   help="trajectory type (default: the robot file's)")
+    g = p.add_argument_group("trajectory options (SI units; vectors in world coordinates X Y Z)")
+    g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="sine: centre point [m]")
+    g.add_argument("--amplitude", nargs=3, type=float, metavar=("AX", "AY", "AZ"), help="sine: amplitude [m]")
+    g.add_argument("--period", type=float, metavar="T", help="sine: period [s]")
+    g.add_argument("--duration", type=float, metavar="D", help="sine, line: duration [s]")
+    g.add_argument("--dt", type=float, metavar="DT", help="sample interval [s]; the duration must be a multiple")
+    g.add_argument("--start", nargs=3, type=float, metavar=("X", "Y", "Z"), help="line, pick-place: start point [m]")
+    g.add_argument("--end", nargs=3, type=float, metavar=("X", "Y", "Z"), help="line: end point [m]")
+    g.add_argument("--lift", type=float, metavar="L", help="pick-place: lift height along +z [m] (default 0.025)")
+    g.add_argument("--travel", nargs="+", type=float, metavar="T",
+                   help="pick-place: travel [m], a distance along x or a horizontal vector TX TY 0 (default 0.305)")
+    g.add_argument("--cycle-time", type=float, metavar="T", help="pick-place: cycle time [s] (default 0.5)")
+    g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd)")

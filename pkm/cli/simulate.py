@@ -1,0 +1,169 @@
+"""``pkm simulate ROBOT --torques zero|hold|FILE.csv|computed-torque``: forward dynamics in time
+(:meth:`pkm.robot.Robot.simulate`), with a CSV, a plot and a health summary."""
+from __future__ import annotations
+
+import argparse
+import math
+
+from pkm.errors import PkmError
+
+TORQUES = ("zero", "hold", "computed-torque")
+#: Default proportional gain of the computed-torque controller: (2π · 10 Hz)².
+KP = (2 * math.pi * 10) ** 2
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    from pkm.cli.options import add_trajectory_options
+
+    p = sub.add_parser(
+        "simulate", help="forward dynamics: the motion under given actuator torques (CSV, plot, energy)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Simulate the robot under actuator torques, in task coordinates (paper 8.1.1).",
+        epilog="""\
+--torques zero      no actuator torque: the robot falls from rest at --x0 (default: home)
+--torques hold      the constant torques that hold --x0 at rest (gravity compensation)
+--torques FILE.csv  a torque table with a column t and tau_<actuator> per actuator (the CSV of
+                    pkm inverse-dynamics --out), interpolated by cubic splines; --x0 defaults
+                    to the table's first task coordinates, --xd0 to rest
+--torques computed-torque
+                    computed-torque control with PD feedback (--kp, default (2π·10 Hz)²) along
+                    the trajectory of the options below (default: the robot file's), from its
+                    first sample
+
+The task form stops with a one-line error naming the time where J_IK degenerates (a limb's
+singularity, e.g. the Delta's arms stretched); --form actuator passes through those.
+The --out CSV holds t, task coordinates, their rates (suffix d), actuator angles q_<actuator>,
+torques tau_<actuator>, the energy E = T + V, the actuator work W, E − E(0) − W and the
+largest loop-closure residual; the plot shows actuator angles, platform position and the
+energy error against time.
+
+example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --plot fall.png""")
+    p.add_argument("robot", help="path to a robot file (TOML)")
+    p.add_argument("--torques", required=True, metavar="zero|hold|FILE.csv|computed-torque",
+                   help="the actuator torques (see below)")
+    p.add_argument("--x0", nargs="+", type=float, metavar="X", help="initial task coordinates [m, rad]")
+    p.add_argument("--xd0", nargs="+", type=float, metavar="XD", help="initial task velocity (default 0)")
+    p.add_argument("--form", default="task", choices=("task", "actuator"),
+                   help="state: task coordinates (default; fast) or actuator coordinates (passes through "
+                        "the limbs' singularities)")
+    p.add_argument("--method", default="DOP853", choices=("DOP853", "RK45", "Radau", "RK4"),
+                   help="integrator (default DOP853; RK4 with a fixed --step)")
+    p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance of the adaptive methods (1e-9)")
+    p.add_argument("--step", type=float, metavar="H", help="RK4's fixed step [s]; the output interval otherwise")
+    p.add_argument("--kp", type=float, default=KP, help="computed-torque: proportional gain [1/s²]")
+    add_trajectory_options(p)
+    p.add_argument("--out", metavar="CSV", help="write the simulated motion to CSV")
+    p.add_argument("--plot", metavar="PNG", help="save a plot of the motion and the energy error")
+    p.set_defaults(func=_cmd_simulate)
+    return p
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    import time
+
+    import numpy as np
+
+    from pkm.cli.options import _check_output, _finite, trajectory_dict
+    from pkm.cli.output import outputs
+    from pkm.robot import load
+
+    if args.out is not None:
+        _check_output(args.out, "--out")
+    if args.plot is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
+    for name in ("x0", "xd0"):
+        if getattr(args, name) is not None:
+            _finite(getattr(args, name), f"--{name}")
+    for name in ("rtol", "step", "kp", "duration"):
+        value = getattr(args, name)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise PkmError(f"--{name.replace('_', '-')} must be a positive number, got {value}")
+    robot = load(args.robot)
+    robot.spec.check_actuation()
+    d = robot.task_dof
+    x0 = None if args.x0 is None else np.array(args.x0)
+    xd0 = None if args.xd0 is None else np.array(args.xd0)
+    for name, v in (("--x0", x0), ("--xd0", xd0)):
+        if v is not None and v.shape != (d,):
+            raise PkmError(f"{name} needs {d} task coordinates ({', '.join(robot.task.coordinate_names())})")
+    kind = args.torques
+    if kind == "computed-torque":
+        from pkm.control import ComputedTorque
+        from pkm.trajectory import from_spec
+
+        try:
+            traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
+        except ValueError as exc:
+            raise PkmError(str(exc).replace("\n", " ")) from None
+        u = ComputedTorque(load(args.robot), traj, args.kp)
+        span = (float(traj.t[0]), float(traj.t[-1]))
+        x0 = traj.x[0] if x0 is None else x0
+        xd0 = traj.xd[0] if xd0 is None else xd0
+        what = f"computed-torque control along the {traj.t[-1] - traj.t[0]:.6g} s trajectory (kp = {args.kp:.4g})"
+    elif kind in ("zero", "hold"):
+        u = kind
+        span = (0.0, 1.0 if args.duration is None else args.duration)
+        what = "zero torque" if kind == "zero" else "the torques that hold the initial state"
+    else:
+        from pkm.sim.inputs import read_table
+
+        u = read_table(kind, robot.actuator_names)
+        span = (float(u.t[0]), float(u.t[-1]) if args.duration is None else float(u.t[0]) + args.duration)
+        if x0 is None:
+            x0 = _table_start(kind, robot)
+        what = f"the torque table {kind}"
+    options = dict(method=args.method, form=args.form)
+    if args.method == "RK4":
+        if args.step is None:
+            raise PkmError("--method RK4 needs --step H (the fixed time step)")
+        options["dt"] = args.step
+    else:
+        options.update(rtol=args.rtol, atol=args.rtol * 1e-3, dt=args.step)
+    t0 = time.perf_counter()
+    sim = robot.simulate(u, span, x0, xd0, **options)
+    elapsed = time.perf_counter() - t0
+    written = []
+    with outputs(args.out, args.plot) as out:
+        if args.out is not None:
+            _write_csv(out[args.out], robot, sim)
+            written.append(f"the CSV to {args.out}")
+        if args.plot is not None:
+            from pkm.plotting import plot_simulation
+
+            plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
+                            title=f"{robot.name}: {kind}")
+            written.append(f"the plot to {args.plot}")
+    files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."
+    xs = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sim.x[-1]))
+    print(f"{robot.name}: simulated {span[1] - span[0]:.6g} s under {what} in {elapsed:.1f} s; final {xs}. "
+          f"{sim.health()}. {files}")
+    return 0
+
+
+def _table_start(path, robot):
+    """The task coordinates of a torque CSV's first row, if it has them."""
+    import numpy as np
+
+    with open(path) as fh:
+        header = [h.strip() for h in fh.readline().split(",")]
+        row = fh.readline().split(",")
+    names = robot.task.coordinate_names()
+    if all(n in header for n in names):
+        return np.array([float(row[header.index(n)]) for n in names])
+    return None
+
+
+def _write_csv(path, robot, sim):
+    import numpy as np
+
+    names = list(robot.task.coordinate_names())
+    cols = (["t"] + names + [f"{n}d" for n in names] + [f"q_{a}" for a in sim.actuator_names]
+            + [f"tau_{a}" for a in sim.actuator_names] + ["energy", "work", "energy_error", "closure"])
+    data = np.column_stack([sim.t, sim.x, sim.xd, sim.q_act, sim.tau, sim.energy, sim.work, sim.energy_error,
+                            sim.closure.max(axis=1)])
+    with open(path, "w") as fh:
+        fh.write(",".join(cols) + "\n")
+        for row in data:
+            fh.write(",".join(repr(float(v)) for v in row) + "\n")
