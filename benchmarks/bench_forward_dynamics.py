@@ -57,7 +57,7 @@ def main(argv=None):
         act = best(lambda: model.state(q, qd, robot.spec.gravity), args.repeats, 10)
         step = best(lambda: robot.simulate(u, (0.0, 0.01), x, xd, method="RK4", dt=0.01, start=start, threads=1),
                     args.repeats, 3)
-        print(f"{robot.name:<40}{one * 1e6:>15.1f} µs{batch * 1e6:>13.2f} µs{act * 1e6:>11.0f} µs"
+        print(f"{robot.name[:38]:<40}{one * 1e6:>15.1f} µs{batch * 1e6:>13.2f} µs{act * 1e6:>11.0f} µs"
               f"{step * 1e3:>7.2f} ms")
 
 
