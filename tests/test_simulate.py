@@ -253,6 +253,9 @@ def test_cli_computed_torque_and_bad_input(tmp_path):
     for args, phrase in ((("--torques", "nothing.csv"), "nothing.csv"), (("--torques", "zero", "--method", "RK4"),
                                                                        "--step"),
                          (("--torques", "zero", "--x0", 0.1), "--x0 needs 2"),
-                         (("--torques", "zero", "--duration", -1), "--duration")):
+                         (("--torques", "zero", "--duration", -1), "--duration"),
+                         (("--torques", "hold", "--method", "RK4", "--step", 1e-12), "steps"),
+                         (("--torques", "hold", "--step", 1e-12), "outputs"),
+                         (("--torques", "hold", "--x0", "nan", 0), "--x0")):
         proc = _pkm("simulate", robot, *args, cwd=tmp_path)
         assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and phrase in proc.stderr, proc.stderr

@@ -122,7 +122,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:
         options.update(rtol=args.rtol, atol=args.rtol * 1e-3, dt=args.step)
     t0 = time.perf_counter()
-    sim = robot.simulate(u, span, x0, xd0, **options)
+    try:
+        sim = robot.simulate(u, span, x0, xd0, **options)
+    except ValueError as exc:
+        if isinstance(exc, PkmError):
+            raise
+        raise PkmError(str(exc)) from None
     elapsed = time.perf_counter() - t0
     written = []
     with outputs(args.out, args.plot) as out:

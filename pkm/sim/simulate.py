@@ -37,6 +37,10 @@ METHODS = ("RK45", "DOP853", "Radau", "RK4")
 MAX_CONDITION = 1e4
 #: Smallest step of the adaptive methods, relative to the span: below it the run stops.
 MIN_STEP = 1e-6
+#: Most output times, and most fixed RK4 steps, of one run (each output costs a few hundred µs of
+#: energy bookkeeping, each RK4 step four right-hand sides).
+MAX_OUTPUTS = 1_000_000
+MAX_STEPS = 10_000_000
 FORMS = ("task", "actuator")
 
 
@@ -179,17 +183,22 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     if method == "RK4":
         if dt is None or not dt > 0:
             raise ValueError("method 'RK4' needs a time step dt > 0")
+        if not (t1 - t0) / dt <= MAX_STEPS:
+            raise ValueError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
         T, Y = _rk4(rhs, t0, t1, y0, float(dt))
         if t_eval is not None:
             raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
     else:
         if t_eval is None:
             step = (t1 - t0) / 200 if dt is None else float(dt)
+            if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
+                raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
+                                 f"{MAX_OUTPUTS} outputs")
             n = max(1, int(round((t1 - t0) / step)))
             t_eval = np.linspace(t0, t1, n + 1)
         T = np.asarray(t_eval, dtype=float)
-        if T.ndim != 1 or T.size == 0 or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
-            raise ValueError("t_eval must be increasing times within t_span")
+        if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
+            raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
         Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
     if form == "actuator":
         return _actuator_result(robot, rhs, T, Y, method)
