@@ -16,7 +16,8 @@ from pathlib import Path
 import numpy as np
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
-                                               check_branch_policy, limb_rates, solve_limb)
+                                               check_branch_policy, check_solver, fmt_x, limb_rates,
+                                               solve_limb)
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.lie import dexp_so3, exp_so3
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
@@ -204,7 +205,7 @@ class Robot:
             if arr is not None and arr.shape != X.shape:
                 raise ValueError(f"{name} must have the shape of x {X.shape}, got {arr.shape}")
 
-        self._check_solver(tol, max_iter, singularity_threshold)
+        check_solver(tol, max_iter, singularity_threshold)
         check_branch_policy(on_branch_change)
         joints = {l.name: np.empty((N, l.n)) for l in self.limbs}
         joints_d = {l.name: np.empty((N, l.n)) for l in self.limbs} if XD is not None else {}
@@ -340,16 +341,10 @@ class Robot:
         task-space line to sample ``s`` in ``BRANCH_STEPS`` steps; None if a step does not converge."""
         K = BRANCH_STEPS
         poses = [self.platform_pose(X[s - 1] + k / K * (X[s] - X[s - 1])) for k in range(1, K + 1)]
-        out = []
-        for limb, theta in zip(self.limbs, starts):
-            try:
-                for i, Cd in enumerate(poses):  # the singularity check at the target only
-                    sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == K - 1 else np.inf)
-                    theta = sol.theta
-            except IKError:
-                return None
-            out.append(sol)
-        return out
+        try:
+            return [_along(limb, poses, theta, tol, max_iter, threshold) for limb, theta in zip(self.limbs, starts)]
+        except IKError:
+            return None
 
     def _jik(self, sols) -> np.ndarray:
         """J_IK (n_act, δ_p) from the limbs' solutions (eq. 91, 97–98): the actuated rows of F = L_p⁺ P_p."""
@@ -360,14 +355,6 @@ class Robot:
             J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
         return J
 
-    @staticmethod
-    def _check_solver(tol, max_iter, threshold):
-        if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-            raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-        for name, value in (("tol", tol), ("singularity_threshold", threshold)):
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-                    or not value > 0:
-                raise ValueError(f"{name} must be a positive number, got {value!r}")
 
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):
@@ -450,13 +437,8 @@ class Robot:
             if not reference:
                 raise
             # continuation from the reference configuration along a straight line in task space
-            theta = np.zeros(limb.n)
-            path = self.continuation_poses(x)
             try:
-                for i, Cd_i in enumerate(path):  # the singularity check at the target only
-                    sol = solve_limb(limb, Cd_i, theta, tol, max_iter, threshold if i == len(path) - 1 else np.inf)
-                    theta = sol.theta
-                return sol
+                return _along(limb, self.continuation_poses(x), np.zeros(limb.n), tol, max_iter, threshold)
             except SingularityError:
                 raise
             except IKError:
@@ -477,13 +459,18 @@ def _real(value, name: str) -> np.ndarray:
     return a.astype(float, copy=False)
 
 
-def _fmt(x) -> str:
-    return np.array2string(np.asarray(x), precision=6)
+def _along(limb, poses, theta, tol, max_iter, threshold):
+    """The limb's IK continued from ``theta`` through ``poses`` (each solve starts from the one
+    before); the singularity check at the last pose only. Raises IKError where a step fails."""
+    for i, Cd in enumerate(poses):
+        sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == len(poses) - 1 else np.inf)
+        theta = sol.theta
+    return sol
 
 
 def _at_sample(exc, s, x):
     """``exc`` (an IKError or SingularityError of one sample) naming sample ``s`` of a trajectory."""
-    msg = f"{exc} at sample {s} (x = {_fmt(x)})"
+    msg = f"{exc} at sample {s} (x = {fmt_x(x)})"
     if isinstance(exc, SingularityError):
         return SingularityError(msg, condition=exc.condition, threshold=exc.threshold, sample=s)
     return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)

@@ -41,3 +41,12 @@ class NumbaOnly:
 
     def __getattr__(self, name):
         return numba_only(getattr(self._module, name))
+
+
+def run_pkm(*args, cwd):
+    """``python -m pkm ARGS…`` in ``cwd`` (a fresh interpreter, as a user runs it); the CompletedProcess."""
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "pkm", *map(str, args)], cwd=cwd, capture_output=True, text=True,
+                          timeout=600)

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pkm
-from conftest import ROBOTS
+from conftest import ROBOTS, run_pkm
 from pkm.kernels import batch
 from pkm.trajectory import from_spec, line, sine
 
@@ -261,14 +261,6 @@ def test_no_samples_and_complex_input_are_value_errors():
 
 
 # ------------------------------------------------------------------ the command line
-def _pkm(*args, cwd):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "pkm", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
-
-
 def _write_trajectory(path, X):
     n = len(X)
     from pkm.trajectory import Trajectory
@@ -281,12 +273,12 @@ def test_cli_names_the_global_sample_and_prints_a_jump_in_one_line(tmp_path):
     X = tr.x.copy()
     X[633] = [3.0, 0.0, -1.0]  # unreachable
     _write_trajectory(tmp_path / "bad.csv", X)
-    proc = _pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "bad.csv",
+    proc = run_pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "bad.csv",
                 cwd=tmp_path)
     assert proc.returncode == 2 and "sample 633 " in proc.stderr and "Traceback" not in proc.stderr
     X = np.vstack([np.tile(JUMP[0], (50, 1)), np.tile(JUMP[1], (50, 1))])
     _write_trajectory(tmp_path / "jump.csv", X)
-    proc = _pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "jump.csv",
+    proc = run_pkm("inverse-dynamics", ROBOTS / FILES["delta"], "--trajectory", "file", "--file", tmp_path / "jump.csv",
                 "--out", tmp_path / "out.csv", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     warned = [line for line in proc.stderr.splitlines() if line.startswith("pkm: warning:")]
@@ -294,7 +286,7 @@ def test_cli_names_the_global_sample_and_prints_a_jump_in_one_line(tmp_path):
 
 
 def test_info_prints_the_reference_branch(tmp_path):
-    proc = _pkm("info", ROBOTS / FILES["delta"], cwd=tmp_path)
+    proc = run_pkm("info", ROBOTS / FILES["delta"], cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "branch (assembly mode): the reference configuration's" in proc.stdout
     assert "det J_IK = -20.32" in proc.stdout

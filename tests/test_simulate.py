@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pkm
-from conftest import ROBOTS
+from conftest import ROBOTS, run_pkm
 from pkm.control import ComputedTorque
 from pkm.sim.inputs import Table, read_table
 from pkm.trajectory import from_spec
@@ -196,14 +196,6 @@ def test_hold_keeps_the_robot_at_rest():
 
 
 # ------------------------------------------------------------------ pkm simulate
-def _pkm(*args, cwd):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "pkm", *map(str, args)], cwd=cwd, capture_output=True, text=True,
-                          timeout=600)
-
-
 def _csv(path):
     lines = path.read_text().splitlines()
     return lines[0].split(","), np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
@@ -212,17 +204,17 @@ def _csv(path):
 def test_cli_free_fall_and_its_singularity(tmp_path):
     robot = ROBOTS / FILES["delta"]
     out, plot = tmp_path / "fall.csv", tmp_path / "fall.png"
-    proc = _pkm("simulate", robot, "--torques", "zero", "--duration", 0.2, "--out", out, "--plot", plot, cwd=tmp_path)
+    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.2, "--out", out, "--plot", plot, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "energy error" in proc.stdout and "loop closure" in proc.stdout and plot.stat().st_size > 10_000
     header, data = _csv(out)
     assert header[:7] == ["t", "x", "y", "z", "xd", "yd", "zd"] and header[-4:] == ["energy", "work", "energy_error",
                                                                                    "closure"]
     assert data.shape == (201, len(header)) and np.abs(data[:, -2]).max() <= 1e-8 * np.abs(data[:, -4]).max()
-    proc = _pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--out", out, cwd=tmp_path)
+    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--out", out, cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "at t = 0.25" in proc.stderr and "Traceback" not in proc.stderr
-    proc = _pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--form", "actuator", "--out", out,
+    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--form", "actuator", "--out", out,
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert _csv(out)[1].shape[0] == 201
@@ -234,10 +226,10 @@ def test_cli_replays_the_torques_of_inverse_dynamics(tmp_path):
     loop amplifies errors ~30x per second: 2e-7 m after 3 s, 3 mm after 6 s)."""
     robot = ROBOTS / FILES["delta"]
     tau = tmp_path / "tau.csv"
-    assert _pkm("inverse-dynamics", robot, "--out", tau, cwd=tmp_path).returncode == 0
+    assert run_pkm("inverse-dynamics", robot, "--out", tau, cwd=tmp_path).returncode == 0
     tr = from_spec(DELTA.spec.trajectory, DELTA.task.coordinate_names())
     out = tmp_path / "sim.csv"
-    proc = _pkm("simulate", robot, "--torques", tau, "--xd0", *tr.xd[0], "--rtol", 1e-11, "--step", 0.1,
+    proc = run_pkm("simulate", robot, "--torques", tau, "--xd0", *tr.xd[0], "--rtol", 1e-11, "--step", 0.1,
                 "--duration", 2, "--out", out, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     _, data = _csv(out)
@@ -246,7 +238,7 @@ def test_cli_replays_the_torques_of_inverse_dynamics(tmp_path):
 
 def test_cli_computed_torque_and_bad_input(tmp_path):
     robot = ROBOTS / FILES["irsbot2"]
-    proc = _pkm("simulate", robot, "--torques", "computed-torque", "--trajectory", "pick-place", "--cycle-time", 0.5,
+    proc = run_pkm("simulate", robot, "--torques", "computed-torque", "--trajectory", "pick-place", "--cycle-time", 0.5,
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "computed-torque control along the 0.5 s trajectory" in proc.stdout
@@ -257,5 +249,5 @@ def test_cli_computed_torque_and_bad_input(tmp_path):
                          (("--torques", "hold", "--method", "RK4", "--step", 1e-12), "steps"),
                          (("--torques", "hold", "--step", 1e-12), "outputs"),
                          (("--torques", "hold", "--x0", "nan", 0), "--x0")):
-        proc = _pkm("simulate", robot, *args, cwd=tmp_path)
+        proc = run_pkm("simulate", robot, *args, cwd=tmp_path)
         assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and phrase in proc.stderr, proc.stderr

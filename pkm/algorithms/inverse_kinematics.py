@@ -73,7 +73,7 @@ def branch_event(kind: str, name: str, s: int, x_prev, x, policy: str = "warn", 
     sample ``s`` cannot be reached from sample ``s − 1``'s solution without crossing a singularity
     or leaving the workspace, so its solution is on another branch (a warning, or
     :class:`pkm.BranchError` with ``policy="raise"``)."""
-    where = f"sample {s} (x = {_fmt(x)}; sample {s - 1}: x = {_fmt(x_prev)})"
+    where = f"sample {s} (x = {fmt_x(x)}; sample {s - 1}: x = {fmt_x(x_prev)})"
     if kind == "continued":
         warnings.warn(BranchWarning(f"{name}: the trajectory jumps at {where}: the inverse kinematics continued "
                                     f"sample {s - 1}'s branch along a straight line"), stacklevel=stacklevel)
@@ -85,8 +85,19 @@ def branch_event(kind: str, name: str, s: int, x_prev, x, policy: str = "warn", 
     warnings.warn(BranchWarning(msg + " (on_branch_change='raise' makes this an error)"), stacklevel=stacklevel)
 
 
-def _fmt(x) -> str:
+def fmt_x(x) -> str:
+    """A task point as error messages write it."""
     return np.array2string(np.asarray(x), precision=6)
+
+
+def check_solver(tol, max_iter, threshold) -> None:
+    """ValueError unless ``max_iter`` is an integer ≥ 1 and ``tol`` and ``threshold`` (the
+    singularity threshold) are positive numbers."""
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
+        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    for name, value in (("tol", tol), ("singularity_threshold", threshold)):
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
 
 
 @dataclass
@@ -112,7 +123,7 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     """
     tree, p = limb.tree, limb.platform
     theta = limb.close_loops(theta0)
-    err = np.inf
+    err, converged = np.inf, False
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
         dX = log_se3(np.linalg.solve(C[p], Cd))
@@ -120,13 +131,13 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
         if err <= tol or it == max_iter or not np.isfinite(err):
             break
         if it >= 2 and err > STALL * prev and err <= tol * max(1.0, float(np.max(np.abs(theta)))):
-            tol = err  # Newton stalled at the rounding floor, which grows with |θ|: converged
+            converged = True  # Newton stalled at the rounding floor, which grows with |θ|
             break
         J = body_jacobians(tree, theta)
         H = limb._H(C, J, np.inf)
         dq = np.linalg.lstsq(J[p] @ H, dX, rcond=None)[0]
         theta = limb.close_loops(theta + H @ _limit(dq))
-    if not err <= tol:
+    if not (converged or err <= tol):
         raise IKError(f"limb {limb.name!r}: no inverse-kinematics solution: platform pose residual {err:.3e} "
                       f"after {it} Newton iterations (target unreachable?)", limb=limb.name, residual=err, iterations=it)
     J = body_jacobians(tree, theta)

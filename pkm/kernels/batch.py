@@ -18,7 +18,7 @@ import numpy as np
 from numba import get_num_threads
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
-                                               branch_event, check_branch_policy)
+                                               branch_event, check_branch_policy, check_solver, fmt_x)
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
@@ -70,8 +70,13 @@ def continuation_starts(robot, Xb):
     K, dp = CONTINUATION_STEPS, Xb.shape[1]
     frac = np.arange(1, K) / K
     Xs = (robot.x_ref + frac[None, :, None] * (Xb[:, None, :] - robot.x_ref)).reshape(-1, dp)
-    Z = np.zeros_like(Xs)
-    return platform_states(robot, Xs, Z, Z)[0].reshape(len(Xb), K - 1, 4, 4)
+    return _poses(robot, Xs).reshape(len(Xb), K - 1, 4, 4)
+
+
+def _poses(robot, X):
+    """Platform poses (N, 4, 4) at task coordinates X (N, δ_p), vectorised (:func:`platform_states`)."""
+    Z = np.zeros_like(X)
+    return platform_states(robot, X, Z, Z)[0]
 
 
 def blocks(*shapes):
@@ -121,11 +126,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
-    for name, value in (("tol", tol), ("singularity_threshold", singularity_threshold)):
-        if not (isinstance(value, (int, float, np.floating, np.integer)) and value > 0 and not np.isnan(value)):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    check_solver(tol, max_iter, singularity_threshold)
     km = robot._packed()
     N = X.shape[0]
     if N == 0:
@@ -177,7 +178,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
             statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
     for c in range(nseg):  # each segment continues the branch of the one before
         b = bounds[c]
-        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b or run.suspect(b)) and not run.same_as_warm(b):
+        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b or run.suspects(b, b + 1)[0]) \
+                and not run.same_as_warm(b):
             statuses[c] = run.range(b, bounds[c + 1], 0, run.theta_at(b - 1))
         if statuses[c][0] != OK:  # raises, or continues the branch past a jump to the end
             run.raise_failure(statuses[c])
@@ -200,7 +202,11 @@ class _Run:
         self.cold = np.zeros(X.shape[0], bool)  # samples already solved from the reference after a jump
 
     def theta_at(self, s):
-        return [self.out.theta[s, k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
+        return self.per_limb(self.out.theta[s])
+
+    def per_limb(self, theta):
+        """Each limb's tree variables from an (L, n_max) array (the kernel's padding dropped)."""
+        return [theta[k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
 
     def range(self, a, e, c, start=None, Cs=None, smp=None, out=None, args=None):
         """Samples ``a … e − 1`` on chunk ``c``'s scratch: from ``start`` (each limb's tree variables)
@@ -215,10 +221,13 @@ class _Run:
                   self._no_cs if Cs is None else Cs, self.general, *(args or self.args), status)
         return status
 
-    def suspect(self, s):
-        """Whether sample ``s``'s solution may not continue sample ``s − 1``'s branch."""
+    def suspects(self, a, e):
+        """Which of the samples ``a … e − 1`` (a ≥ 1) may not continue their predecessor's branch: a joint
+        step above ``BRANCH_STEP`` or a J_IK row turned by more than 90° (the rule of
+        :func:`pkm.algorithms.inverse_kinematics.branch_suspect`, vectorised)."""
         th, J = self.out.theta, self.out.JIK
-        return bool(np.abs(th[s] - th[s - 1]).max() > BRANCH_STEP or (np.einsum("ad,ad->a", J[s], J[s - 1]) <= 0).any())
+        step = np.abs(th[a:e] - th[a - 1:e - 1]).max(axis=(1, 2)) > BRANCH_STEP
+        return step | (np.einsum("sad,sad->sa", J[a:e], J[a - 1:e - 1]) <= 0.0).any(axis=1)
 
     def same_as_warm(self, b):
         """Whether sample ``b``'s solution (a chunk's cold start) is the one found from sample ``b − 1``."""
@@ -229,41 +238,30 @@ class _Run:
 
     def follow_branch(self, s0):
         """From sample ``s0`` on, find the samples whose solution may not continue its predecessor's
-        branch (:func:`pkm.algorithms.inverse_kinematics.branch_suspect`) and check each by
-        continuation from the predecessor; where the continued solution differs (a jump), solve
-        again from it; where there is none, the branch changes (:func:`branch_event` for both)."""
-        s = s0
-        while True:
-            s = self._next_suspect(s)
-            if s is None:
-                return
+        branch (:meth:`suspects`) and check each by continuation from the predecessor; where the
+        continued solution differs (a jump), solve again from it; where there is none, the branch
+        changes (:func:`branch_event` for both). The scan is redone only after a re-run."""
+        N = self.X.shape[0]
+        hits = list(s0 + np.flatnonzero(self.suspects(s0, N))) if s0 < N else []
+        while hits:
+            s = int(hits.pop(0))
             if self.cold[s]:  # solved from the reference after a failure: already reported
-                s += 1
                 continue
             cont, _ = self.continue_to(s)
             if cont is None:
                 branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
             elif not _close(cont, self.out.theta[s]):
                 branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
-                status = self.range(s, self.X.shape[0], 0, [cont[k, :l.n] for k, l in enumerate(self.robot.limbs)])
+                status = self.range(s, N, 0, self.per_limb(cont))
                 self.raise_failure(status if status[0] != OK else None)
-            s += 1
-
-    def _next_suspect(self, s):
-        th, J = self.out.theta, self.out.JIK
-        if s >= th.shape[0]:
-            return None
-        step = np.abs(th[s:] - th[s - 1:-1]).max(axis=(1, 2)) > BRANCH_STEP
-        turn = (np.einsum("sad,sad->sa", J[s:], J[s - 1:-1]) <= 0.0).any(axis=1)
-        hits = np.flatnonzero(step | turn)
-        return s + int(hits[0]) if hits.size else None
+                hits = list(s + 1 + np.flatnonzero(self.suspects(s + 1, N))) if s + 1 < N else []
 
     def continue_to(self, s):
         """Tree variables (L, n_max) at sample ``s``, continued from sample ``s − 1``'s along a straight
         line in task space, and the kernel's status (the solution is None where it failed)."""
         robot, K = self.robot, BRANCH_STEPS
         xs = self.X[s - 1] + np.arange(1, K + 1)[:, None] / K * (self.X[s] - self.X[s - 1])
-        Cd = np.ascontiguousarray([robot.platform_pose(x) for x in xs])
+        Cd = _poses(robot, xs)
         z6 = np.zeros((K, 6))
         smp = Samples(Cd, z6, z6.copy(), z6.copy(), np.zeros(K), self.smp.g0)
         out = Results(*(np.zeros((K,) + a.shape[1:]) for a in self.out))
@@ -283,17 +281,16 @@ class _Run:
         code, s, value = int(status[0]), int(status[1]), status[3]
         tol, max_iter, thresh = self.args
         limb = self._limb(status)
-        where = f"sample {s} (x = {_fmt(self.X[s])})"
+        where = f"sample {s} (x = {fmt_x(self.X[s])})"
         if code in (IK_FAILED, LOOP_FAILED):
             cont = self.continue_to(s)[0] if s > 0 else None  # a jump? continue along a straight line
             if cont is not None:
                 branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
-                status = self.range(s, self.X.shape[0], 0, [cont[k, :l.n] for k, l in enumerate(self.robot.limbs)])
+                status = self.range(s, self.X.shape[0], 0, self.per_limb(cont))
                 return self.raise_failure(status if status[0] != OK else None)
             if s > 0 and not self.cold[s]:  # as the reference IK does: from the reference configuration
                 self.cold[s] = True
-                Cs = np.ascontiguousarray(self.robot.continuation_poses(self.X[s])[:-1])
-                status = self.range(s, self.X.shape[0], 0, None, Cs)
+                status = self.range(s, self.X.shape[0], 0, None, continuation_starts(self.robot, self.X[s:s + 1])[0])
                 if status[0] != OK and int(status[1]) == s:
                     return self.raise_failure(status)
                 branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
@@ -316,13 +313,9 @@ class _Run:
             s = int(np.flatnonzero(~ok)[0])
             what = "actuator torque" if not tau_ok[s] else "joint rates"
             when = f" (t = {t[s]:.6g} s)" if t is not None else ""
-            raise PkmError(f"{self.robot.name}: non-finite {what} at sample {s}{when} at x = {_fmt(self.X[s])}: "
+            raise PkmError(f"{self.robot.name}: non-finite {what} at sample {s}{when} at x = {fmt_x(self.X[s])}: "
                            "velocities, accelerations, gravity or masses too large for float64")
 
 
 def _close(a, b):
     return bool(np.max(np.abs(a - b)) <= SAME_SOLUTION)
-
-
-def _fmt(x):
-    return np.array2string(np.asarray(x), precision=6)

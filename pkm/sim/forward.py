@@ -26,15 +26,18 @@ from pkm.kernels.batch import inverse_dynamics_batch
 @dataclass
 class ForwardDynamics:
     """Task accelerations ``xdd`` (N, δ_p) under actuator forces ``u`` (N, n_act), with the
-    actuator rates and accelerations ``qd_act``, ``qdd_act`` (N, n_act), ``J_IK`` (N, n_act, δ_p),
-    each limb's tree variables ``theta`` (N, L, n_max), and ``bias`` = ``u_0`` (N, n_act), the
-    actuator forces that hold the state with zero acceleration."""
+    actuator coordinates, rates and accelerations ``q_act``, ``qd_act``, ``qdd_act`` (N, n_act),
+    ``J_IK`` (N, n_act, δ_p), each limb's tree variables and their rates ``theta``, ``thetad``
+    (N, L, n_max; the kernel's padding beyond ``n_l`` is zero), and ``bias`` = ``u_0`` (N, n_act),
+    the actuator forces that hold the state with zero acceleration."""
 
     xdd: np.ndarray
+    q_act: np.ndarray
     qd_act: np.ndarray
     qdd_act: np.ndarray
     J_IK: np.ndarray
     theta: np.ndarray
+    thetad: np.ndarray
     bias: np.ndarray
 
 
@@ -72,4 +75,6 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     # q̈_act = J_IK ẍ + J̇_IK ẋ; the kernel's q̈_act at zero acceleration is J̇_IK ẋ
     act = robot._act_limb, robot._act_var
     qdd = np.einsum("sad,sd->sa", J, xdd) + thetadd[::m][:, act[0], act[1]]
-    return ForwardDynamics(xdd=xdd, qd_act=qd, qdd_act=qdd, J_IK=J, theta=theta[::m].copy(), bias=u0)
+    th = theta[::m]
+    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=qd, qdd_act=qdd, J_IK=J, theta=th.copy(),
+                           thetad=thetad[::m].copy(), bias=u0)

@@ -81,6 +81,14 @@ class SimulationResult:
                 f"loop closure max {self.closure.max(initial=0.0):.2e}")
 
 
+def _forces(u, t, x, xd, n) -> np.ndarray:
+    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite numbers."""
+    value = np.asarray(u(t, x, xd), dtype=float)
+    if value.shape != (n,) or not np.all(np.isfinite(value)):
+        raise PkmError(f"the actuator forces at t = {t:.6g} s must be {n} finite numbers, got {value!r}")
+    return value
+
+
 class _Rhs:
     """The right-hand side ``y' = f(t, y)`` with ``y = (x, ẋ, w)``; remembers the last joint
     coordinates as the start of the next IK (the branch)."""
@@ -99,10 +107,7 @@ class _Rhs:
         self.nfev = 0
 
     def evaluate(self, t, x, xd, keep=True):
-        u = np.asarray(self.u(t, x, xd), dtype=float)
-        if u.shape != (self.robot.n_act,) or not np.all(np.isfinite(u)):
-            raise PkmError(f"the actuator forces at t = {t:.6g} s must be {self.robot.n_act} finite numbers, "
-                           f"got {u!r}")
+        u = _forces(self.u, t, x, xd, self.robot.n_act)
         try:
             fd = forward_dynamics(self.robot, x, xd, u, self.wrench, self.gravity, start=self.start, **self.solver)
         except SingularityError as exc:
@@ -226,9 +231,7 @@ class _ActuatorRhs:
         except IKError as exc:
             raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
         x, xd = model.task_state(thetas, thd)
-        u = np.asarray(self.u(t, x, xd), dtype=float)
-        if u.shape != (self.d,) or not np.all(np.isfinite(u)):
-            raise PkmError(f"the actuator forces at t = {t:.6g} s must be {self.d} finite numbers, got {u!r}")
+        u = _forces(self.u, t, x, xd, self.d)
         try:
             qdd = np.linalg.solve(Ma, u - b)
         except np.linalg.LinAlgError:
@@ -317,11 +320,8 @@ def _rk4(rhs, t0, t1, y0, dt):
 def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> SimulationResult:
     d, N = robot.task_dof, len(T)
     X, XD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
-    U = np.array([rhs.u(t, x, xd) for t, x, xd in zip(T, X, XD)], dtype=float).reshape(N, robot.n_act)
+    U = np.array([_forces(rhs.u, t, x, xd, robot.n_act) for t, x, xd in zip(T, X, XD)]).reshape(N, robot.n_act)
     fd = forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
-    # the joint rates (at zero acceleration: they do not depend on it), body by body for T
-    res = robot.inverse_dynamics(X, XD, np.zeros_like(X), wrench, gravity=gravity, start=start,
-                                 on_branch_change="raise", **{k: v for k, v in solver.items() if k != "threads"})
     trees = dynamics_trees(robot)
     g0 = robot.spec.gravity if gravity is None else np.asarray(gravity, dtype=float)
     p = robot.spec.body(robot.spec.platform)
@@ -332,7 +332,7 @@ def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> S
     for s in range(N):
         Tk = Vk = 0.0
         for k, limb in enumerate(robot.limbs):
-            th, thd = res.joints[limb.name][s], res.joints_d[limb.name][s]
+            th, thd = fd.theta[s, k, :limb.n], fd.thetad[s, k, :limb.n]
             Tk += kinetic_energy(trees[k], th, thd)
             Vk += potential_energy(trees[k], th, g0)
             closure[s, k] = float(np.max(np.abs(limb.constraint_residual(th)), initial=0.0))
@@ -341,7 +341,8 @@ def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> S
         kin[s] = Tk + 0.5 * Vp @ Mp @ Vp
         pot[s] = Vk - p.mass * g0 @ (Cp[:3, :3] @ local_com + Cp[:3, 3])
     E = kin + pot
-    return SimulationResult(t=T, x=X, xd=XD, xdd=fd.xdd, q_act=res.q_act, qd_act=res.qd_act, tau=U,
-                            joints={k: v.copy() for k, v in res.joints.items()}, kinetic=kin, potential=pot, energy=E,
+    return SimulationResult(t=T, x=X, xd=XD, xdd=fd.xdd, q_act=fd.q_act, qd_act=fd.qd_act, tau=U,
+                            joints={l.name: fd.theta[:, k, :l.n].copy() for k, l in enumerate(robot.limbs)},
+                            kinetic=kin, potential=pot, energy=E,
                             work=W, energy_error=E - E[0] - W, closure=closure,
                             actuator_names=list(robot.actuator_names), method=method, form=form, nfev=rhs.nfev)
