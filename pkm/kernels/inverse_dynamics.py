@@ -233,15 +233,25 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
 @_internal
 def _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, thd, thdd, JIK, limbW, bw, mat,
                    vec, general, status):
-    """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): ``H`` and ``L_p``
-    with their singularity checks, ``F = L_p⁺P_p`` (eq. 94) into ``J_IK``, ``θ̇`` and ``θ̈`` (eq.
-    86–88, spec §8.3), the tree dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144). Returns False
+    """Limb ``l`` at its IK solution (poses, ``J_p``, ``G``, ``L_p`` from the IK): its geometry
+    (:func:`_limb_geometry`) and its dynamics at sample ``s`` (:func:`_limb_motion`). Returns False
     after writing a failure into ``status``. ``general`` is None when every limb is affine (see
     :func:`run_range`)."""
-    n, d, plat, dp = mi[l, LI_N], _dof(l, mi, d_static), mi[l, LI_PLAT], len(dp_static)
+    if not _limb_geometry(l, mi, mf, lay, d_static, dp_static, s, thresh, JIK, mat, general, status):
+        return False
+    _limb_motion(l, mi, mf, lay, d_static, dp_static, mat[_pinv_slot(lay, l, s)], Vp, dVp, g0, s, thd, thdd, limbW,
+                 bw, mat, vec, general)
+    return True
+
+
+@_internal
+def _limb_geometry(l, mi, mf, lay, d_static, dp_static, s, thresh, JIK, mat, general, status):
+    """Limb ``l`` at its IK solution: ``H`` and ``L_p`` with their singularity checks, ``L_p⁺``
+    (into the slot :func:`_pinv_slot` of sample ``s``) and ``F = L_p⁺P_p`` (eq. 94) into
+    ``J_IK[s]``. Returns False after writing a failure into ``status``."""
+    d, dp = _dof(l, mi, d_static), len(dp_static)
     aff = True if general is None else mi[l, LI_AFF] != 0
-    H, Lp, Gram, Grami, F, J = mat[M_H], mat[M_LP], mat[M_GRAM], mat[M_GRAMI], mat[M_F], mat[M_J]
-    q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
+    Lp, Gram, Grami, F = mat[M_LP], mat[M_GRAM], mat[M_GRAMI], mat[M_F]
     if not aff and general is not None:
         cg = _build_H(l, mi, lay, mat)
         if not cg <= thresh:
@@ -276,6 +286,19 @@ def _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, 
     for a in range(mi[l, LI_NACT]):
         for c in range(dp):
             JIK[s, off + a, c] = F[mi[l, oa + a], c]
+    return True
+
+
+@_internal
+def _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, s, thd, thdd, limbW, bw, mat, vec,
+                 general):
+    """Limb ``l``'s dynamics at sample ``s``, with its geometry from :func:`_limb_geometry` (``L_p⁺``
+    in ``Pinv``, ``H`` and ``F`` in ``mat``): ``θ̇`` and ``θ̈`` (eq. 86–88, spec §8.3), the tree
+    dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144) into ``limbW[s, l]``."""
+    n, d, plat, dp = mi[l, LI_N], _dof(l, mi, d_static), mi[l, LI_PLAT], len(dp_static)
+    aff = True if general is None else mi[l, LI_AFF] != 0
+    H, F, J = mat[M_H], mat[M_F], mat[M_J]
+    q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
     # ---- velocities (eq. 86–87) and accelerations (eq. 88, corrected as in spec §8.3)
     for a in range(d):  # q̇ = L_p⁺ V_p
         acc = 0.0
@@ -340,14 +363,43 @@ def _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, 
         for a in range(d):
             acc += F[a, c] * q[a]
         limbW[s, l, c] = acc
-    return True
 
 
 @_internal
 def _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
+    """``J_IK⁻ᵀ`` (:func:`_jik_inverse`) and the actuator forces at sample ``s``
+    (:func:`_platform_forces`). Returns False after writing a failure (J_IK singular) into
+    ``status``."""
+    if not _jik_inverse(dp_static, s, JIK, mat, thresh, status):
+        return False
+    _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, tau, mat, vec)
+    return True
+
+
+@_internal
+def _jik_inverse(dp_static, s, JIK, mat, thresh, status):
+    """``J_IK[s]ᵀ`` into ``mat[M_JT]`` and its inverse into ``mat[M_JTI]``, with the singularity check
+    (1-norm condition number ≤ ``thresh``). Returns False after writing a failure into ``status``."""
+    dp = len(dp_static)
+    Jt, Jti = mat[M_JT], mat[M_JTI]
+    for a in range(dp):
+        for b in range(dp):
+            Jt[a, b] = JIK[s, b, a]
+    if not inverse_into(Jt, dp, Jti, mat[M_SQ]):
+        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, np.inf
+        return False
+    cj = norm1(Jt, dp, dp) * norm1(Jti, dp, dp)
+    if not cj <= thresh:
+        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, cj
+        return False
+    return True
+
+
+@_internal
+def _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, tau, mat, vec):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
-    into ``platW[s]``, and the actuator forces ``J_IKᵀ u = Σ W̄ + P_pᵀφ_p`` (eq. 140) into
-    ``tau[s]``. Returns False after writing a failure (J_IK singular) into ``status``."""
+    into ``platW[s]``, and the actuator forces ``u = J_IK⁻ᵀ(Σ W̄ + P_pᵀφ_p)`` (eq. 140) into
+    ``tau[s]``, with ``J_IK⁻ᵀ`` in ``mat[M_JTI]`` (:func:`_jik_inverse`)."""
     R, p = get_pose(Cd, s)
     gw, gv = Ad_inv(R, p, (0.0, 0.0, 0.0), (g0[0], g0[1], g0[2]))
     p10 = _params10(Mp, 0, 0)
@@ -359,7 +411,7 @@ def _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, 
     phi = (fw[0] - cw[0] - Wee[s, 0], fw[1] - cw[1] - Wee[s, 1], fw[2] - cw[2] - Wee[s, 2],
            fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])
     dp = len(dp_static)
-    Jt, Jti, rhs = mat[M_JT], mat[M_JTI], vec[V_RHS]
+    Jti, rhs = mat[M_JTI], vec[V_RHS]
     for c in range(dp):  # P_pᵀ φ_p: the task's rows of φ_p (pkm.kernels.model.task_rows)
         acc = phi[dp_static[c]]
         platW[s, c] = acc
@@ -367,21 +419,10 @@ def _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, 
             acc += limbW[s, l, c]
         rhs[c] = acc
     for a in range(dp):
-        for b in range(dp):
-            Jt[a, b] = JIK[s, b, a]
-    if not inverse_into(Jt, dp, Jti, mat[M_SQ]):
-        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, np.inf
-        return False
-    cj = norm1(Jt, dp, dp) * norm1(Jti, dp, dp)
-    if not cj <= thresh:
-        status[0], status[1], status[2], status[3] = SINGULAR_JIK, s, -1, cj
-        return False
-    for a in range(dp):
         acc = 0.0
         for b in range(dp):
             acc += Jti[a, b] * rhs[b]
         tau[s, a] = acc
-    return True
 
 
 @_internal

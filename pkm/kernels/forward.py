@@ -1,0 +1,280 @@
+"""Forward dynamics of a PKM in task space: the numba kernel (spec §11.1, 8.1.1; paper eq. 127–130).
+
+The task-space EOM (eq. 107) ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u`` is affine in
+``V̇_t``, and so is the inverse dynamics that :mod:`pkm.kernels.inverse_dynamics` computes (eq. 137,
+in the parallel form 140): ``u(V̇_t) = J_IK⁻ᵀ(M_t V̇_t + b)`` with ``b = C_t V_t + W_t^grav −
+W_t^EE``. At one state this kernel solves every limb's IK once (from a warm start) and then runs
+the limb dynamics and the platform's Newton–Euler equations ``δ_p + 1`` times ("passes"), with the
+platform accelerations ``V̇_p = P_p V̇_t`` for ``V̇_t = 0, e_1, …, e_δp``. Pass 0 gives
+``u_0 = J_IK⁻ᵀ b``, pass ``i`` the column ``A e_i = u(e_i) − u_0`` of ``A = J_IK⁻ᵀ M_t`` (the
+actuator-space image of the mass matrix); then (eq. 129)
+
+    ``V̇_t = M_t⁻¹(J_IKᵀ u + W_t^EE − C_t V_t − W_t^grav) = A⁻¹ (u − u_0)``,
+
+a δ_p × δ_p solve. ``M_t``, ``C_t V_t``, ``W_t^grav`` and ``J_IK`` are never formed: they are the
+passes' sums of limb wrenches ``W̄_(l) = F̄ᵀH̄ᵀφ_(l)`` (eq. 144) and the platform's ``P_pᵀφ_p``. The
+joint accelerations are affine in ``V̇_t`` as well (eq. 88): ``θ̈ = θ̈_0 + Σ_i V̇_t,i (θ̈_i − θ̈_0)``.
+
+Two entry points share :func:`_forward_state`: :func:`forward_range` (a batch of states, each
+IK started from the solution of the one before) and :func:`rk4_run` (the classical fixed-step RK4
+integration of eq. 129–130 entirely inside numba, for translational task spaces, ``V_t = ẋ``,
+under forces given as a piecewise cubic in time). Both stop at the first failing state with a
+status ``(code, index, limb, value)`` as :func:`pkm.kernels.inverse_dynamics.run_range` does, plus
+:data:`SINGULAR_A` (the mass matrix's image not invertible).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion,
+                                          _pinv_slot, _platform_forces)
+from pkm.kernels.ik import _solve_affine, _solve_general
+from pkm.kernels.model import LI_AFF, LI_N
+from pkm.kernels.work import M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
+from pkm.lie.linalg import inverse_into
+
+__all__ = ["SINGULAR_A", "forward_range", "rk4_run", "pass_accelerations"]
+
+SINGULAR_A = 6
+
+
+def pass_accelerations(dp_static, out):
+    """Fill ``out`` (δ_p + 1, 6) with the platform accelerations of the passes: row 0 zero, row
+    ``i`` the unit task acceleration ``e_i`` as ``V̇_p = P_p e_i`` (``dp_static[i − 1]`` is the
+    twist component of task coordinate ``i − 1``, :func:`pkm.kernels.model.task_rows`)."""
+    out[:] = 0.0
+    for i, r in enumerate(dp_static):
+        out[i + 1, r] = 1.0
+    return out
+
+
+@_internal
+def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u, th, pthd, pthdd, ptau, pJIK,
+                   plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status, xdd, thd,
+                   thdd):
+    """Forward dynamics at one state (see the module docstring). The pass arrays ``Cd`` (m, 4, 4),
+    ``Vp``, ``Wee`` (m, 6) hold the state's platform pose, twist and end-effector wrench in every
+    row, ``dVp`` (m, 6) the passes' accelerations (:func:`pass_accelerations`); ``th`` (L, n_max)
+    holds the IK start and receives the solution; ``pthd, pthdd`` (m, L, n_max), ``ptau``
+    (m, n_act), ``pJIK`` (m, n_act, δ_p), ``plimbW`` (m, L, δ_p), ``pplatW`` (m, δ_p) are the passes'
+    scratch. Writes ``xdd`` (δ_p), ``thd`` and ``thdd`` (L, n_max); ``ptau[0]`` is ``u_0`` and
+    ``pJIK[0]`` J_IK. Returns False after writing a failure into ``status`` (index left to the
+    caller)."""
+    L, m = mi.shape[0], len(dp_static) + 1
+    dp = len(dp_static)
+    for l in range(L):
+        n = mi[l, LI_N]
+        tl = th[l]
+        if general is None or mi[l, LI_AFF] != 0:
+            ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, Cd, 0, tl, bw, mat, vec, tol, max_iter, False)
+        else:
+            ok, perr, gerr = _solve_general(l, mi, mf, lay, Cd, 0, tl, bw, mat, vec, tol, max_iter)
+        if not ok:
+            status[0], status[2] = (LOOP_FAILED if perr <= tol else IK_FAILED), l
+            status[3] = gerr if perr <= tol else perr
+            return False
+        if not _limb_geometry(l, mi, mf, lay, d_static, dp_static, 0, thresh, pJIK, mat, general, status):
+            return False
+        Pinv = mat[_pinv_slot(lay, l, 0)]
+        for k in range(m):  # the limb's dynamics under each pass's platform acceleration
+            _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, k, pthd[k, l], pthdd[k, l],
+                         plimbW, bw, mat, vec, general)
+    if not _jik_inverse(dp_static, 0, pJIK, mat, thresh, status):
+        return False
+    for k in range(m):
+        _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, k, plimbW, pplatW, ptau, mat, vec)
+    A, Ai, r = mat[M_JT], mat[M_JTI], vec[V_RHS]
+    for a in range(dp):
+        r[a] = u[a] - ptau[0, a]
+        for i in range(dp):
+            A[a, i] = ptau[i + 1, a] - ptau[0, a]
+    if not inverse_into(A, dp, Ai, mat[M_SQ]):
+        status[0], status[2], status[3] = SINGULAR_A, -1, np.inf
+        return False
+    for i in range(dp):
+        acc = 0.0
+        for a in range(dp):
+            acc += Ai[i, a] * r[a]
+        xdd[i] = acc
+    for l in range(L):
+        n = mi[l, LI_N]
+        for j in range(th.shape[1]):
+            if j < n:
+                base = pthdd[0, l, j]
+                acc = base
+                for i in range(dp):
+                    acc += xdd[i] * (pthdd[i + 1, l, j] - base)
+                thd[l, j], thdd[l, j] = pthd[0, l, j], acc
+            else:
+                thd[l, j] = thdd[l, j] = 0.0
+    return True
+
+
+@_jit
+def forward_range(s_begin, s_end, given, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, Wee, g0, U, theta, thetad,
+                  thetadd, xdd, bias, JIK, pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw,
+                  mat, vec, general, tol, max_iter, thresh, status):
+    """Forward dynamics at states ``s_begin … s_end − 1``: platform poses ``Cd`` (N, 4, 4), twists
+    ``Vp`` and wrenches ``Wee`` (N, 6), actuator forces ``U`` (N, n_act). With ``given`` the IK of
+    state ``s`` starts from ``theta[s]`` (on entry), else the first from ``th`` and each later one
+    from the solution before. Writes ``theta, thetad, thetadd``
+    (N, L, n_max), ``xdd`` (N, δ_p), ``bias`` = ``u_0`` (N, n_act) and ``JIK`` (N, n_act, δ_p).
+    ``status`` receives ``(code, state, limb, value)``, code 0 = success."""
+    m = pCd.shape[0]
+    for s in range(s_begin, s_end):
+        if given:
+            for l in range(th.shape[0]):
+                for j in range(th.shape[1]):
+                    th[l, j] = theta[s, l, j]
+        for k in range(m):
+            for a in range(4):
+                for b in range(4):
+                    pCd[k, a, b] = Cd[s, a, b]
+            for r in range(6):
+                pVp[k, r] = Vp[s, r]
+                pWee[k, r] = Wee[s, r]
+        if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, U[s], th, pthd,
+                              pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
+                              status, xdd[s], thetad[s], thetadd[s]):
+            status[1] = s
+            return
+        for l in range(th.shape[0]):
+            for j in range(th.shape[1]):
+                theta[s, l, j] = th[l, j]
+        for a in range(ptau.shape[1]):
+            bias[s, a] = ptau[0, a]
+            for c in range(pJIK.shape[2]):
+                JIK[s, a, c] = pJIK[0, a, c]
+    status[0] = 0
+
+
+@_internal
+def _input(tb, uc, t, out):
+    """The actuator forces at time ``t`` from a piecewise cubic: breakpoints ``tb`` (K + 1,), the
+    coefficients ``uc`` (4, K, n_act) of ``Σ_k uc[k, j] (t − tb[j])^(3−k)`` on piece ``j`` (scipy's
+    ``PPoly``/``CubicSpline`` layout); outside ``[tb[0], tb[K]]`` the end pieces extend."""
+    K = tb.shape[0] - 1
+    lo, hi = 0, K - 1
+    while lo < hi:  # the last piece whose start is <= t
+        mid = (lo + hi + 1) // 2
+        if tb[mid] <= t:
+            lo = mid
+        else:
+            hi = mid - 1
+    h = t - tb[lo]
+    for a in range(out.shape[0]):
+        out[a] = ((uc[0, lo, a] * h + uc[1, lo, a]) * h + uc[2, lo, a]) * h + uc[3, lo, a]
+
+
+@_internal
+def _set_state(R0, local0, axes, x, xd, pCd, pVp):
+    """Platform pose and body-fixed twist of a translational task space (as
+    :func:`pkm.kernels.batch.platform_states`): ``p = R_0 ℓ`` with ``ℓ = R_0ᵀ r_0`` whose
+    components ``axes[i]`` are ``x[i]``, ``V_p = (0; ℓ̇)``; into every pass row."""
+    l0, l1, l2 = local0[0], local0[1], local0[2]
+    v0 = v1 = v2 = 0.0
+    for i in range(axes.shape[0]):
+        a = axes[i]
+        if a == 0:
+            l0, v0 = x[i], xd[i]
+        elif a == 1:
+            l1, v1 = x[i], xd[i]
+        else:
+            l2, v2 = x[i], xd[i]
+    for k in range(pCd.shape[0]):
+        for r in range(3):
+            for c in range(3):
+                pCd[k, r, c] = R0[r, c]
+            pCd[k, r, 3] = R0[r, 0] * l0 + R0[r, 1] * l1 + R0[r, 2] * l2
+            pCd[k, 3, r] = 0.0
+        pCd[k, 3, 3] = 1.0
+        pVp[k, 0] = pVp[k, 1] = pVp[k, 2] = 0.0
+        pVp[k, 3], pVp[k, 4], pVp[k, 5] = v0, v1, v2
+
+
+@_internal
+def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t, y, pCd, pVp, pdVp, pWee, u, th,
+           pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
+           status, thd, thdd, act_limb, act_var, dy):
+    """The right-hand side ``dy = (ẋ, ẍ, u·q̇_act)`` of ``y = (x, ẋ, w)`` at time ``t``."""
+    dp = axes.shape[0]
+    _set_state(R0, local0, axes, y[:dp], y[dp:2 * dp], pCd, pVp)
+    _input(tb, uc, t, u)
+    if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, u, th, pthd, pthdd, ptau,
+                          pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status,
+                          dy[dp:2 * dp], thd, thdd):
+        return False
+    power = 0.0
+    for a in range(act_limb.shape[0]):
+        power += u[a] * thd[act_limb[a], act_var[a]]
+    for i in range(dp):
+        dy[i] = y[dp + i]
+    dy[2 * dp] = power
+    return True
+
+
+@_internal
+def _predict_start(th, thd, thdd, h, limit):
+    """``θ + θ̇ h + θ̈ h²/2`` as the next IK start, unless it moves a variable by more than
+    ``limit`` (then ``θ``, which stays on the branch)."""
+    far = False
+    for l in range(th.shape[0]):
+        for j in range(th.shape[1]):
+            far = far or not abs(h * (thd[l, j] + 0.5 * h * thdd[l, j])) <= limit
+    if far:
+        return
+    for l in range(th.shape[0]):
+        for j in range(th.shape[1]):
+            th[l, j] += h * (thd[l, j] + 0.5 * h * thdd[l, j])
+
+
+@_jit
+def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, pCd, pVp, pdVp, pWee,
+            pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, tol, max_iter, thresh,
+            act_limb, act_var, limit, Y, theta, rates, scratch, u, status):
+    """Classical RK4 on ``y = (x, ẋ, w)`` (eq. 129–130 with ``V_t = ẋ``, and the actuator work
+    ``ẇ = u·q̇_act``) from ``y0`` over the step ends ``T`` (n_steps + 1). Writes ``Y`` (n_steps + 1,
+    2δ_p + 1) and the joint coordinates ``theta`` (n_steps + 1, L, n_max) at the step ends (solved at
+    each step's first stage, and once more at the end). ``rates`` (2, L, n_max): the last stage's
+    ``θ̇, θ̈``; ``scratch`` (5, 2δ_p + 1): the stages and the stage state; ``u`` (n_act): the forces. ``th`` holds
+    the first IK start (a configuration of the branch); each later one is a Taylor prediction from
+    the stage before (:func:`_predict_start`, at most ``limit`` per variable). On failure
+    ``status[1]`` is the step whose stage failed (the state at ``T[status[1]]`` is the last good)."""
+    ny = y0.shape[0]
+    k1, k2, k3, k4, ys = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    L, nmax = th.shape[0], th.shape[1]
+    thd, thdd = rates[0], rates[1]
+    for i in range(ny):
+        Y[0, i] = y0[i]
+    last = T[0]
+    for s in range(n_steps + 1):
+        t = T[s]
+        h = T[s + 1] - t if s < n_steps else 0.0
+        y = Y[s]
+        for stage in range(4 if s < n_steps else 1):
+            if stage == 0:
+                ts, c, kin, out = t, 0.0, k1, k1
+            elif stage == 1:
+                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k1, k2
+            elif stage == 2:
+                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k2, k3
+            else:
+                ts, c, kin, out = t + h, h, k3, k4
+            for i in range(ny):
+                ys[i] = y[i] + c * kin[i]
+            if ts != last:
+                _predict_start(th, thd, thdd, ts - last, limit)
+            if not _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, ts, ys, pCd, pVp,
+                          pdVp, pWee, u, th, pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol,
+                          max_iter, thresh, status, thd, thdd, act_limb, act_var, out):
+                status[1] = s
+                return
+            last = ts
+            if stage == 0:
+                for l in range(L):
+                    for j in range(nmax):
+                        theta[s, l, j] = th[l, j]
+        if s < n_steps:
+            for i in range(ny):
+                Y[s + 1, i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+    status[0] = 0
