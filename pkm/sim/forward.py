@@ -1,18 +1,17 @@
 """Forward dynamics in task space (spec §11.1, 8.1.1; paper eq. 127–130): the task acceleration
-``V̇_t`` under actuator forces ``u``.
+``V̇_t`` under actuator forces ``u``, by the numba kernel :mod:`pkm.kernels.forward`.
 
-The task-space EOM (eq. 107) ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u`` is affine in
-``V̇_t``, and so is the inverse dynamics it gives (eq. 137): ``u(V̇_t) = J_IK⁻ᵀ(M_t V̇_t + b)``
-with ``b = C_t V_t + W_t^grav − W_t^EE``. One call of the batched inverse-dynamics kernel
-(:mod:`pkm.kernels.inverse_dynamics`) on ``δ_p + 1`` copies of each state, with the accelerations
-``0, e_1, …, e_δp``, gives ``u_0 = J_IK⁻ᵀ b`` and the columns ``A e_i = u(e_i) − u_0`` of
-``A = J_IK⁻ᵀ M_t`` (the actuator-space image of the mass matrix); then (eq. 129)
+The kernel solves each state's IK once and evaluates the inverse dynamics (eq. 140) ``δ_p + 1``
+times, for the task accelerations ``0, e_1, …, e_δp``: that gives ``u_0 = J_IK⁻ᵀ(C_t V_t +
+W_t^grav − W_t^EE)`` and ``A = J_IK⁻ᵀ M_t`` column by column, and ``V̇_t = A⁻¹(u − u_0)`` (eq. 129)
+without forming ``M_t``, ``C_t``, ``W_t^grav`` or ``J_IK`` in Python. For a translational task
+space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``.
 
-    ``V̇_t = M_t⁻¹(J_IKᵀ u + W_t^EE − C_t V_t − W_t^grav) = A⁻¹ (u − u_0)``,
-
-a δ_p × δ_p solve per state. Nothing is formed in Python but that solve: ``M_t``, ``C_t V_t``,
-``W_t^grav`` and ``J_IK`` are the kernel's, every loop is closed by its IK. For a translational
-task space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``.
+:class:`ForwardKernel` holds one robot's scratch (allocated once) for repeated calls, e.g. the
+right-hand sides of a simulation; :func:`forward_dynamics` is the batched entry point behind
+:meth:`pkm.robot.Robot.forward_dynamics`. A batch's states are first solved by the batched IK +
+inverse dynamics (:func:`pkm.kernels.batch.inverse_dynamics_batch`, which follows the branch and
+handles cold starts), and the forward kernel then starts each state's IK from that solution.
 """
 from __future__ import annotations
 
@@ -20,16 +19,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pkm.kernels.batch import inverse_dynamics_batch
+from pkm.algorithms.inverse_kinematics import check_solver, fmt_x
+from pkm.algorithms.limb import SINGULARITY_THRESHOLD
+from pkm.errors import IKError, SingularityError
+from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
+from pkm.kernels.forward import SINGULAR_A, forward_range, pass_accelerations
+from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP
+from pkm.kernels.model import LAY_NMAX, LI_AFF
+from pkm.kernels.work import make_work
 
 
 @dataclass
 class ForwardDynamics:
     """Task accelerations ``xdd`` (N, δ_p) under actuator forces ``u`` (N, n_act), with the
     actuator coordinates, rates and accelerations ``q_act``, ``qd_act``, ``qdd_act`` (N, n_act),
-    ``J_IK`` (N, n_act, δ_p), each limb's tree variables and their rates ``theta``, ``thetad``
-    (N, L, n_max; the kernel's padding beyond ``n_l`` is zero), and ``bias`` = ``u_0`` (N, n_act),
-    the actuator forces that hold the state with zero acceleration."""
+    ``J_IK`` (N, n_act, δ_p), each limb's tree variables and their rates ``theta``, ``thetad``,
+    ``thetadd`` (N, L, n_max; the padding beyond ``n_l`` is zero), and ``bias`` = ``u_0``
+    (N, n_act), the actuator forces that hold the state with zero acceleration."""
 
     xdd: np.ndarray
     q_act: np.ndarray
@@ -39,14 +45,80 @@ class ForwardDynamics:
     theta: np.ndarray
     thetad: np.ndarray
     bias: np.ndarray
+    thetadd: np.ndarray = None
 
 
-def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, **solver) -> ForwardDynamics:
+class ForwardKernel:
+    """The forward-dynamics kernel of one robot with its scratch: gravity ``gravity`` (default the
+    robot file's), the IK's ``tol``, ``max_iter``, ``singularity_threshold`` (limbs' ``L_p``, ``G_y``
+    and J_IK, as :meth:`pkm.robot.Robot.inverse_dynamics`: the largest condition number accepted).
+
+    :meth:`run` evaluates N states; ``th`` (L, n_max) is the IK start of the next call without
+    ``theta``: the solution of the last state evaluated, so that repeated calls follow the branch."""
+
+    def __init__(self, robot, gravity=None, *, tol=1e-12, max_iter=50, singularity_threshold=SINGULARITY_THRESHOLD):
+        check_solver(tol, max_iter, singularity_threshold)
+        self.robot = robot
+        self.km = km = robot._packed()
+        self.g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
+        if self.g0.shape != (3,) or not np.all(np.isfinite(self.g0)):
+            raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
+        self.args = (float(tol), int(max_iter), float(singularity_threshold))
+        L, nmax, dp, na = km.mi.shape[0], int(km.lay[LAY_NMAX]), robot.task_dof, robot.n_act
+        m = dp + 1
+        self.passes = blocks((m, 4, 4), (m, 6), (m, 6), (m, 6), (m, L, nmax), (m, L, nmax), (m, na), (m, na, dp),
+                             (m, L, dp), (m, dp))
+        for a in self.passes:
+            a[...] = 0.0
+        pass_accelerations(km.dp_static, self.passes[2])
+        self.work = [w[0] for w in make_work(km, 1)]
+        self.th = self.work[0]
+        self.general = None if km.mi[:, LI_AFF].all() else km.lay
+        self.status = np.zeros(4)
+
+    def set_start(self, start):
+        """Each limb's tree variables (a list, as ``start`` of :meth:`pkm.robot.Robot.inverse_dynamics`)
+        as the next IK start."""
+        self.th[:] = 0.0
+        for k, th in enumerate(self.robot._check_start(start)):
+            self.th[k, :len(th)] = th
+
+    def run(self, Cd, Vp, Wee, U, out, theta_given=False, X=None):
+        """The kernel on states with platform poses ``Cd`` (N, 4, 4), twists ``Vp``, wrenches ``Wee``
+        (N, 6) and forces ``U`` (N, n_act), into ``out = (theta, thetad, thetadd, xdd, bias, JIK)``;
+        ``theta_given``: start each state's IK from ``out[0][s]``. Raises :class:`pkm.IKError` or
+        :class:`pkm.SingularityError` naming the state (its task coordinates from ``X``)."""
+        st = self.status
+        st[:] = (-1, 0, 0, 0)
+        forward_range(0, Cd.shape[0], theta_given, *self.km, Cd, Vp, Wee, self.g0, U, *out, *self.passes,
+                      *self.work, self.general, *self.args, st)
+        if st[0] != 0:
+            raise_status(self.robot, st, self.args, X)
+
+
+def raise_status(robot, status, args, X=None, when=""):
+    """:class:`pkm.IKError` or :class:`pkm.SingularityError` for a failed forward-kernel status."""
+    code, s, value = int(status[0]), int(status[1]), float(status[3])
+    tol, max_iter, thresh = args
+    limb = robot.limbs[int(status[2])].name if status[2] >= 0 else None
+    where = when or (f"state {s}" + (f" (x = {fmt_x(X[s])})" if X is not None else ""))
+    if code in (IK_FAILED, LOOP_FAILED):
+        what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
+        raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
+                      "iterations", limb=limb, residual=value, iterations=max_iter, sample=s)
+    what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
+            SINGULAR_JIK: "the IK Jacobian J_IK", SINGULAR_A: "the task-space mass matrix M_t"}[code]
+    raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > {thresh:.1e})",
+                           condition=value, threshold=thresh, sample=s)
+
+
+def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, threads=None,
+                     on_branch_change="warn", **solver) -> ForwardDynamics:
     """Task accelerations at states ``(x, xd)`` (N, δ_p) under actuator forces ``u`` (N, n_act) in
     ``robot.actuator_names`` order (eq. 129; see the module docstring). ``wrench``: end-effector
     wrench on the platform, body-fixed ``(m; f)`` in ``F_p``, (6,) or (N, 6). ``start``: each
     limb's tree variables to start the first state's IK from (a configuration on the branch to
-    follow); ``solver``: ``tol``, ``max_iter``, ``singularity_threshold``, ``threads``,
+    follow); ``solver``: ``tol``, ``max_iter``, ``singularity_threshold``; ``threads`` and
     ``on_branch_change`` as for :meth:`pkm.robot.Robot.inverse_dynamics`. Raises
     :class:`pkm.SingularityError` where J_IK (or a limb) is singular, naming the state."""
     X = np.atleast_2d(np.asarray(x, dtype=float))
@@ -55,26 +127,21 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     N, d = X.shape
     if XD.shape != X.shape or U.shape != (N, robot.n_act):
         raise ValueError(f"x and xd must be (N, {d}) and u (N, {robot.n_act}), got {X.shape}, {XD.shape}, {U.shape}")
-    m = d + 1
-    Xs, XDs = np.repeat(X, m, axis=0), np.repeat(XD, m, axis=0)
-    XDDs = np.zeros_like(Xs)
-    for i in range(d):
-        XDDs[i + 1::m, i] = 1.0
-    W = None
+    if not (np.all(np.isfinite(XD)) and np.all(np.isfinite(U))):
+        raise ValueError("xd and u must be finite")
+    Wee = np.zeros((N, 6))
     if wrench is not None:
-        W = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))
-        W = np.repeat(W, m, axis=0)
-    theta, thetad, thetadd, tau, JIK, _, _ = inverse_dynamics_batch(robot, Xs, XDs, XDDs, W, gravity, start=start,
-                                                                    **solver)
-    tau = tau.reshape(N, m, robot.n_act)
-    u0 = tau[:, 0]
-    A = np.swapaxes(tau[:, 1:] - u0[:, None, :], 1, 2)  # A[s] e_i = u(e_i) − u_0
-    xdd = np.linalg.solve(A, (U - u0)[..., None])[..., 0]
-    J = JIK[::m]
-    qd = np.einsum("sad,sd->sa", J, XD)
-    # q̈_act = J_IK ẍ + J̇_IK ẋ; the kernel's q̈_act at zero acceleration is J̇_IK ẋ
+        Wee[:] = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))
+    # the branch: the batched IK (+ inverse dynamics at zero acceleration) follows it from `start`
+    theta = inverse_dynamics_batch(robot, X, XD, np.zeros_like(X), Wee, gravity, start=start, threads=threads,
+                                   on_branch_change=on_branch_change, **solver)[0]
+    kernel = ForwardKernel(robot, gravity, **solver)
+    Cd, Vp, _ = platform_states(robot, X, XD, np.zeros_like(X))
+    L, nmax, na = theta.shape[1], theta.shape[2], robot.n_act
+    out = blocks((N, L, nmax), (N, L, nmax), (N, L, nmax), (N, d), (N, na), (N, na, d))
+    out[0][:] = theta
+    kernel.run(Cd, Vp, Wee, np.ascontiguousarray(U), out, theta_given=True, X=X)
+    th, thd, thdd, xdd, bias, J = out
     act = robot._act_limb, robot._act_var
-    qdd = np.einsum("sad,sd->sa", J, xdd) + thetadd[::m][:, act[0], act[1]]
-    th = theta[::m]
-    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=qd, qdd_act=qdd, J_IK=J, theta=th.copy(),
-                           thetad=thetad[::m].copy(), bias=u0)
+    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
+                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)

@@ -9,6 +9,16 @@ import numpy as np
 from pkm.errors import PkmError
 
 
+class Constant:
+    """Constant actuator forces ``value`` (n_act,)."""
+
+    def __init__(self, value):
+        self.value = np.array(value, dtype=float)
+
+    def __call__(self, t, x=None, xd=None):
+        return self.value
+
+
 class Table:
     """Actuator forces tabulated over time, ``U`` (M, n_act) at strictly increasing ``t`` (M,),
     interpolated by a not-a-knot cubic spline (exact for cubic histories, O(h⁴) otherwise).
@@ -81,8 +91,7 @@ def actuator_input(robot, u, hold=None):
     ``u(t, x, xd)`` — a controller (see :mod:`pkm.control`)."""
     n = robot.n_act
     if isinstance(u, str) and u in ("zero", "hold"):
-        value = np.zeros(n) if u == "zero" else np.asarray(hold, dtype=float)
-        return lambda t, x=None, xd=None: value
+        return Constant(np.zeros(n) if u == "zero" else hold)
     if isinstance(u, (str, Path)):
         return read_table(u, robot.actuator_names)
     if callable(u):
@@ -94,4 +103,4 @@ def actuator_input(robot, u, hold=None):
     if value.shape != (n,) or not np.all(np.isfinite(value)):
         raise ValueError(f"a constant u must be {n} finite actuator forces ({', '.join(robot.actuator_names)}), "
                          f"got shape {value.shape}")
-    return lambda t, x=None, xd=None: value
+    return Constant(value)

@@ -30,10 +30,11 @@ from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input
+from pkm.sim.task import TaskRhs, forces, piecewise_cubic, rk4_numba, translational_axes
 
 METHODS = ("RK45", "DOP853", "Radau", "RK4")
-#: Largest condition number of J_IK at which the task-space form goes on (the Delta's is 1–100 in
-#: its workspace and reaches 1e4 about 0.3 µm before its arms are stretched).
+#: Largest condition number of a limb's L_p or of J_IK at which the task-space form goes on (the
+#: Delta falling from home with zero torque reaches it 6e-5 s before its arms are stretched).
 MAX_CONDITION = 1e4
 #: Smallest step of the adaptive methods, relative to the span: below it the run stops.
 MIN_STEP = 1e-6
@@ -81,60 +82,8 @@ class SimulationResult:
                 f"loop closure max {self.closure.max(initial=0.0):.2e}")
 
 
-def _forces(u, t, x, xd, n) -> np.ndarray:
-    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite numbers."""
-    value = np.asarray(u(t, x, xd), dtype=float)
-    if value.shape != (n,) or not np.all(np.isfinite(value)):
-        raise PkmError(f"the actuator forces at t = {t:.6g} s must be {n} finite numbers, got {value!r}")
-    return value
-
-
-class _Rhs:
-    """The right-hand side ``y' = f(t, y)`` with ``y = (x, ẋ, w)``; remembers the last joint
-    coordinates as the start of the next IK (the branch)."""
-
-    DEGENERATE = ("the task-space equations of motion degenerate (a limb near a singularity, where J_IK grows "
-                  "without bound; form='actuator' passes through)")
-
-    def where(self, y):
-        return f"x = {np.array2string(y[:self.d], precision=6)}"
-
-    def __init__(self, robot, u, wrench, gravity, start, solver, max_condition):
-        self.robot, self.u, self.wrench, self.gravity, self.solver = robot, u, wrench, gravity, solver
-        self.max_condition = max_condition
-        self.start = start
-        self.d = robot.task_dof
-        self.nfev = 0
-
-    def evaluate(self, t, x, xd, keep=True):
-        u = _forces(self.u, t, x, xd, self.robot.n_act)
-        try:
-            fd = forward_dynamics(self.robot, x, xd, u, self.wrench, self.gravity, start=self.start, **self.solver)
-        except SingularityError as exc:
-            raise SingularityError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",
-                                   condition=exc.condition, threshold=exc.threshold) from None
-        except IKError as exc:
-            raise IKError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}", limb=exc.limb,
-                          residual=exc.residual, iterations=exc.iterations) from None
-        self.nfev += 1
-        cond = float(np.linalg.cond(fd.J_IK[0]))
-        if not cond <= self.max_condition:
-            raise SingularityError(f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): J_IK is nearly singular "
-                                   f"(condition number {cond:.3e} > max_condition {self.max_condition:.1e}): the "
-                                   "task-space equations of motion degenerate there", condition=cond,
-                                   threshold=self.max_condition)
-        if keep:
-            self.start = [fd.theta[0, k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
-        return u, fd
-
-    def __call__(self, t, y):
-        d = self.d
-        u, fd = self.evaluate(t, y[:d], y[d:2 * d])
-        return np.concatenate([y[d:2 * d], fd.xdd[0], [float(u @ fd.qd_act[0])]])
-
-
 def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853", rtol=1e-9, atol=1e-12,
-             dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=np.inf,
+             dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=None,
              max_condition=MAX_CONDITION, **solver) -> SimulationResult:
     """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
 
@@ -148,10 +97,12 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     (task coordinates and velocity, paper 8.1.1; fast, through the batched kernel) or
     ``"actuator"`` (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; passes through the
     limbs' IK singularities, stops at forward-kinematics ones; translational task spaces).
-    ``max_condition``: the run stops with
-    :class:`pkm.SingularityError` naming the time where the 2-norm condition number of J_IK
-    exceeds it (:data:`MAX_CONDITION`): near a limb's singularity the task-space EOM degenerate,
-    and the integrator would only shrink its steps.
+    ``max_step``: the largest step of the adaptive methods (default: the longest interval between
+    outputs, so that an input that changes between two outputs is not stepped over).
+    ``max_condition``: the task form stops with :class:`pkm.SingularityError` naming the time where
+    the condition number of a limb's ``L_p`` or of J_IK exceeds it (:data:`MAX_CONDITION`; the
+    1-norm estimates of the inverse dynamics): near a limb's singularity the task-space EOM
+    degenerate, and the integrator would only shrink its steps.
     """
     if form not in FORMS:
         raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint-coordinate form of paper "
@@ -174,7 +125,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
                                 **solver).bias[0]
     if form == "task":
-        rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
+        rhs = TaskRhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
         y0 = np.concatenate([x0, xd0, [0.0]])
     else:
         from pkm.sim.actuator import ActuatorModel
@@ -190,9 +141,14 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
             raise ValueError("method 'RK4' needs a time step dt > 0")
         if not (t1 - t0) / dt <= MAX_STEPS:
             raise ValueError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
-        T, Y = _rk4(rhs, t0, t1, y0, float(dt))
         if t_eval is not None:
             raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
+        n = int(np.ceil((t1 - t0) / dt - 1e-9))
+        T = t0 + dt * np.arange(n + 1)
+        T[-1] = min(T[-1], t1)
+        pp = piecewise_cubic(rhs.u, t0, t1) if form == "task" and translational_axes(robot) is not None else None
+        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
+        Y = _rk4(rhs, T, y0, record) if pp is None else rk4_numba(rhs, T, y0, pp)
     else:
         if t_eval is None:
             step = (t1 - t0) / 200 if dt is None else float(dt)
@@ -204,9 +160,12 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         T = np.asarray(t_eval, dtype=float)
         if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
             raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
-        Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
+        if max_step is None:  # not past an input's change between two outputs
+            max_step = float(np.diff(np.concatenate([[t0], T, [t1]])).max(initial=0.0)) or np.inf
+        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
+        Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record)
     if form == "actuator":
-        return _actuator_result(robot, rhs, T, Y, method)
+        return record.result(T, Y, method)
     return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
 
 
@@ -231,7 +190,7 @@ class _ActuatorRhs:
         except IKError as exc:
             raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
         x, xd = model.task_state(thetas, thd)
-        u = _forces(self.u, t, x, xd, self.d)
+        u = forces(self.u, t, x, xd, self.d)
         try:
             qdd = np.linalg.solve(Ma, u - b)
         except np.linalg.LinAlgError:
@@ -249,34 +208,47 @@ class _ActuatorRhs:
         return np.concatenate([qd, out[0], [float(u @ qd)]])
 
 
-def _actuator_result(robot, rhs, T, Y, method) -> SimulationResult:
-    d, N = robot.n_act, len(T)
-    Q, QD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
-    model = rhs.model
-    dt = robot.task_dof
-    X, XD, XDD = np.empty((N, dt)), np.empty((N, dt)), np.empty((N, dt))
-    U = np.empty((N, d))
-    kin, pot, closure = np.empty(N), np.empty(N), np.empty((N, 1))
-    joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
-    model.thetas = None
-    for s in range(N):
-        u, (qdd, thetas, thd, thdd, kin[s], pot[s], closure[s, 0]) = rhs.evaluate(T[s], Q[s], QD[s])
-        U[s] = u
-        X[s], XD[s], XDD[s] = model.task_state(thetas, thd, thdd)
-        for k, l in enumerate(robot.limbs):
-            joints[l.name][s] = thetas[k]
-    E = kin + pot
-    return SimulationResult(t=T, x=X, xd=XD, xdd=XDD, q_act=Q, qd_act=QD, tau=U, joints=joints, kinetic=kin,
-                            potential=pot, energy=E, work=W, energy_error=E - E[0] - W, closure=closure,
-                            actuator_names=list(robot.actuator_names), method=method, form="actuator",
-                            nfev=rhs.nfev)
+class _ActuatorOutputs:
+    """The actuator form's outputs, evaluated as the integration reaches each output time: from the
+    integration's current configuration, so that the assembly stays on its branch (assembling a
+    later output from the initial configuration may find another assembly mode of the mechanism)."""
+
+    def __init__(self, robot, rhs, N):
+        self.robot, self.rhs = robot, rhs
+        d, dt = robot.n_act, robot.task_dof
+        self.X, self.XD, self.XDD = np.empty((N, dt)), np.empty((N, dt)), np.empty((N, dt))
+        self.U, self.kin, self.pot, self.closure = np.empty((N, d)), np.empty(N), np.empty(N), np.empty((N, 1))
+        self.joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
+
+    def __call__(self, k, t, y):
+        model, d = self.rhs.model, self.robot.n_act
+        saved = model.thetas
+        u, (qdd, thetas, thd, thdd, self.kin[k], self.pot[k], self.closure[k, 0]) = self.rhs.evaluate(t, y[:d],
+                                                                                                       y[d:2 * d])
+        self.rhs.nfev -= 1
+        model.thetas = saved
+        self.U[k] = u
+        self.X[k], self.XD[k], self.XDD[k] = model.task_state(thetas, thd, thdd)
+        for j, l in enumerate(self.robot.limbs):
+            self.joints[l.name][k] = thetas[j]
+
+    def result(self, T, Y, method) -> SimulationResult:
+        d = self.robot.n_act
+        E = self.kin + self.pot
+        W = Y[:, 2 * d]
+        return SimulationResult(t=T, x=self.X, xd=self.XD, xdd=self.XDD, q_act=Y[:, :d], qd_act=Y[:, d:2 * d],
+                                tau=self.U, joints=self.joints, kinetic=self.kin, potential=self.pot, energy=E, work=W,
+                                energy_error=E - E[0] - W, closure=self.closure,
+                                actuator_names=list(self.robot.actuator_names), method=method, form="actuator",
+                                nfev=self.rhs.nfev)
 
 
-def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
+def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record=None):
     """scipy's adaptive solver stepped by hand (as ``solve_ivp`` does), outputs at ``T`` from each
     step's dense output; a step size that collapses below ``MIN_STEP · (t1 − t0)`` stops the run
     (near a singularity the task-space EOM grow stiff long before J_IK's condition number grows:
-    every row of J_IK grows alike when the Delta's three arms stretch together)."""
+    every row of J_IK grows alike when the Delta's three arms stretch together). ``record(k, T[k],
+    Y[k])``, if given, is called as each output is reached."""
     from scipy import integrate
 
     solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
@@ -284,6 +256,8 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
     k = 0
     while k < len(T) and T[k] <= t0:
         Y[k] = y0
+        if record is not None:
+            record(k, T[k], Y[k])
         k += 1
     while solver.status == "running":
         message = solver.step()
@@ -294,6 +268,8 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
             while k < len(T) and T[k] <= solver.t:
                 dense = dense or solver.dense_output()
                 Y[k] = dense(T[k])
+                if record is not None:
+                    record(k, T[k], Y[k])
                 k += 1
         if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
             raise SingularityError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integrator's step fell to "
@@ -301,12 +277,14 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
     return Y
 
 
-def _rk4(rhs, t0, t1, y0, dt):
-    n = int(np.ceil((t1 - t0) / dt - 1e-9))
-    T = t0 + dt * np.arange(n + 1)
-    T[-1] = min(T[-1], t1)
+def _rk4(rhs, T, y0, record=None):
+    """Classical RK4 over the step ends ``T``, one right-hand side a call (any input); ``record`` as
+    for :func:`_adaptive`."""
+    n = len(T) - 1
     Y = np.empty((n + 1, len(y0)))
     Y[0] = y0
+    if record is not None:
+        record(0, T[0], Y[0])
     for k in range(n):
         t, y, h = T[k], Y[k], T[k + 1] - T[k]
         k1 = rhs(t, y)
@@ -314,13 +292,15 @@ def _rk4(rhs, t0, t1, y0, dt):
         k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = rhs(t + h, y + h * k3)
         Y[k + 1] = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-    return T, Y
+        if record is not None:
+            record(k + 1, T[k + 1], Y[k + 1])
+    return Y
 
 
 def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> SimulationResult:
     d, N = robot.task_dof, len(T)
     X, XD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
-    U = np.array([_forces(rhs.u, t, x, xd, robot.n_act) for t, x, xd in zip(T, X, XD)]).reshape(N, robot.n_act)
+    U = np.array([forces(rhs.u, t, x, xd, robot.n_act) for t, x, xd in zip(T, X, XD)]).reshape(N, robot.n_act)
     fd = forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
     trees = dynamics_trees(robot)
     g0 = robot.spec.gravity if gravity is None else np.asarray(gravity, dtype=float)

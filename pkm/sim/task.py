@@ -1,0 +1,159 @@
+"""The task-coordinate form of the simulation (spec §11.1, 8.1.1; paper eq. 129–130): its
+right-hand side on the forward-dynamics kernel, and the fixed-step RK4 run entirely inside numba.
+
+The state is ``y = (x, ẋ, w)``, with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
+(:mod:`pkm.sim.simulate`). :class:`TaskRhs` evaluates ``y'`` for scipy's solvers or a Python RK4
+(any input, controllers included) with one call of :func:`pkm.kernels.forward.forward_range` on
+preallocated arrays; its IK starts from the last evaluation's joint coordinates, so the run stays
+on the initial branch. :func:`rk4_numba` integrates a whole run in one call of
+:func:`pkm.kernels.forward.rk4_run` when the forces are a function of time alone that numba can
+evaluate (a constant or a table: a piecewise cubic, :func:`piecewise_cubic`) and the task space is
+translational.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.algorithms.limb import SINGULARITY_THRESHOLD
+from pkm.errors import IKError, PkmError, SingularityError
+from pkm.kernels.batch import blocks
+from pkm.kernels.forward import rk4_run
+from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
+from pkm.sim.forward import ForwardKernel, raise_status
+from pkm.sim.inputs import Constant, Table
+
+
+class TaskRhs:
+    """``y' = f(t, y)`` for ``y = (x, ẋ, w)`` on the forward-dynamics kernel (one state a call).
+
+    ``u``: the forces ``u(t, x, ẋ)`` (:func:`pkm.sim.inputs.actuator_input`); ``start``: each limb's
+    tree variables on the branch (None: the reference configuration); ``solver`` the IK's options;
+    ``max_condition``: the largest condition number of a limb's ``L_p`` (its ``G_y``) or of J_IK
+    (1-norm estimates, as in the inverse dynamics) before the run stops with
+    :class:`pkm.SingularityError` (the lower of it and the IK's ``singularity_threshold``)."""
+
+    DEGENERATE = ("the task-space equations of motion degenerate (a limb near a singularity, where J_IK grows "
+                  "without bound; form='actuator' passes through)")
+
+    def __init__(self, robot, u, wrench, gravity, start, solver, max_condition):
+        self.robot, self.u = robot, u
+        solver = {k: v for k, v in solver.items() if k != "threads"}
+        solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
+                                              max_condition)
+        self.kernel = ForwardKernel(robot, gravity, **solver)
+        self.kernel.set_start(start)
+        self.d, self.n = robot.task_dof, robot.n_act
+        L, nmax = self.kernel.th.shape
+        d, na = self.d, self.n
+        self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
+        self.Wee[:] = 0.0 if wrench is None else np.asarray(wrench, dtype=float)
+        self.out = blocks((1, L, nmax), (1, L, nmax), (1, L, nmax), (1, d), (1, na), (1, na, d))
+        self._pose = np.eye(4)
+        self._pose[:3, :3] = robot.R0
+        self._local0 = robot.R0.T @ robot.r0
+        self._axes = translational_axes(robot)
+        self.nfev = 0
+
+    def where(self, y):
+        return f"x = {np.array2string(y[:self.d], precision=6)}"
+
+    def _state(self, x, xd):
+        if self._axes is None:  # rotational task coordinates: the robot's own conversion
+            self.Cd[0] = self.robot.platform_pose(x)
+            self.Vp[0] = self.robot.platform_twist(x, xd)[0]
+            return
+        local = self._local0.copy()
+        local[self._axes] = x
+        self.Cd[0] = self._pose
+        self.Cd[0, :3, 3] = self.robot.R0 @ local
+        self.Vp[0] = 0.0
+        self.Vp[0, 3 + self._axes] = xd
+
+    def evaluate(self, t, x, xd):
+        """The forces at ``(t, x, ẋ)`` and the kernel's outputs ``(θ, θ̇, θ̈, ẍ, u_0, J_IK)`` (each with
+        a leading axis of 1; overwritten by the next call)."""
+        u = forces(self.u, t, x, xd, self.n)
+        self._state(x, xd)
+        self.U[0] = u
+        try:
+            self.kernel.run(self.Cd, self.Vp, self.Wee, self.U, self.out)
+        except PkmError as exc:  # the same error, naming the time
+            hint = f": {self.DEGENERATE}" if isinstance(exc, SingularityError) else ""
+            exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}{hint}",) + exc.args[1:]
+            raise exc from None
+        self.nfev += 1
+        return u, self.out
+
+    def __call__(self, t, y):
+        d = self.d
+        u, (th, thd, _, xdd, _, _) = self.evaluate(t, y[:d], y[d:2 * d])
+        r = self.robot
+        return np.concatenate([y[d:2 * d], xdd[0], [float(u @ thd[0, r._act_limb, r._act_var])]])
+
+
+def forces(u, t, x, xd, n) -> np.ndarray:
+    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite numbers."""
+    value = np.asarray(u(t, x, xd), dtype=float)
+    if value.shape != (n,) or not np.all(np.isfinite(value)):
+        raise PkmError(f"the actuator forces at t = {t:.6g} s must be {n} finite numbers, got {value!r}")
+    return value
+
+
+def translational_axes(robot):
+    """For a translational task space, the platform axis (0–2) of each task coordinate; else None."""
+    if robot._rot:
+        return None
+    axes = np.array(["xyz".index(c[1]) for c in robot.task.components], dtype=np.int64)
+    if tuple(3 + axes) != tuple(robot._packed().dp_static):  # V_t = P_pᵀ V_p selects the same components
+        return None
+    return axes
+
+
+def piecewise_cubic(u, t0, t1):
+    """``(tb, uc)`` of :func:`pkm.kernels.forward._input` for a constant or a :class:`Table` input
+    over ``[t0, t1]``; None for any other input (a controller)."""
+    if isinstance(u, Constant):
+        return np.array([t0, t1]), np.concatenate([np.zeros((3, 1, len(u.value))), u.value[None, None, :]])
+    if not isinstance(u, Table):
+        return None
+    if not (u.t[0] - 1e-12 <= t0 and t1 <= u.t[-1] + 1e-12):
+        raise PkmError(f"the run ({t0:.6g} … {t1:.6g} s) is outside the torque table ({u.t[0]:.6g} … "
+                       f"{u.t[-1]:.6g} s)")
+    if u._spline is not None:
+        return np.ascontiguousarray(u._spline.x), np.ascontiguousarray(u._spline.c)
+    slope = np.diff(u.U, axis=0) / np.diff(u.t)[:, None]
+    zero = np.zeros_like(slope)
+    return u.t.copy(), np.stack([zero, zero, slope, u.U[:-1]])
+
+
+def rk4_numba(rhs: TaskRhs, T, y0, pp):
+    """The whole RK4 run over the step ends ``T`` in numba (:func:`pkm.kernels.forward.rk4_run`),
+    forces from the piecewise cubic ``pp``; returns ``Y`` (len(T), 2δ_p + 1). The IK starts from
+    ``rhs``'s branch; the joint coordinates at the step ends are kept in ``rhs.theta``."""
+    k = rhs.kernel
+    n = len(T) - 1
+    L, nmax = k.th.shape
+    Y, theta = np.empty((n + 1, len(y0))), np.empty((n + 1, L, nmax))
+    rates, scratch = np.zeros((2, L, nmax)), np.zeros((5, len(y0)))
+    tb, uc = pp
+    robot = rhs.robot
+    st = k.status
+    st[:] = (-1, 0, 0, 0)
+    rk4_run(n, np.ascontiguousarray(T), np.ascontiguousarray(y0), *k.km, robot.R0, rhs._local0, rhs._axes, tb, uc,
+            k.g0, *k.passes, *k.work, k.general, *k.args, robot._act_limb.astype(np.int64),
+            robot._act_var.astype(np.int64), PREDICT_LIMIT, Y, theta, rates, scratch, np.zeros(rhs.n), st)
+    if st[0] != 0:
+        s = int(st[1])
+        try:
+            raise_status(robot, st, k.args, when=f"t = {T[s]:.6g} s (x = "
+                         f"{np.array2string(Y[s, :rhs.d], precision=6)}, in the RK4 step from there)")
+        except SingularityError as exc:
+            exc.args = (f"{exc}: {rhs.DEGENERATE}",) + exc.args[1:]
+            raise
+        except IKError as exc:
+            exc.args = (f"{exc}: the step left the workspace (near a singularity a fixed step may jump past it; a "
+                        "smaller dt or an adaptive method stops at it)",) + exc.args[1:]
+            raise
+    rhs.nfev += 4 * n + 1
+    rhs.theta = theta
+    return Y
