@@ -1,7 +1,8 @@
-"""The benchmark peers compute what pkm computes (benchmarks/peers.py).
+"""The benchmark peers compute what pkm computes (benchmarks/peers.py; the forward-dynamics peers
+of benchmarks/peers_forward.py and peers_mujoco.py).
 
-Pinocchio (``pip install pin``, the optional ``bench`` extra) is not a test dependency: the tests
-that need it are skipped without it. Joint torques are compared, as they do not depend on frames
+Pinocchio (``pip install pin``) and MuJoCo (``pip install mujoco``), in the optional ``bench``
+extra, are not test dependencies: the tests that need them are skipped without them. Joint torques are compared, as they do not depend on frames
 or on the (ω; v) vs (v; ω) ordering of twists.
 """
 
