@@ -367,7 +367,7 @@ def peer_timings(robot, repeats=5, sample=300):
     ``repeats``, from Python (the binding's call overhead included, as in pkm's figures)."""
     from peers_mujoco import MujocoDelta, have_mujoco
 
-    tr, res, _ = paper_motion(robot)
+    _, res, _ = paper_motion(robot)
     theta, thetad = pkm_state(robot, res, sample)
     rows = []
     if have_pinocchio4():
