@@ -41,7 +41,7 @@ def _call_graph(root):
 
 def test_the_walk_finds_the_kernels_pieces():
     names = {f"{d.py_func.__module__}.{d.py_func.__name__}" for d in _call_graph(K.run_range)}
-    for expected in ("pkm.kernels.inverse_dynamics._limb_dynamics", "pkm.kernels.inverse_dynamics._rnea", "pkm.kernels.ik._solve_affine",
+    for expected in ("pkm.kernels.dynamics._limb_dynamics", "pkm.kernels.dynamics._rnea", "pkm.kernels.ik._solve_affine",
                      "pkm.kernels.ik._solve_general", "pkm.kernels.ik._fk", "pkm.lie.small.log_pose", "pkm.lie.series._alpha",
                      "pkm.lie.linalg.spd_inverse_into", "pkm.lie.linalg._cholesky_into", "pkm.algorithms.constraints._bias_rho"):
         assert expected in names
@@ -53,7 +53,12 @@ def _with_runtime(root):
 
 
 def test_every_function_of_the_kernel_is_compiled_without_the_runtime():
+    from pkm.kernels import forward
+
     assert _with_runtime(K.run_range) == []
+    assert _with_runtime(forward.forward_range) == [] and _with_runtime(forward.rk4_run) == []
+    names = {f"{d.py_func.__module__}.{d.py_func.__name__}" for d in _call_graph(forward.rk4_run)}
+    assert {"pkm.kernels.forward._forward_state", "pkm.kernels.dynamics._limb_motion"} <= names
 
 
 @numba.njit(no_cfunc_wrapper=True)

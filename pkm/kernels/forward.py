@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion,
-                                          _pinv_slot, _platform_forces)
-from pkm.kernels.ik import _solve_affine, _solve_general
+from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion, _pinv_slot,
+                                  _platform_forces)
+from pkm.kernels.ik import _dof, _solve_affine, _solve_general
 from pkm.kernels.model import LI_AFF, LI_N
-from pkm.kernels.work import M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
+from pkm.kernels.work import M_CHORD, M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
 from pkm.lie.linalg import inverse_into
 
 __all__ = ["SINGULAR_A", "forward_range", "rk4_run", "pass_accelerations"]
@@ -50,8 +50,7 @@ def pass_accelerations(dp_static, out):
 
 @_internal
 def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u, th, pthd, pthdd, ptau, pJIK,
-                   plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status, xdd, thd,
-                   thdd):
+                   plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status, xdd, thd, thdd, chord):
     """Forward dynamics at one state (see the module docstring). The pass arrays ``Cd`` (m, 4, 4),
     ``Vp``, ``Wee`` (m, 6) hold the state's platform pose, twist and end-effector wrench in every
     row, ``dVp`` (m, 6) the passes' accelerations (:func:`pass_accelerations`); ``th`` (L, n_max)
@@ -59,14 +58,21 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
     (m, n_act), ``pJIK`` (m, n_act, δ_p), ``plimbW`` (m, L, δ_p), ``pplatW`` (m, δ_p) are the passes'
     scratch. Writes ``xdd`` (δ_p), ``thd`` and ``thdd`` (L, n_max); ``ptau[0]`` is ``u_0`` and
     ``pJIK[0]`` J_IK. Returns False after writing a failure into ``status`` (index left to the
-    caller)."""
+    caller). ``chord``: a limb with a constant H takes its first IK step with its ``L_p⁺`` of the
+    previous call (a neighbouring state: no Jacobian or factorisation at the start, as
+    :func:`pkm.kernels.inverse_dynamics._chord_matrix`)."""
     L, m = mi.shape[0], len(dp_static) + 1
     dp = len(dp_static)
     for l in range(L):
         n = mi[l, LI_N]
         tl = th[l]
         if general is None or mi[l, LI_AFF] != 0:
-            ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, Cd, 0, tl, bw, mat, vec, tol, max_iter, False)
+            if chord:
+                P, C = mat[_pinv_slot(lay, l, 0)], mat[M_CHORD]
+                for a in range(_dof(l, mi, d_static)):
+                    for c in range(6):
+                        C[a, c] = P[a, c]
+            ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, Cd, 0, tl, bw, mat, vec, tol, max_iter, chord)
         else:
             ok, perr, gerr = _solve_general(l, mi, mf, lay, Cd, 0, tl, bw, mat, vec, tol, max_iter)
         if not ok:
@@ -111,13 +117,14 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
 
 
 @_jit
-def forward_range(s_begin, s_end, given, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, Wee, g0, U, theta, thetad,
+def forward_range(s_begin, s_end, given, chord, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, Wee, g0, U, theta, thetad,
                   thetadd, xdd, bias, JIK, pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw,
                   mat, vec, general, tol, max_iter, thresh, status):
     """Forward dynamics at states ``s_begin … s_end − 1``: platform poses ``Cd`` (N, 4, 4), twists
     ``Vp`` and wrenches ``Wee`` (N, 6), actuator forces ``U`` (N, n_act). With ``given`` the IK of
     state ``s`` starts from ``theta[s]`` (on entry), else the first from ``th`` and each later one
-    from the solution before. Writes ``theta, thetad, thetadd``
+    from the solution before, with a chord step (see :func:`_forward_state`; for the first state
+    only if ``chord``: the scratch holds ``L_p⁺`` of a neighbouring state). Writes ``theta, thetad, thetadd``
     (N, L, n_max), ``xdd`` (N, δ_p), ``bias`` = ``u_0`` (N, n_act) and ``JIK`` (N, n_act, δ_p).
     ``status`` receives ``(code, state, limb, value)``, code 0 = success."""
     m = pCd.shape[0]
@@ -133,9 +140,10 @@ def forward_range(s_begin, s_end, given, mi, mf, lay, Mp, d_static, dp_static, C
             for r in range(6):
                 pVp[k, r] = Vp[s, r]
                 pWee[k, r] = Wee[s, r]
+        warm = not given and (chord or s > s_begin)
         if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, U[s], th, pthd,
                               pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
-                              status, xdd[s], thetad[s], thetadd[s]):
+                              status, xdd[s], thetad[s], thetadd[s], warm):
             status[1] = s
             return
         for l in range(th.shape[0]):
@@ -195,14 +203,14 @@ def _set_state(R0, local0, axes, x, xd, pCd, pVp):
 @_internal
 def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t, y, pCd, pVp, pdVp, pWee, u, th,
            pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
-           status, thd, thdd, act_limb, act_var, dy):
+           status, thd, thdd, act_limb, act_var, dy, chord):
     """The right-hand side ``dy = (ẋ, ẍ, u·q̇_act)`` of ``y = (x, ẋ, w)`` at time ``t``."""
     dp = axes.shape[0]
     _set_state(R0, local0, axes, y[:dp], y[dp:2 * dp], pCd, pVp)
     _input(tb, uc, t, u)
     if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, u, th, pthd, pthdd, ptau,
                           pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status,
-                          dy[dp:2 * dp], thd, thdd):
+                          dy[dp:2 * dp], thd, thdd, chord):
         return False
     power = 0.0
     for a in range(act_limb.shape[0]):
@@ -264,9 +272,10 @@ def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, ax
                 ys[i] = y[i] + c * kin[i]
             if ts != last:
                 _predict_start(th, thd, thdd, ts - last, limit)
+            warm = s > 0 or stage > 0
             if not _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, ts, ys, pCd, pVp,
                           pdVp, pWee, u, th, pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol,
-                          max_iter, thresh, status, thd, thdd, act_limb, act_var, out):
+                          max_iter, thresh, status, thd, thdd, act_limb, act_var, out, warm):
                 status[1] = s
                 return
             last = ts

@@ -42,7 +42,7 @@ BW_K, BW_T, BW_V, BW_A, BW_W, BW_TRIG, BW_PHI, BW_HD, BW_SIZE = 0, 12, 24, 30, 3
 # (6 × n), loop rows G (Σm × n), normal matrix, factor scratch, H (n × δ), L_p (6 × δ), Gram matrix
 # L_pᵀL_p and its inverse, the chord step's matrix (δ × 6), F (δ × δ_p), G_y, J_IKᵀ and its inverse,
 # then G_y⁻¹ of each loop, then each limb's L_p⁺ (δ × 6) of the last two samples
-# (:func:`pkm.kernels.inverse_dynamics._pinv_slot`).
+# (:func:`pkm.kernels.dynamics._pinv_slot`).
 M_J, M_G, M_NM, M_SQ, M_H, M_LP, M_GRAM, M_GRAMI, M_CHORD, M_F, M_GY, M_JT, M_JTI, M_GYI = range(14)
 # Slots of the scratch vectors ``vec`` (V_SIZE, B + 6): residual and right-hand side, step, q, q̇, q̈,
 # loop residuals or Ġθ̇, right-hand side of eq. 140.

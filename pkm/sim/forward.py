@@ -75,11 +75,13 @@ class ForwardKernel:
         self.th = self.work[0]
         self.general = None if km.mi[:, LI_AFF].all() else km.lay
         self.status = np.zeros(4)
+        self.chord = False  # whether the scratch holds the limbs' L_p⁺ of a neighbouring state
 
     def set_start(self, start):
         """Each limb's tree variables (a list, as ``start`` of :meth:`pkm.robot.Robot.inverse_dynamics`)
         as the next IK start."""
         self.th[:] = 0.0
+        self.chord = False
         for k, th in enumerate(self.robot._check_start(start)):
             self.th[k, :len(th)] = th
 
@@ -90,8 +92,9 @@ class ForwardKernel:
         :class:`pkm.SingularityError` naming the state (its task coordinates from ``X``)."""
         st = self.status
         st[:] = (-1, 0, 0, 0)
-        forward_range(0, Cd.shape[0], theta_given, *self.km, Cd, Vp, Wee, self.g0, U, *out, *self.passes,
-                      *self.work, self.general, *self.args, st)
+        forward_range(0, Cd.shape[0], theta_given, self.chord, *self.km, Cd, Vp, Wee, self.g0, U, *out,
+                      *self.passes, *self.work, self.general, *self.args, st)
+        self.chord = st[0] == 0  # the scratch's L_p⁺ belong to the last state, a neighbour of the next
         if st[0] != 0:
             raise_status(self.robot, st, self.args, X)
 
