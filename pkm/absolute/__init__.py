@@ -6,7 +6,8 @@ Modules, one idea each: ``body`` (director coordinates q = (φ, d₁, d₂, d₃
 mass matrix, poses and twists), ``markers`` (frames on bodies), ``quadratic`` (the engine every joint
 uses: rows that are quadratic forms in marker vectors; Φ, Φ_q, γ, reactions), ``joints`` (seed 000's
 S, S–S, R, U, C, P and seed 002's planar pair), ``lock`` (seed 001's lock with a row mask and
-prescribed motion), ``laws`` (time laws for rheonomic constraints).
+prescribed motion), ``laws`` (time laws for rheonomic constraints), ``redundancy`` (dependent rows by
+pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions).
 """
 from pkm.absolute.body import Body
 from pkm.absolute.joints import (
@@ -21,6 +22,9 @@ from pkm.absolute.joints import (
 )
 from pkm.absolute.lock import LOCK_MASKS, LOCK_ROWS, Lock
 from pkm.absolute.markers import Marker
+from pkm.absolute.redundancy import RedundancyReport, dependent_rows
+from pkm.absolute.system import AssemblyError, System
 
 __all__ = ["Body", "Marker", "Spherical", "Distance", "Revolute", "Universal", "Cylindrical", "Prismatic",
-           "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS"]
+           "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
+           "System", "AssemblyError"]
