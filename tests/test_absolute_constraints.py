@@ -231,7 +231,7 @@ def test_lock_rows_are_seed_001s_to_first_order():
     eps = 1e-7
     dx, dth = rng.normal(size=3), rng.normal(size=3)
     Rw = FS[:3, :3] @ rodrigues(dth, eps * np.linalg.norm(dth)) @ FS[:3, :3].T
-    qp = _moved(joint, qj, qi, np.eye(3), np.zeros(3))  # a copy of qi
+    qp = qi.copy()
     o = FS[:3, 3]
     qp[:3] = o + Rw @ (qi[:3] - o) + eps * FS[:3, :3] @ dx
     for I in range(3):

@@ -13,6 +13,8 @@ from typing import Callable
 
 import numpy as np
 
+from pkm.absolute.body import skew
+
 ScalarLaw = Callable[[float], tuple[float, float, float]]
 
 
@@ -63,7 +65,7 @@ def along(axis, law: ScalarLaw):
 def about(axis, law: ScalarLaw):
     """Rotation law ``R(t) = exp(θ(t) â)`` about the (normalised) ``axis``: ``ω = θ̇ a``, ``ω̇ = θ̈ a``."""
     a = _unit(axis)
-    A = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    A = skew(a)
     A2 = A @ A
 
     def rotation(t):

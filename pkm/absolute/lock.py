@@ -44,6 +44,7 @@ from typing import Sequence
 
 import numpy as np
 
+from pkm.absolute.body import skew
 from pkm.absolute.markers import Marker
 from pkm.absolute.quadratic import QuadraticConstraint
 
@@ -69,10 +70,6 @@ _E = np.eye(3)
 _LEVI = np.zeros((3, 3, 3))
 for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
     _LEVI[_i, _j, _k], _LEVI[_i, _k, _j] = 1.0, -1.0
-
-
-def _skew(x) -> np.ndarray:
-    return np.array([[0.0, -x[2], x[1]], [x[2], 0.0, -x[0]], [-x[1], x[0], 0.0]])
 
 
 def _mask(mask) -> tuple[int, ...]:
@@ -139,7 +136,7 @@ class Lock(QuadraticConstraint):
             C = np.zeros((3, 3))
             C[:, b] = -_LEVI[f, b, k] * M[:, f]
             return C
-        return 0.5 * M @ _skew(_E[k])  # ½ vee(R_e − R_eᵀ)_k with R_e = Mᵀ R_rel
+        return 0.5 * M @ skew(_E[k])  # ½ vee(R_e − R_eᵀ)_k with R_e = Mᵀ R_rel
 
     def _rotation_terms(self, k: int, M: np.ndarray) -> dict:
         C = self._rotation_form(M, k)
@@ -166,8 +163,8 @@ class Lock(QuadraticConstraint):
                     g[r], gd[r], gdd[r] = -x[k], -xd[k], -xdd[k]
         if self.rotation is not None:
             R, w, wd = (np.asarray(v, dtype=float) for v in self.rotation(t))
-            W = _skew(w)
-            Rd, Rdd = R @ W, R @ (W @ W + _skew(wd))
+            W = skew(w)
+            Rd, Rdd = R @ W, R @ (W @ W + skew(wd))
             for r, k in enumerate(self._rows):
                 if k >= 3:
                     K[r] = self._rotation_block(R, k - 3)
