@@ -1,0 +1,30 @@
+"""Absolute (maximal) coordinates: rigid bodies in director form, the joint catalogue as algebraic
+constraints with Lagrange multipliers, redundant-row removal and consistent initial conditions
+(seeds 000, 001, 002; issue 16). A second formulation beside pkm's minimal-coordinate one.
+
+Modules, one idea each: ``body`` (director coordinates q = (φ, d₁, d₂, d₃), internal constraints,
+mass matrix, poses and twists), ``markers`` (frames on bodies), ``quadratic`` (the engine every joint
+uses: rows that are quadratic forms in marker vectors; Φ, Φ_q, γ, reactions), ``joints`` (seed 000's
+S, S–S, R, U, C, P and seed 002's planar pair), ``lock`` (seed 001's lock with a row mask and
+prescribed motion), ``laws`` (time laws for rheonomic constraints), ``redundancy`` (dependent rows by
+pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions).
+"""
+from pkm.absolute.body import Body
+from pkm.absolute.joints import (
+    JOINTS,
+    Cylindrical,
+    Distance,
+    Planar,
+    Prismatic,
+    Revolute,
+    Spherical,
+    Universal,
+)
+from pkm.absolute.lock import LOCK_MASKS, LOCK_ROWS, Lock
+from pkm.absolute.markers import Marker
+from pkm.absolute.redundancy import RedundancyReport, dependent_rows
+from pkm.absolute.system import AssemblyError, System
+
+__all__ = ["Body", "Marker", "Spherical", "Distance", "Revolute", "Universal", "Cylindrical", "Prismatic",
+           "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
+           "System", "AssemblyError"]

@@ -1,0 +1,310 @@
+"""A multibody system in absolute coordinates: bodies + joints → global ``q``, ``Φ``, ``Φ_q``,
+``γ``, ``M``, redundancy removal and consistent initial conditions.
+
+Layout. Body ``k`` (in the order given) owns ``q[12k : 12k + 12]`` = ``(φ, d₁, d₂, d₃)``; the
+ground has no coordinates. The rows are the six internal constraints of each body (seed 002
+eq. 24, in body order) followed by the rows of each joint (in joint order), and ``M`` is block
+diagonal and constant (seed 002 eqs. 23, 50). Equations of motion, as in seeds 001 (eq. 27) and
+002 (eq. 1)::
+
+    M q̈ + Φ_qᵀ λ = f,      Φ(q, t) = 0   (Φ_q q̈ = γ at acceleration level)
+
+Redundant joint rows are detected at a configuration (:meth:`System.redundancy`) on the
+reduced Jacobian ``Φ_ext,q P_int`` (seed 002 eq. 64, ``G̃_ext``): since ``P_int`` spans the null
+space of the internal rows, ``rank Φ_q = 6N + rank(Φ_ext,q P_int)``, and the internal rows are
+never the ones removed. :meth:`System.without` returns the system with those rows inactive; all
+evaluation methods then return the active rows only, and multipliers are per active row.
+
+For the discrete null space method (seed 002 §2.2, §4) the building blocks are
+:meth:`System.internal_null_space` (``P_int``, eq. 54) and the joints' ``P_ext`` of seed 002
+(listed in :mod:`pkm.absolute.joints`); :meth:`System.null_space` gives an orthonormal
+numerical basis of ``ker Φ_q`` for any joint set.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import scipy.linalg
+
+from pkm.absolute.body import (
+    INTERNAL_ROWS,
+    NINT,
+    NQ,
+    Body,
+    internal_bias,
+    internal_constraints,
+    internal_jacobian,
+    internal_null_space,
+)
+from pkm.absolute.quadratic import QuadraticConstraint
+from pkm.absolute.redundancy import RTOL, RedundancyReport, dependent_rows
+from pkm.errors import PkmError, SingularityError
+
+
+def min_norm_solve(G, b, rtol: float = RTOL) -> np.ndarray:
+    """``G⁺ b`` by the SVD with singular values below ``rtol`` × the largest treated as zero: the
+    minimum-norm least-squares solution, robust to dependent rows (LAPACK's default cut-off,
+    machine precision, lets a zero singular value computed as 1e-16 through)."""
+    U, s, Vt = np.linalg.svd(np.asarray(G, dtype=float), full_matrices=False)
+    keep = s > rtol * s[0] if s.size and s[0] > 0.0 else np.zeros(s.size, bool)
+    return Vt[keep].T @ ((U[:, keep].T @ np.asarray(b, dtype=float)) / s[keep])
+
+
+class AssemblyError(PkmError, ArithmeticError):
+    """Newton's method found no configuration with ``|Φ| ≤ tol`` (:attr:`residual` after
+    :attr:`iterations` steps)."""
+
+    def __init__(self, message: str, residual: float, iterations: int):
+        self.residual, self.iterations = residual, iterations
+        super().__init__(message)
+
+
+class System:
+    """Bodies and joints in absolute (director) coordinates.
+
+    Parameters
+    ----------
+    bodies:
+        The moving :class:`~pkm.absolute.body.Body` objects (distinct, with distinct names).
+    joints:
+        Constraints (:mod:`pkm.absolute.joints`, :class:`~pkm.absolute.lock.Lock`) between these
+        bodies or the ground, with distinct names.
+    active:
+        Optional boolean mask over all joint rows (in order); inactive rows are left out of every
+        result. Normally set by :meth:`without`.
+    """
+
+    def __init__(self, bodies: Sequence[Body], joints: Sequence[QuadraticConstraint], active=None):
+        self.bodies, self.joints = tuple(bodies), tuple(joints)
+        self._index: dict[int, int] = {}
+        for k, b in enumerate(self.bodies):
+            if not isinstance(b, Body):
+                raise TypeError(f"bodies[{k}] is a {type(b).__name__}, not a Body")
+            if id(b) in self._index:
+                raise ValueError(f"body {b.name!r} is listed twice")
+            self._index[id(b)] = k
+        names = [b.name for b in self.bodies]
+        if len(set(names)) != len(names):
+            raise ValueError(f"body names repeat: {names}")
+        jnames = [j.name for j in self.joints]
+        if len(set(jnames)) != len(jnames):
+            raise ValueError(f"joint names repeat: {jnames}")
+        for j in self.joints:
+            if not isinstance(j, QuadraticConstraint):
+                raise TypeError(f"joint {j!r} is not a constraint of pkm.absolute")
+            for b in j.bodies:
+                if b is not None and id(b) not in self._index:
+                    raise ValueError(f"joint {j.name!r} connects body {b.name!r}, which is not in the system")
+        self._rows = [(j, r) for j in self.joints for r in range(j.m)]
+        self._offsets = np.cumsum([0] + [j.m for j in self.joints])
+        active = np.ones(len(self._rows), bool) if active is None else np.array(active, dtype=bool)
+        if active.shape != (len(self._rows),):
+            raise ValueError(f"active mask must have {len(self._rows)} entries (one per joint row)")
+        self.active = active
+        self.active.setflags(write=False)
+        self._M = scipy.linalg.block_diag(*[b.mass_matrix for b in self.bodies]) if self.bodies else np.zeros((0, 0))
+
+    # ------------------------------------------------------------------ sizes and labels
+    @property
+    def n(self) -> int:
+        """Number of coordinates, 12 per body."""
+        return NQ * len(self.bodies)
+
+    @property
+    def m(self) -> int:
+        """Number of active rows (internal + joint)."""
+        return NINT * len(self.bodies) + int(self.active.sum())
+
+    @property
+    def labels(self) -> tuple[tuple[str, str], ...]:
+        """``(body or joint name, row name)`` of every active row, in order."""
+        internal = [(b.name, r) for b in self.bodies for r in INTERNAL_ROWS]
+        joint = [(j.name, j.row_names[r]) for (j, r), a in zip(self._rows, self.active) if a]
+        return tuple(internal + joint)
+
+    def body_slice(self, body: Body) -> slice:
+        """The slice of ``q`` that holds ``body``."""
+        k = self._index[id(body)]
+        return slice(NQ * k, NQ * k + NQ)
+
+    def coordinates(self, poses) -> np.ndarray:
+        """``q`` (n,) from the poses (4×4) of the bodies' frames, in body order."""
+        poses = list(poses)
+        if len(poses) != len(self.bodies):
+            raise ValueError(f"{len(poses)} poses for {len(self.bodies)} bodies")
+        return np.concatenate([b.coordinates(C) for b, C in zip(self.bodies, poses)]) if poses else np.zeros(0)
+
+    def poses(self, q) -> list[np.ndarray]:
+        """The bodies' frame poses at ``q``."""
+        return [b.pose(q[self.body_slice(b)]) for b in self.bodies]
+
+    def _side(self, body, q):
+        return None if body is None or q is None else q[self.body_slice(body)]
+
+    def _joint_mask(self, j_index: int) -> np.ndarray:
+        return self.active[self._offsets[j_index]:self._offsets[j_index + 1]]
+
+    # ------------------------------------------------------------------ Φ, Φ_q, Φ_t, γ
+    def phi(self, q, t: float = 0.0) -> np.ndarray:
+        """``Φ(q, t)`` (m,)."""
+        q = np.asarray(q, dtype=float)
+        parts = [internal_constraints(q.reshape(-1, NQ)).ravel()]
+        for k, j in enumerate(self.joints):
+            parts.append(j.phi(*(self._side(b, q) for b in j.bodies), t)[self._joint_mask(k)])
+        return np.concatenate(parts)
+
+    def phi_t(self, q, t: float = 0.0) -> np.ndarray:
+        """``∂Φ/∂t`` (m,) (zero but for rheonomic joints)."""
+        q = np.asarray(q, dtype=float)
+        parts = [np.zeros(NINT * len(self.bodies))]
+        for k, j in enumerate(self.joints):
+            parts.append(j.phi_t(*(self._side(b, q) for b in j.bodies), t)[self._joint_mask(k)])
+        return np.concatenate(parts)
+
+    def jacobian(self, q, t: float = 0.0) -> np.ndarray:
+        """``Φ_q`` (m, n), dense."""
+        q = np.asarray(q, dtype=float)
+        G = np.zeros((self.m, self.n))
+        N = len(self.bodies)
+        for k in range(N):
+            G[NINT * k:NINT * k + NINT, NQ * k:NQ * k + NQ] = internal_jacobian(q[NQ * k:NQ * k + NQ])
+        row = NINT * N
+        for k, j in enumerate(self.joints):
+            mask = self._joint_mask(k)
+            rows = int(mask.sum())
+            blocks = j.jacobian(*(self._side(b, q) for b in j.bodies), t)
+            for body, block in zip(j.bodies, blocks):
+                if body is not None:
+                    G[row:row + rows, self.body_slice(body)] += block[mask]
+            row += rows
+        return G
+
+    def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
+        """Acceleration bias ``γ`` (m,) with ``Φ_q q̈ = γ``."""
+        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        parts = [internal_bias(qd.reshape(-1, NQ)).ravel()]
+        for k, j in enumerate(self.joints):
+            args = [self._side(b, q) for b in j.bodies] + [self._side(b, qd) for b in j.bodies]
+            parts.append(j.gamma(*args, t)[self._joint_mask(k)])
+        return np.concatenate(parts)
+
+    # ------------------------------------------------------------------ mass
+    def mass_matrix(self) -> np.ndarray:
+        """Constant block-diagonal ``M`` (n, n) (seed 002 eq. 50); a copy."""
+        return self._M.copy()
+
+    def kinetic_energy(self, qd) -> float:
+        """``½ q̇ᵀ M q̇``."""
+        qd = np.asarray(qd, dtype=float)
+        return float(sum(b.kinetic_energy(qd[self.body_slice(b)]) for b in self.bodies))
+
+    def momentum(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
+        """(angular momentum about the world origin, linear momentum) of all bodies."""
+        L, p = np.zeros(3), np.zeros(3)
+        for b in self.bodies:
+            s = self.body_slice(b)
+            Lb, pb = b.momentum(q[s], qd[s])
+            L, p = L + Lb, p + pb
+        return L, p
+
+    def gravity_force(self, g) -> np.ndarray:
+        """Generalized gravity force (n,) for the acceleration of gravity ``g`` (3,)."""
+        return np.concatenate([b.gravity_force(g) for b in self.bodies]) if self.bodies else np.zeros(0)
+
+    # ------------------------------------------------------------------ null spaces and redundancy
+    def internal_null_space(self, q) -> np.ndarray:
+        """``P_int`` (n, 6N): block diagonal, twists ``(ω; v_φ)`` per body (seed 002 eq. 54)."""
+        q = np.asarray(q, dtype=float)
+        return scipy.linalg.block_diag(*internal_null_space(q.reshape(-1, NQ))) if self.bodies else np.zeros((0, 0))
+
+    def null_space(self, q, t: float = 0.0, rtol: float = RTOL) -> np.ndarray:
+        """Orthonormal basis (n, n − rank) of ``ker Φ_q`` from the SVD (rank: singular values above
+        ``rtol`` × the largest)."""
+        G = self.jacobian(q, t)
+        _, s, Vt = np.linalg.svd(G)
+        rank = int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0.0 else 0
+        return Vt[rank:].T.copy()
+
+    def redundancy(self, q, t: float = 0.0, rtol: float = RTOL, method: str = "qr") -> RedundancyReport:
+        """Dependent active joint rows at ``(q, t)``: :func:`~pkm.absolute.redundancy.dependent_rows`
+        on ``Φ_ext,q P_int``. Indices in the report count the active joint rows."""
+        q = np.asarray(q, dtype=float)
+        G = self.jacobian(q, t)[NINT * len(self.bodies):]
+        labels = self.labels[NINT * len(self.bodies):]
+        return dependent_rows(G @ self.internal_null_space(q), labels, rtol=rtol, method=method)
+
+    def without(self, report: RedundancyReport) -> System:
+        """This system with the rows ``report.removed`` (from :meth:`redundancy`) made inactive."""
+        active_rows = np.flatnonzero(self.active)
+        if report.rows != active_rows.size:
+            raise ValueError(f"the report examined {report.rows} rows, this system has {active_rows.size} active "
+                             f"joint rows (was it made for another system?)")
+        active = self.active.copy()
+        active[active_rows[list(report.removed)]] = False
+        return System(self.bodies, self.joints, active)
+
+    def remove_redundant(self, q, t: float = 0.0, rtol: float = RTOL, method: str = "qr"):
+        """``(system without the dependent rows, report)`` at ``(q, t)``."""
+        report = self.redundancy(q, t, rtol=rtol, method=method)
+        return self.without(report), report
+
+    # ------------------------------------------------------------------ consistent initial conditions
+    def assemble(self, q0, t: float = 0.0, tol: float = 1e-12, max_iter: int = 50) -> np.ndarray:
+        """A configuration with ``max|Φ(q, t)| ≤ tol`` near ``q0``: Newton's method with
+        minimum-norm steps ``Δq = −Φ_q⁺ Φ`` (:func:`min_norm_solve`, so dependent rows do no harm).
+
+        Raises :class:`AssemblyError` when ``max_iter`` steps do not get there.
+        """
+        q = np.array(q0, dtype=float)
+        residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
+        for it in range(max_iter):
+            if residual <= tol:
+                return q
+            q -= min_norm_solve(self.jacobian(q, t), self.phi(q, t))
+            residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
+        if residual <= tol:
+            return q
+        raise AssemblyError(f"assembly did not converge: max|Φ| = {residual:.3g} > {tol:.3g} after {max_iter} "
+                            f"Newton steps (no configuration near the start, or a singular one)", residual, max_iter)
+
+    def project_velocity(self, q, qd, t: float = 0.0) -> np.ndarray:
+        """The velocity nearest ``qd`` (Euclidean) with ``Φ_q q̇ + Φ_t = 0``:
+        ``q̇ − Φ_q⁺ (Φ_q q̇ + Φ_t)``."""
+        qd = np.asarray(qd, dtype=float)
+        G = self.jacobian(q, t)
+        return qd - min_norm_solve(G, G @ qd + self.phi_t(q, t))
+
+    # ------------------------------------------------------------------ dynamics at one instant
+    def accelerations(self, q, qd, force, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """``(q̈, λ)`` from ``[[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [f; γ]`` (seed 001 eq. 27 without
+        stabilisation). Needs independent rows (see :meth:`remove_redundant`)."""
+        G = self.jacobian(q, t)
+        m, n = G.shape
+        A = np.zeros((n + m, n + m))
+        A[:n, :n], A[:n, n:], A[n:, :n] = self._M, G.T, G
+        b = np.concatenate([np.asarray(force, dtype=float), self.gamma(q, qd, t)])
+        cond = np.linalg.cond(A)
+        if not np.isfinite(cond) or cond > 1e14:
+            raise SingularityError(f"the constrained equations of motion are singular (condition {cond:.3g}); "
+                                   f"remove dependent rows with System.remove_redundant", condition=cond,
+                                   threshold=1e14)
+        x = np.linalg.solve(A, b)
+        return x[:n], x[n:]
+
+    def reactions(self, q, lam, t: float = 0.0, about: str = "marker") -> dict:
+        """``{joint name: (W_i, W_j)}``: each joint's wrenches (moment; force) on its two bodies for
+        the multipliers ``lam`` of the active rows (inactive rows carry none), world axes, moments
+        about the marker origins (or ``about="com"``); ``None`` for the ground.
+        See :meth:`~pkm.absolute.quadratic.QuadraticConstraint.reaction`."""
+        q, lam = np.asarray(q, dtype=float), np.asarray(lam, dtype=float)
+        if lam.shape != (self.m,):
+            raise ValueError(f"lam must have {self.m} entries (one per active row), got shape {lam.shape}")
+        out, row = {}, NINT * len(self.bodies)
+        for k, j in enumerate(self.joints):
+            mask = self._joint_mask(k)
+            full = np.zeros(j.m)
+            full[mask] = lam[row:row + int(mask.sum())]
+            row += int(mask.sum())
+            out[j.name] = j.reaction(*(self._side(b, q) for b in j.bodies), full, t, about=about)
+        return out
