@@ -126,17 +126,7 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
             fw = add(sub(mw, cw), fw)  # M A − ad_Vᵀ M V + children
             fv = add(sub(mv_, cv), fv)
         bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
-        k = mi[l, MI_PARENT + i]
-        if k >= 0:
-            R, p = _pose_at(bw, i, BW_T)
-            Rf = mv(R, fv)
-            mw = add(mv(R, fw), cross(p, Rf))
-            bw[k, BW_W] += mw[0]
-            bw[k, BW_W + 1] += mw[1]
-            bw[k, BW_W + 2] += mw[2]
-            bw[k, BW_W + 3] += Rf[0]
-            bw[k, BW_W + 4] += Rf[1]
-            bw[k, BW_W + 5] += Rf[2]
+        _to_parent(l, mi, bw, i, fw, fv)
 
 
 @_internal
@@ -254,6 +244,73 @@ def _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, s, thd,
         thdd[i] += bw[i, BW_HD]
     # ---- limb dynamics φ (App. B) and W̄ = Fᵀ Hᵀ φ (eq. 144)
     _rnea(l, mi, mf, thd, thdd, g0, bw)
+    _limb_wrench(l, mi, mf, lay, n, d, dp, aff, H, F, q, bw, limbW, s)
+
+
+@_internal
+def _limb_unit(l, mi, mf, lay, d_static, dp_static, Pinv, row, s, thdd, limbW, bw, mat, vec, general):
+    """Limb ``l``'s share of ``M_t e`` for the unit task acceleration with platform acceleration
+    ``V̇_p = e_row`` at rest and without gravity (the velocity-free part of :func:`_limb_motion`):
+    ``θ̈ = H L_p⁺ e_row`` (eq. 88 with ``θ̇ = 0``), the tree's ``φ = M θ̈`` (App. B, :func:`_rnea_acc`)
+    and ``W̄ = FᵀHᵀφ`` (eq. 144) into ``limbW[s, l]``; ``θ̈`` into ``thdd``."""
+    n, d, dp = mi[l, LI_N], _dof(l, mi, d_static), len(dp_static)
+    aff = True if general is None else mi[l, LI_AFF] != 0
+    H, F = mat[M_H], mat[M_F]
+    q, qdd = vec[V_Q], vec[V_QDD]
+    for a in range(d):
+        qdd[a] = Pinv[a, row]
+    _h_times(l, mi, mf, lay, H, aff, n, d, qdd, thdd)
+    _rnea_acc(l, mi, mf, thdd, bw)
+    _limb_wrench(l, mi, mf, lay, n, d, dp, aff, H, F, q, bw, limbW, s)
+
+
+@_internal
+def _rnea_acc(l, mi, mf, thdd, bw):
+    """:func:`_rnea` at rest and without gravity: ``A_i = Ad_{T_i}⁻¹ A_{parent} + S θ̈_i``,
+    ``W_i = M_i A_i + Σ_c Ad_{T_c}⁻ᵀ W_c``, ``φ_i = Sᵀ W_i`` (the joint-space ``M θ̈``)."""
+    n = mi[l, LI_N]
+    for i in range(n):
+        k = mi[l, MI_PARENT + i]
+        o = BF_SIZE * i
+        a, b = mf[l, o + BF_A] * thdd[i], mf[l, o + BF_B] * thdd[i]
+        if k >= 0:
+            R, p = _pose_at(bw, i, BW_T)
+            pw, pv = _twist_at(bw, k, BW_A)
+            aw, av = Ad_inv(R, p, pw, pv)
+            _set_twist_at(bw, i, BW_A, (aw[0], aw[1], aw[2] + a), (av[0], av[1], av[2] + b))
+        else:
+            _set_twist_at(bw, i, BW_A, (0.0, 0.0, a), (0.0, 0.0, b))
+        _set_twist_at(bw, i, BW_W, (0.0, 0.0, 0.0), (0.0, 0.0, 0.0))
+    for i in range(n - 1, -1, -1):
+        fw, fv = _twist_at(bw, i, BW_W)
+        if mf[l, BF_SIZE * i + BF_IN] != 0.0:
+            aw, av = _twist_at(bw, i, BW_A)
+            mw, mv_ = _inertia_times(_params10(mf, l, BF_SIZE * i + BF_IN), aw, av)
+            fw, fv = add(mw, fw), add(mv_, fv)
+        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
+        _to_parent(l, mi, bw, i, fw, fv)
+
+
+@_internal
+def _to_parent(l, mi, bw, i, fw, fv):
+    """Add body ``i``'s wrench ``(fw; fv)`` (in ``K_i``) to its parent's, ``Ad_{T_i}⁻ᵀ W_i``."""
+    k = mi[l, MI_PARENT + i]
+    if k >= 0:
+        R, p = _pose_at(bw, i, BW_T)
+        Rf = mv(R, fv)
+        mw = add(mv(R, fw), cross(p, Rf))
+        bw[k, BW_W] += mw[0]
+        bw[k, BW_W + 1] += mw[1]
+        bw[k, BW_W + 2] += mw[2]
+        bw[k, BW_W + 3] += Rf[0]
+        bw[k, BW_W + 4] += Rf[1]
+        bw[k, BW_W + 5] += Rf[2]
+
+
+@_internal
+def _limb_wrench(l, mi, mf, lay, n, d, dp, aff, H, F, q, bw, limbW, s):
+    """``W̄ = FᵀHᵀφ`` (eq. 144) of limb ``l`` from the joint forces ``φ`` in ``bw`` into
+    ``limbW[s, l]`` (``q`` scratch)."""
     if aff:  # q = Hᵀ φ
         oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
         for c in range(d):

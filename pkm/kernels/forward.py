@@ -3,17 +3,20 @@
 The task-space EOM (eq. 107) ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u`` is affine in
 ``V̇_t``, and so is the inverse dynamics that :mod:`pkm.kernels.inverse_dynamics` computes (eq. 137,
 in the parallel form 140): ``u(V̇_t) = J_IK⁻ᵀ(M_t V̇_t + b)`` with ``b = C_t V_t + W_t^grav −
-W_t^EE``. At one state this kernel solves every limb's IK once (from a warm start) and then runs
-the limb dynamics and the platform's Newton–Euler equations ``δ_p + 1`` times ("passes"), with the
-platform accelerations ``V̇_p = P_p V̇_t`` for ``V̇_t = 0, e_1, …, e_δp``. Pass 0 gives
-``u_0 = J_IK⁻ᵀ b``, pass ``i`` the column ``A e_i = u(e_i) − u_0`` of ``A = J_IK⁻ᵀ M_t`` (the
-actuator-space image of the mass matrix); then (eq. 129)
+W_t^EE``. At one state this kernel solves every limb's IK once (from a warm start), computes the
+limbs' geometry (``H``, ``L_p⁺``, ``F``, J_IK) and ``J_IK⁻ᵀ`` once, and then runs ``δ_p + 1``
+"passes" of the dynamics. Pass 0 is the inverse dynamics at the state with ``V̇_t = 0``:
+``u_0 = J_IK⁻ᵀ b``. Pass ``i`` is the velocity-free part for ``V̇_t = e_i``, the platform
+accelerated by ``V̇_p = P_p e_i`` at rest and without gravity (``θ̈ = H L_p⁺ P_p e_i``, eq. 88 with
+``θ̇ = 0``; the trees' ``M θ̈``, :func:`pkm.kernels.dynamics._limb_unit`; the platform's ``M_p P_p e_i``):
+the column ``A e_i`` of ``A = J_IK⁻ᵀ M_t`` (the actuator-space image of the mass matrix). Then
+(eq. 129)
 
     ``V̇_t = M_t⁻¹(J_IKᵀ u + W_t^EE − C_t V_t − W_t^grav) = A⁻¹ (u − u_0)``,
 
 a δ_p × δ_p solve. ``M_t``, ``C_t V_t``, ``W_t^grav`` and ``J_IK`` are never formed: they are the
 passes' sums of limb wrenches ``W̄_(l) = F̄ᵀH̄ᵀφ_(l)`` (eq. 144) and the platform's ``P_pᵀφ_p``. The
-joint accelerations are affine in ``V̇_t`` as well (eq. 88): ``θ̈ = θ̈_0 + Σ_i V̇_t,i (θ̈_i − θ̈_0)``.
+joint accelerations are affine in ``V̇_t`` (eq. 88): ``θ̈ = θ̈_0 + Σ_i V̇_t,i θ̈_i``.
 
 Two entry points share :func:`_forward_state`: :func:`forward_range` (a batch of states, each
 IK started from the solution of the one before) and :func:`rk4_run` (the classical fixed-step RK4
@@ -26,8 +29,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion, _pinv_slot,
-                                  _platform_forces)
+from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion, _limb_unit,
+                                  _pinv_slot, _platform_forces)
 from pkm.kernels.ik import _dof, _solve_affine, _solve_general
 from pkm.kernels.model import LI_AFF, LI_N
 from pkm.kernels.work import M_CHORD, M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
@@ -82,18 +85,22 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
         if not _limb_geometry(l, mi, mf, lay, d_static, dp_static, 0, thresh, pJIK, mat, general, status):
             return False
         Pinv = mat[_pinv_slot(lay, l, 0)]
-        for k in range(m):  # the limb's dynamics under each pass's platform acceleration
-            _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, k, pthd[k, l], pthdd[k, l],
-                         plimbW, bw, mat, vec, general)
+        _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, 0, pthd[0, l], pthdd[0, l], plimbW, bw,
+                     mat, vec, general)
+        for k in range(1, m):  # M_t e_i: at rest, without gravity (pass k's V_p, W^EE rows are zero)
+            _limb_unit(l, mi, mf, lay, d_static, dp_static, Pinv, dp_static[k - 1], k, pthdd[k, l], plimbW, bw, mat,
+                       vec, general)
     if not _jik_inverse(dp_static, 0, pJIK, mat, thresh, status):
         return False
-    for k in range(m):
-        _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, k, plimbW, pplatW, ptau, mat, vec)
+    _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, 0, plimbW, pplatW, ptau, mat, vec)
+    zero3 = dVp[0, 0:3]  # pass 0's acceleration is zero: no gravity in the unit passes
+    for k in range(1, m):
+        _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, zero3, k, plimbW, pplatW, ptau, mat, vec)
     A, Ai, r = mat[M_JT], mat[M_JTI], vec[V_RHS]
     for a in range(dp):
         r[a] = u[a] - ptau[0, a]
         for i in range(dp):
-            A[a, i] = ptau[i + 1, a] - ptau[0, a]
+            A[a, i] = ptau[i + 1, a]
     if not inverse_into(A, dp, Ai, mat[M_SQ]):
         status[0], status[2], status[3] = SINGULAR_A, -1, np.inf
         return False
@@ -106,10 +113,9 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
         n = mi[l, LI_N]
         for j in range(th.shape[1]):
             if j < n:
-                base = pthdd[0, l, j]
-                acc = base
+                acc = pthdd[0, l, j]
                 for i in range(dp):
-                    acc += xdd[i] * (pthdd[i + 1, l, j] - base)
+                    acc += xdd[i] * pthdd[i + 1, l, j]
                 thd[l, j], thdd[l, j] = pthd[0, l, j], acc
             else:
                 thd[l, j] = thdd[l, j] = 0.0
@@ -127,19 +133,17 @@ def forward_range(s_begin, s_end, given, chord, mi, mf, lay, Mp, d_static, dp_st
     only if ``chord``: the scratch holds ``L_p⁺`` of a neighbouring state). Writes ``theta, thetad, thetadd``
     (N, L, n_max), ``xdd`` (N, δ_p), ``bias`` = ``u_0`` (N, n_act) and ``JIK`` (N, n_act, δ_p).
     ``status`` receives ``(code, state, limb, value)``, code 0 = success."""
-    m = pCd.shape[0]
     for s in range(s_begin, s_end):
         if given:
             for l in range(th.shape[0]):
                 for j in range(th.shape[1]):
                     th[l, j] = theta[s, l, j]
-        for k in range(m):
-            for a in range(4):
-                for b in range(4):
-                    pCd[k, a, b] = Cd[s, a, b]
-            for r in range(6):
-                pVp[k, r] = Vp[s, r]
-                pWee[k, r] = Wee[s, r]
+        for a in range(4):
+            for b in range(4):
+                pCd[0, a, b] = Cd[s, a, b]
+        for r in range(6):
+            pVp[0, r] = Vp[s, r]
+            pWee[0, r] = Wee[s, r]
         warm = not given and (chord or s > s_begin)
         if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, U[s], th, pthd,
                               pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
@@ -178,7 +182,7 @@ def _input(tb, uc, t, out):
 def _set_state(R0, local0, axes, x, xd, pCd, pVp):
     """Platform pose and body-fixed twist of a translational task space (as
     :func:`pkm.kernels.batch.platform_states`): ``p = R_0 ℓ`` with ``ℓ = R_0ᵀ r_0`` whose
-    components ``axes[i]`` are ``x[i]``, ``V_p = (0; ℓ̇)``; into every pass row."""
+    components ``axes[i]`` are ``x[i]``, ``V_p = (0; ℓ̇)``; into pass row 0."""
     l0, l1, l2 = local0[0], local0[1], local0[2]
     v0 = v1 = v2 = 0.0
     for i in range(axes.shape[0]):
@@ -189,15 +193,14 @@ def _set_state(R0, local0, axes, x, xd, pCd, pVp):
             l1, v1 = x[i], xd[i]
         else:
             l2, v2 = x[i], xd[i]
-    for k in range(pCd.shape[0]):
-        for r in range(3):
-            for c in range(3):
-                pCd[k, r, c] = R0[r, c]
-            pCd[k, r, 3] = R0[r, 0] * l0 + R0[r, 1] * l1 + R0[r, 2] * l2
-            pCd[k, 3, r] = 0.0
-        pCd[k, 3, 3] = 1.0
-        pVp[k, 0] = pVp[k, 1] = pVp[k, 2] = 0.0
-        pVp[k, 3], pVp[k, 4], pVp[k, 5] = v0, v1, v2
+    for r in range(3):
+        for c in range(3):
+            pCd[0, r, c] = R0[r, c]
+        pCd[0, r, 3] = R0[r, 0] * l0 + R0[r, 1] * l1 + R0[r, 2] * l2
+        pCd[0, 3, r] = 0.0
+    pCd[0, 3, 3] = 1.0
+    pVp[0, 0] = pVp[0, 1] = pVp[0, 2] = 0.0
+    pVp[0, 3], pVp[0, 4], pVp[0, 5] = v0, v1, v2
 
 
 @_internal
