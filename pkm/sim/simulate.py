@@ -173,6 +173,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     if isinstance(u, str) and u == "hold":
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
                                 **solver).bias[0]
+    T = _output_times(method, t0, t1, dt, t_eval)
     if form == "task":
         rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
         y0 = np.concatenate([x0, xd0, [0.0]])
@@ -186,28 +187,36 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
                            np.asarray(gravity, dtype=float))
         y0 = np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])
     if method == "RK4":
-        if dt is None or not dt > 0:
-            raise ValueError("method 'RK4' needs a time step dt > 0")
-        if not (t1 - t0) / dt <= MAX_STEPS:
-            raise ValueError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
         T, Y = _rk4(rhs, t0, t1, y0, float(dt))
-        if t_eval is not None:
-            raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
     else:
-        if t_eval is None:
-            step = (t1 - t0) / 200 if dt is None else float(dt)
-            if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
-                raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
-                                 f"{MAX_OUTPUTS} outputs")
-            n = max(1, int(round((t1 - t0) / step)))
-            t_eval = np.linspace(t0, t1, n + 1)
-        T = np.asarray(t_eval, dtype=float)
-        if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
-            raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
         Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
     if form == "actuator":
         return _actuator_result(robot, rhs, T, Y, method)
     return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+
+
+def _output_times(method, t0, t1, dt, t_eval):
+    """The checked output times of an adaptive method (``t_eval``, or every ``dt``, default 1/200
+    of the span); ``None`` for RK4 (it outputs every step ``dt``), after checking ``dt``."""
+    if method == "RK4":
+        if dt is None or not dt > 0:
+            raise ValueError("method 'RK4' needs a time step dt > 0")
+        if not (t1 - t0) / dt <= MAX_STEPS:
+            raise ValueError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
+        if t_eval is not None:
+            raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
+        return None
+    if t_eval is None:
+        step = (t1 - t0) / 200 if dt is None else float(dt)
+        if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
+            raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
+                             f"{MAX_OUTPUTS} outputs")
+        n = max(1, int(round((t1 - t0) / step)))
+        t_eval = np.linspace(t0, t1, n + 1)
+    T = np.asarray(t_eval, dtype=float)
+    if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
+        raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
+    return T
 
 
 class _ActuatorRhs:
