@@ -1,5 +1,6 @@
-"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130) or in
-actuator coordinates (8.1.3, :mod:`pkm.sim.actuator`).
+"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130), in
+joint coordinates plus task velocity (8.1.2, :mod:`pkm.sim.joint`) or in actuator coordinates
+(8.1.3, :mod:`pkm.sim.actuator`).
 
 The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the actuator
 work ``w = ∫ u·θ̇_act dt`` so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
@@ -41,7 +42,7 @@ MIN_STEP = 1e-6
 #: energy bookkeeping, each RK4 step four right-hand sides).
 MAX_OUTPUTS = 1_000_000
 MAX_STEPS = 10_000_000
-FORMS = ("task", "actuator")
+FORMS = ("task", "joint", "actuator")
 
 
 @dataclass
@@ -78,7 +79,9 @@ class SimulationResult:
         scale = max(np.abs(self.energy).max(), np.abs(self.kinetic).max(), np.abs(self.work).max(), 1e-300)
         return (f"{self.method}, {len(self.t)} outputs, {self.nfev} evaluations; energy error max "
                 f"{np.abs(self.energy_error).max():.3e} J ({np.abs(self.energy_error).max() / scale:.2e} relative); "
-                f"loop closure max {self.closure.max(initial=0.0):.2e}")
+                f"loop closure max {self.closure.max(initial=0.0):.2e}"
+                + (f"; projection moved θ by at most {self.info['projection_max']:.2e}"
+                   if "projection_max" in self.info else ""))
 
 
 def _forces(u, t, x, xd, n) -> np.ndarray:
@@ -135,7 +138,7 @@ class _Rhs:
 
 def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853", rtol=1e-9, atol=1e-12,
              dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=np.inf,
-             max_condition=MAX_CONDITION, **solver) -> SimulationResult:
+             max_condition=MAX_CONDITION, project=True, **solver) -> SimulationResult:
     """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
 
     ``u``: see :func:`pkm.sim.inputs.actuator_input` (a constant, ``"zero"``, ``"hold"``, a table,
@@ -145,19 +148,23 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     with ``rtol``/``atol`` (adaptive) or ``dt`` (``"RK4"``: the fixed step; the adaptive methods:
     the output spacing, default 1/200 of the span); ``t_eval`` overrides the output times.
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK. ``form``: ``"task"``
-    (task coordinates and velocity, paper 8.1.1; fast, through the batched kernel) or
-    ``"actuator"`` (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; passes through the
-    limbs' IK singularities, stops at forward-kinematics ones; translational task spaces).
+    (task coordinates and velocity, paper 8.1.1; fast, through the batched kernel), ``"joint"``
+    (all joint coordinates and the task velocity, paper 8.1.2, :mod:`pkm.sim.joint`, with a
+    Newton projection onto the loop and platform closure after each step — ``project=False``
+    skips it — reported in ``result.info``; translational task spaces) or ``"actuator"``
+    (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; passes through the limbs' IK
+    singularities, stops at forward-kinematics ones; translational task spaces).
     ``max_condition``: the run stops with
     :class:`pkm.SingularityError` naming the time where the 2-norm condition number of J_IK
     exceeds it (:data:`MAX_CONDITION`): near a limb's singularity the task-space EOM degenerate,
     and the integrator would only shrink its steps.
     """
     if form not in FORMS:
-        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint-coordinate form of paper "
-                         f"8.1.2 is not implemented yet), got {form!r}")
+        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
     if form == "actuator" and (robot._rot or wrench is not None):
         raise ValueError("the actuator form supports translational task spaces without end-effector wrench")
+    if not project and form != "joint":
+        raise ValueError("project=False is an option of form='joint' (the other forms have no constraint drift)")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     robot.spec.check_actuation()
@@ -174,7 +181,13 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
                                 **solver).bias[0]
     T = _output_times(method, t0, t1, dt, t_eval)
-    if form == "task":
+    if form == "joint":
+        from pkm.sim.joint import joint_rhs
+
+        uf, n_act = actuator_input(robot, u, hold), robot.n_act
+        rhs, y0 = joint_rhs(robot, lambda t, x, xd: _forces(uf, t, x, xd, n_act), x0, xd0, start=start,
+                            wrench=wrench, gravity=gravity, max_condition=max_condition, project=project, solver=solver)
+    elif form == "task":
         rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
         y0 = np.concatenate([x0, xd0, [0.0]])
     else:
@@ -192,6 +205,8 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step)
     if form == "actuator":
         return _actuator_result(robot, rhs, T, Y, method)
+    if form == "joint":
+        return SimulationResult(**rhs.result(T, Y, method))
     return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
 
 
@@ -285,10 +300,13 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
     """scipy's adaptive solver stepped by hand (as ``solve_ivp`` does), outputs at ``T`` from each
     step's dense output; a step size that collapses below ``MIN_STEP · (t1 − t0)`` stops the run
     (near a singularity the task-space EOM grow stiff long before J_IK's condition number grows:
-    every row of J_IK grows alike when the Delta's three arms stretch together)."""
+    every row of J_IK grows alike when the Delta's three arms stretch together). An ``rhs`` with a
+    ``project(t, y)`` (the joint form, :mod:`pkm.sim.joint`) has each accepted state projected
+    after the step's outputs; the solver goes on from the projected state."""
     from scipy import integrate
 
     solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
+    project = getattr(rhs, "project", None)
     Y = np.empty((len(T), len(y0)))
     k = 0
     while k < len(T) and T[k] <= t0:
@@ -307,22 +325,32 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
         if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
             raise SingularityError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integrator's step fell to "
                                    f"{solver.step_size:.2e} s: {rhs.DEGENERATE}")
+        if project is not None:  # after the outputs (the integrated states), restart from the projected one
+            y = project(solver.t, solver.y)
+            if y is not solver.y:
+                solver.y = y
+                if solver.status == "running":
+                    solver.f = rhs(solver.t, y)  # the first stage
     return Y
 
 
 def _rk4(rhs, t0, t1, y0, dt):
+    """Classical RK4 with the fixed step ``dt``, every step's end an output; with ``rhs.project``
+    (as in :func:`_adaptive`) the next step starts from the projected state."""
     n = int(np.ceil((t1 - t0) / dt - 1e-9))
     T = t0 + dt * np.arange(n + 1)
     T[-1] = min(T[-1], t1)
     Y = np.empty((n + 1, len(y0)))
-    Y[0] = y0
+    Y[0] = y = y0
+    project = getattr(rhs, "project", None)
     for k in range(n):
-        t, y, h = T[k], Y[k], T[k + 1] - T[k]
+        t, h = T[k], T[k + 1] - T[k]
         k1 = rhs(t, y)
         k2 = rhs(t + 0.5 * h, y + 0.5 * h * k1)
         k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = rhs(t + h, y + h * k3)
         Y[k + 1] = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+        y = Y[k + 1] if project is None else project(T[k + 1], Y[k + 1])  # output: the integrated state
     return T, Y
 
 
