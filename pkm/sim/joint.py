@@ -199,30 +199,38 @@ class JointModel:
         theta = np.array(theta, dtype=float)
         x = self.task_coordinates(theta)
         before = err = np.inf
+        floor = False
         for it in range(max_iter + 1):
-            r, _, A_th, A_x = self.closure(theta, x)
-            prev, err = err, float(np.max(np.abs(r)))
+            first = self.rank is None
+            out = self.closure(theta, x, jacobian=first)  # the Jacobian only where a step is taken
+            prev, err = err, float(np.max(np.abs(out[0])))
             if it == 0:
                 before = err
-            Q = np.linalg.qr(A_x)[0]
-            if self.rank is None:  # the normal space's dimension, at the first (closed) state
-                S = np.linalg.svd(A_th - Q @ (Q.T @ A_th), compute_uv=False)
+            if first:  # the normal space's dimension, at the first (closed) state
+                S = np.linalg.svd(_eliminate(out[3], out[2]), compute_uv=False)
                 self.rank = int(np.sum(S > RANK_TOL * S[0]))
             if err <= tol or not np.isfinite(err) or it == max_iter:
                 break
             if it >= 2 and err > 0.1 * prev and err <= 1e3 * tol:
-                break  # rounding floor: Newton no longer converges
-            Pr = r - Q @ (Q.T @ r)
-            U, S, Vt = np.linalg.svd(A_th - Q @ (Q.T @ A_th), full_matrices=False)
+                floor = True  # the rounding floor: Newton no longer converges
+                break
+            r, _, A_th, A_x = out if first else self.closure(theta, x)
+            U, S, Vt = np.linalg.svd(_eliminate(A_x, A_th), full_matrices=False)
             k = self.rank
-            dth = -Vt[:k].T @ ((U[:, :k].T @ Pr) / S[:k])
+            dth = -Vt[:k].T @ ((U[:, :k].T @ _eliminate(A_x, r)) / S[:k])
             dx = -np.linalg.lstsq(A_x, r + A_th @ dth, rcond=None)[0]
             theta += dth
             x += dx
-        if not err <= 1e3 * tol:
+        if not (err <= tol or floor):
             raise IKError(f"the closure projection did not converge: residual {err:.3e} after {it} iterations",
                           residual=err, iterations=it)
         return theta, x, before, it
+
+
+def _eliminate(A_x, B):
+    """``P B`` with ``P`` the projector onto the orthogonal complement of the columns of ``A_x``."""
+    Q = np.linalg.qr(A_x)[0]
+    return B - Q @ (Q.T @ B)
 
 
 class JointRhs:
