@@ -36,9 +36,9 @@ correction of least norm ``‖Δθ‖`` (``Δx`` free): ``Δθ = −(P A_θ)⁺ 
 onto the complement of the columns of ``A_x`` and ``⁺`` the pseudo-inverse truncated to the rank
 ``P A_θ`` has on the manifold (:data:`RANK_TOL`), then ``Δx`` by least squares. ``V_t`` needs no
 correction (every ``V_t`` is admissible). The integrators of :mod:`pkm.sim.simulate` call
-:meth:`JointRhs.project` after each accepted step and go on from the projected state (scipy's
-``solver.y`` and first stage ``solver.f`` reset: one more evaluation per corrected step). Every projection is recorded
-in ``result.info``: the time, the residual it removed and how far it moved θ.
+:meth:`JointRhs.accept` after each accepted step and go on from the projected state (scipy's
+``solver.y`` and first stage ``solver.f`` reset: one more evaluation per corrected step). Every
+projection is recorded in ``result.info``: the time, the residual it removed and how far it moved θ.
 
 Outputs are the integrator's own states (the dense output between the projected start of a step
 and its unprojected end, or RK4's unprojected step ends), so ``result.closure`` is the drift the
@@ -106,6 +106,23 @@ class JointModel:
                            for l, th in zip(self.robot.limbs, self.split(theta))])
 
     # ------------------------------------------------------------------ eq. 133–134
+    def _limb(self, limb, th):
+        """``(C, J, H, L_p⁺, F)`` of one limb at ``θ_(l)``: ``H`` (eq. 44–45, 76–77), ``L_p = J_p H``
+        (eq. 80) and ``F = L_p⁺ P_p`` (eq. 94); SingularityError where ``G_y`` or ``L_p`` is ill
+        conditioned."""
+        C = forward_kinematics(limb.tree, th)
+        J = body_jacobians(limb.tree, th)
+        H = limb._H(C, J, self.threshold)
+        Lp = J[limb.platform] @ H
+        _check_condition(Lp, self.threshold, f"limb {limb.name!r}: the platform Jacobian L_p")
+        Lp_pinv = np.linalg.pinv(Lp)
+        return C, J, H, Lp_pinv, Lp_pinv @ self.P
+
+    def jacobian_ik(self, theta) -> np.ndarray:
+        """``J_IK`` (eq. 97–98): the actuated rows of every limb's ``F``."""
+        return np.vstack([self._limb(limb, th)[4][self.act_rows[k]]
+                          for k, (limb, th) in enumerate(zip(self.robot.limbs, self.split(theta)))])
+
     def evaluate(self, theta, Vt):
         """``(θ̇, M_t, b, J_IK, x)`` at the joint state ``(θ, V_t)``: ``θ̇ = H F V_t`` (eq. 134) and the
         task-space EOM ``M_t V̇_t + b = J_IKᵀ u`` with ``b = C_t V_t + W_t^grav − W_t^EE`` (eq. 133).
@@ -119,13 +136,7 @@ class JointModel:
         a = 0
         for k, (limb, th) in enumerate(zip(robot.limbs, self.split(theta))):
             tree, p = limb.tree, limb.platform
-            C = forward_kinematics(tree, th)
-            J = body_jacobians(tree, th)
-            H = limb._H(C, J, self.threshold)
-            Lp = J[p] @ H
-            _check_condition(Lp, self.threshold, f"limb {limb.name!r}: the platform Jacobian L_p")
-            Lp_pinv = np.linalg.pinv(Lp)
-            F = Lp_pinv @ P  # eq. 94
+            C, J, H, Lp_pinv, F = self._limb(limb, th)
             Theta = H @ F
             qd = F @ Vt
             thd = H @ qd  # eq. 134
@@ -235,40 +246,55 @@ def _eliminate(A_x, B):
 
 class JointRhs:
     """``y' = f(t, y)`` with ``y = (θ, V_t, w)`` (eq. 133–134) for the integrators of
-    :mod:`pkm.sim.simulate`, which call :meth:`project` after each accepted step; ``u(t, x, xd)``
+    :mod:`pkm.sim.simulate`, which call :meth:`accept` after each accepted step; ``u(t, x, xd)``
     the checked actuator forces. Records every projection."""
 
     DEGENERATE = ("the task-space equations of motion degenerate (a limb near a singularity, where J_IK grows "
                   "without bound; form='actuator' passes through)")
+    #: The adaptive methods' first step, relative to the span. scipy guesses it from ``f(t0)``; at
+    #: rest with ``V̇_t ≈ 0`` the guess is the whole span, and a trial step that long carries the
+    #: stages' θ far off the manifold (θ moves along straight lines in joint space): a controller's
+    #: inverse kinematics at their task coordinates then fails (the IRSBot-2's computed-torque
+    #: pick-and-place stopped that way). The step size control grows it within a few steps.
+    FIRST_STEP = 1e-3
 
-    def __init__(self, model, u, max_condition, project=True):
+    def __init__(self, model, u, max_condition, project, t0, theta0):
         self.model, self.u, self.max_condition, self.do_project = model, u, float(max_condition), project
         self.nfev = 0
         self.projections = []  # (t, residual before, max |Δθ|, iterations)
+        self._last = None  # (θ, J_IK) of the last evaluation
+        self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
 
     def where(self, y):
         return f"x = {np.array2string(self.model.task_coordinates(y[:self.model.n]), precision=6)}"
 
-    def evaluate(self, t, theta, Vt):
-        """``(u, θ̇, V̇_t, J_IK, x)`` at time ``t``; singularities raise with the time."""
-        model = self.model
+    def _guard(self, t, theta, f, *args):
+        """``f(*args)``, its singularities re-raised naming the time and the task coordinates."""
         try:
-            thd, M_t, b, J_IK, x = model.evaluate(theta, Vt)
-            cond = float(np.linalg.cond(J_IK))
-            if not cond <= self.max_condition:
-                raise SingularityError(f"J_IK is nearly singular (condition number {cond:.3e} > max_condition "
-                                       f"{self.max_condition:.1e}): the task-space equations of motion degenerate "
-                                       "there", condition=cond, threshold=self.max_condition)
-            u = self.u(t, x, Vt)
-            Vtd = np.linalg.solve(M_t, J_IK.T @ u - b)  # eq. 133
+            return f(*args)
         except SingularityError as exc:
-            xs = np.array2string(model.task_coordinates(theta), precision=6)
+            xs = np.array2string(self.model.task_coordinates(theta), precision=6)
             raise SingularityError(f"at t = {t:.6g} s (x = {xs}): {exc}", condition=exc.condition,
                                    threshold=exc.threshold) from None
         except np.linalg.LinAlgError:
             raise SingularityError(f"at t = {t:.6g} s: the task-space mass matrix M_t is singular") from None
+
+    def evaluate(self, t, theta, Vt):
+        """``(u, θ̇, V̇_t, J_IK, x)`` at time ``t``; singularities raise with the time."""
+        u, thd, Vtd, J_IK, x = self._guard(t, theta, self._evaluate, t, theta, Vt)
         self.nfev += 1
+        self._last = (np.array(theta), J_IK)
         return u, thd, Vtd, J_IK, x
+
+    def _evaluate(self, t, theta, Vt):
+        thd, M_t, b, J_IK, x = self.model.evaluate(theta, Vt)
+        cond = float(np.linalg.cond(J_IK))
+        if not cond <= self.max_condition:
+            raise SingularityError(f"J_IK is nearly singular (condition number {cond:.3e} > max_condition "
+                                   f"{self.max_condition:.1e}): the task-space equations of motion degenerate "
+                                   "there", condition=cond, threshold=self.max_condition)
+        u = self.u(t, x, Vt)
+        return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
 
     def __call__(self, t, y):
         n = self.model.n
@@ -276,11 +302,18 @@ class JointRhs:
         u, thd, Vtd, J_IK, _ = self.evaluate(t, y[:n], Vt)
         return np.concatenate([thd, Vtd, [float(u @ (J_IK @ Vt))]])  # eq. 134, 133, u·θ̇_act
 
-    def project(self, t, y):
-        """The state after the projection of its θ (``y`` itself when nothing is to be done)."""
+    def accept(self, t, y):
+        """After an accepted step to ``(t, y)``: the check that no limb passed a singularity within
+        the step, then the state after the projection of its θ (``y`` itself when nothing is to be
+        done or ``project=False``)."""
+        n = self.model.n
+        last = self._last
+        J = last[1] if last is not None and np.array_equal(last[0], y[:n]) else \
+            self._guard(t, y[:n], self.model.jacobian_ik, y[:n])
+        self._crossing(t, y, J)
+        self.accepted = (t, J)
         if not self.do_project:
             return y
-        n = self.model.n
         try:
             theta, _, before, it = self.model.project(y[:n])
         except IKError as exc:
@@ -291,6 +324,26 @@ class JointRhs:
         out = y.copy()
         out[:n] = theta
         return out
+
+    def _crossing(self, t, y, J):
+        """SingularityError if a row of J_IK turned by more than 90° since the last accepted state:
+        near a limb's singularity (the Delta's stretched arm) a row grows like 1/(t − t_s) and flips
+        its sign across it, yet J_IK's condition number need not grow (all three arms stretch
+        together in the Delta's free fall) and no stage of a step over it may come close enough for
+        the ``L_p`` check. ``t_s`` is estimated where the reciprocal of the row's component along
+        its old direction, linear in time, vanishes."""
+        t0, J0 = self.accepted
+        dots = np.einsum("ad,ad->a", J, J0)
+        flipped = np.flatnonzero(dots <= 0.0)
+        if not flipped.size:
+            return
+        a = int(flipped[0])
+        r0, r1 = float(np.linalg.norm(J0[a])), dots[a] / float(np.linalg.norm(J0[a]))
+        ts = t if r1 == 0.0 else t0 + (t - t0) * (1.0 / r0) / (1.0 / r0 - 1.0 / r1)
+        raise SingularityError(f"at t ≈ {ts:.6g} s ({self.where(y)}): J_IK degenerates: its row of actuator "
+                               f"{self.model.robot.actuator_names[a]!r} changed sign within the step from t = "
+                               f"{t0:.6g} to {t:.6g} s (a limb passed a singularity, where J_IK grows without "
+                               "bound; form='actuator' passes through)")
 
     def result(self, T, Y, method) -> dict:
         """The fields of a :class:`pkm.sim.simulate.SimulationResult` for the integrated states ``Y``
@@ -319,10 +372,10 @@ class JointRhs:
                     actuator_names=list(robot.actuator_names), method=method, form="joint", nfev=nfev, info=info)
 
 
-def joint_rhs(robot, u, x0, xd0, *, start, wrench, gravity, max_condition, project, solver):
+def joint_rhs(robot, u, t0, x0, xd0, *, start, wrench, gravity, max_condition, project, solver):
     """The right-hand side and the initial state ``(θ_0, V_t0, 0)`` of the joint form, for
     :func:`pkm.sim.simulate.simulate` (which checks the arguments and integrates): ``u(t, x, xd)``
-    the checked actuator forces; θ_0 from the IK at ``x0`` (from ``start``), projected onto the
+    the checked actuator forces; θ_0 at ``t0`` from the IK at ``x0`` (from ``start``), projected onto the
     closure manifold (also with ``project=False``, which only skips the projections after the
     steps)."""
     threshold = solver.get("singularity_threshold", SINGULARITY_THRESHOLD)
@@ -330,4 +383,4 @@ def joint_rhs(robot, u, x0, xd0, *, start, wrench, gravity, max_condition, proje
     ik = {k: v for k, v in solver.items() if k in ("tol", "max_iter", "singularity_threshold")}
     sol = robot.inverse_kinematics(x0, start=start, **ik)
     theta0 = model.project(np.concatenate([sol.joints[l.name][0] for l in robot.limbs]))[0]
-    return JointRhs(model, u, max_condition, project), np.concatenate([theta0, xd0, [0.0]])
+    return JointRhs(model, u, max_condition, project, t0, theta0), np.concatenate([theta0, xd0, [0.0]])

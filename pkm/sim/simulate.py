@@ -185,7 +185,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         from pkm.sim.joint import joint_rhs
 
         uf, n_act = actuator_input(robot, u, hold), robot.n_act
-        rhs, y0 = joint_rhs(robot, lambda t, x, xd: _forces(uf, t, x, xd, n_act), x0, xd0, start=start,
+        rhs, y0 = joint_rhs(robot, lambda t, x, xd: _forces(uf, t, x, xd, n_act), t0, x0, xd0, start=start,
                             wrench=wrench, gravity=gravity, max_condition=max_condition, project=project, solver=solver)
     elif form == "task":
         rhs = _Rhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
@@ -300,13 +300,16 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
     """scipy's adaptive solver stepped by hand (as ``solve_ivp`` does), outputs at ``T`` from each
     step's dense output; a step size that collapses below ``MIN_STEP · (t1 − t0)`` stops the run
     (near a singularity the task-space EOM grow stiff long before J_IK's condition number grows:
-    every row of J_IK grows alike when the Delta's three arms stretch together). An ``rhs`` with a
-    ``project(t, y)`` (the joint form, :mod:`pkm.sim.joint`) has each accepted state projected
-    after the step's outputs; the solver goes on from the projected state."""
+    every row of J_IK grows alike when the Delta's three arms stretch together). An ``rhs`` with an
+    ``accept(t, y)`` (the joint form, :mod:`pkm.sim.joint`: checks and projection) sees each
+    accepted state after the step's outputs; the solver goes on from the state it returns. Its
+    ``FIRST_STEP`` (relative to the span), if any, replaces scipy's guess of the first step."""
     from scipy import integrate
 
-    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
-    project = getattr(rhs, "project", None)
+    first = getattr(rhs, "FIRST_STEP", None)
+    first = {} if first is None else {"first_step": min(first * (t1 - t0), max_step)}
+    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
+    accept = getattr(rhs, "accept", None)
     Y = np.empty((len(T), len(y0)))
     k = 0
     while k < len(T) and T[k] <= t0:
@@ -325,8 +328,8 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
         if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
             raise SingularityError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integrator's step fell to "
                                    f"{solver.step_size:.2e} s: {rhs.DEGENERATE}")
-        if project is not None:  # after the outputs (the integrated states), restart from the projected one
-            y = project(solver.t, solver.y)
+        if accept is not None:  # after the outputs (the integrated states), restart from the projected one
+            y = accept(solver.t, solver.y)
             if y is not solver.y:
                 solver.y = y
                 if solver.status == "running":
@@ -335,14 +338,14 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step):
 
 
 def _rk4(rhs, t0, t1, y0, dt):
-    """Classical RK4 with the fixed step ``dt``, every step's end an output; with ``rhs.project``
-    (as in :func:`_adaptive`) the next step starts from the projected state."""
+    """Classical RK4 with the fixed step ``dt``, every step's end an output; with ``rhs.accept``
+    (as in :func:`_adaptive`) the next step starts from the state it returns."""
     n = int(np.ceil((t1 - t0) / dt - 1e-9))
     T = t0 + dt * np.arange(n + 1)
     T[-1] = min(T[-1], t1)
     Y = np.empty((n + 1, len(y0)))
     Y[0] = y = y0
-    project = getattr(rhs, "project", None)
+    accept = getattr(rhs, "accept", None)
     for k in range(n):
         t, h = T[k], T[k + 1] - T[k]
         k1 = rhs(t, y)
@@ -350,7 +353,7 @@ def _rk4(rhs, t0, t1, y0, dt):
         k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
         k4 = rhs(t + h, y + h * k3)
         Y[k + 1] = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        y = Y[k + 1] if project is None else project(T[k + 1], Y[k + 1])  # output: the integrated state
+        y = Y[k + 1] if accept is None else accept(T[k + 1], Y[k + 1])  # output: the integrated state
     return T, Y
 
 
