@@ -40,6 +40,12 @@ correction (every ``V_t`` is admissible). The integrators of :mod:`pkm.sim.simul
 ``solver.y`` and first stage ``solver.f`` reset: one more evaluation per corrected step). Every
 projection is recorded in ``result.info``: the time, the residual it removed and how far it moved θ.
 
+**Singularities.** Like the task form, the run stops with :class:`pkm.SingularityError` naming
+the time where J_IK degenerates: an evaluation where ``G_y``, a limb's ``L_p`` or J_IK is ill
+conditioned, an adaptive step that collapses, or — checked after every accepted step, since a
+step may jump over a limb's singularity without any stage close to it — a row of J_IK that
+changed sign within the step (:meth:`JointRhs._crossing`).
+
 Outputs are the integrator's own states (the dense output between the projected start of a step
 and its unprojected end, or RK4's unprojected step ends), so ``result.closure`` is the drift the
 integrator really left there — bounded by one step's local error with the projection, growing

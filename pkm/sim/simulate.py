@@ -52,7 +52,8 @@ class SimulationResult:
     ``tau`` (N, n_act) in ``actuator_names`` order; every limb's tree variables ``joints[name]``
     (N, n_l); energies ``kinetic``, ``potential``, ``energy`` = T + V, the actuator ``work`` and
     ``energy_error`` = E − E(0) − work (N,); ``closure`` (N, L): each limb's largest loop-closure
-    residual; ``nfev`` right-hand-side evaluations."""
+    residual (the joint form: also its platform's mismatch, :mod:`pkm.sim.joint`); ``nfev``
+    right-hand-side evaluations; ``info``: the joint form's projections."""
 
     t: np.ndarray
     x: np.ndarray
