@@ -226,7 +226,7 @@ def test_torque_tables_from_csv(tmp_path):
 
 def test_bad_simulation_input():
     with pytest.raises(ValueError, match="form"):
-        DELTA.simulate("zero", (0, 0.1), form="joint")
+        DELTA.simulate("zero", (0, 0.1), form="absolute")
     with pytest.raises(ValueError, match="method"):
         DELTA.simulate("zero", (0, 0.1), method="Euler")
     with pytest.raises(ValueError, match="t_span"):

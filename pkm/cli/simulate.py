@@ -18,7 +18,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p = sub.add_parser(
         "simulate", help="forward dynamics: the motion under given actuator torques (CSV, plot, energy)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Simulate the robot under actuator torques, in task coordinates (paper 8.1.1).",
+        description="Simulate the robot under actuator torques, in task, joint or actuator coordinates (paper 8.1).",
         epilog="""\
 --torques zero      no actuator torque: the robot falls from rest at --x0 (default: home)
 --torques hold      the constant torques that hold --x0 at rest (gravity compensation)
@@ -30,8 +30,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                     the trajectory of the options below (default: the robot file's), from its
                     first sample
 
-The task form stops with a one-line error naming the time where J_IK degenerates (a limb's
-singularity, e.g. the Delta's arms stretched); --form actuator passes through those.
+The task and joint forms stop with a one-line error naming the time where J_IK degenerates (a
+limb's singularity, e.g. the Delta's arms stretched); --form actuator passes through those.
 The --out CSV holds t, task coordinates, their rates (suffix d), actuator angles q_<actuator>,
 torques tau_<actuator>, the energy E = T + V, the actuator work W, E − E(0) − W and the
 largest loop-closure residual; the plot shows actuator angles, platform position and the
@@ -43,9 +43,10 @@ example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --
                    help="the actuator torques (see below)")
     p.add_argument("--x0", nargs="+", type=float, metavar="X", help="initial task coordinates [m, rad]")
     p.add_argument("--xd0", nargs="+", type=float, metavar="XD", help="initial task velocity (default 0)")
-    p.add_argument("--form", default="task", choices=("task", "actuator"),
-                   help="state: task coordinates (default; fast) or actuator coordinates (passes through "
-                        "the limbs' singularities)")
+    p.add_argument("--form", default="task", choices=("task", "joint", "actuator"),
+                   help="state: task coordinates (default; fast), joint coordinates and task velocity (paper "
+                        "8.1.2, with a closure projection after each step) or actuator coordinates (passes "
+                        "through the limbs' singularities)")
     p.add_argument("--method", default="DOP853", choices=("DOP853", "RK45", "Radau", "RK4"),
                    help="integrator (default DOP853; RK4 with a fixed --step)")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance of the adaptive methods (1e-9)")

@@ -1,5 +1,6 @@
-"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130) or in
-actuator coordinates (8.1.3, :mod:`pkm.sim.actuator`).
+"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130), in
+joint coordinates plus task velocity (8.1.2, :mod:`pkm.sim.joint`) or in actuator coordinates
+(8.1.3, :mod:`pkm.sim.actuator`).
 
 The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the actuator
 work ``w = ∫ u·θ̇_act dt`` so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
@@ -42,7 +43,7 @@ MIN_STEP = 1e-6
 #: energy bookkeeping, each RK4 step four right-hand sides).
 MAX_OUTPUTS = 1_000_000
 MAX_STEPS = 10_000_000
-FORMS = ("task", "actuator")
+FORMS = ("task", "joint", "actuator")
 
 
 @dataclass
@@ -52,7 +53,8 @@ class SimulationResult:
     ``tau`` (N, n_act) in ``actuator_names`` order; every limb's tree variables ``joints[name]``
     (N, n_l); energies ``kinetic``, ``potential``, ``energy`` = T + V, the actuator ``work`` and
     ``energy_error`` = E − E(0) − work (N,); ``closure`` (N, L): each limb's largest loop-closure
-    residual; ``nfev`` right-hand-side evaluations."""
+    residual (the joint form: also its platform's mismatch, :mod:`pkm.sim.joint`); ``nfev``
+    right-hand-side evaluations; ``info``: the joint form's projections."""
 
     t: np.ndarray
     x: np.ndarray
@@ -79,12 +81,14 @@ class SimulationResult:
         scale = max(np.abs(self.energy).max(), np.abs(self.kinetic).max(), np.abs(self.work).max(), 1e-300)
         return (f"{self.method}, {len(self.t)} outputs, {self.nfev} evaluations; energy error max "
                 f"{np.abs(self.energy_error).max():.3e} J ({np.abs(self.energy_error).max() / scale:.2e} relative); "
-                f"loop closure max {self.closure.max(initial=0.0):.2e}")
+                f"loop closure max {self.closure.max(initial=0.0):.2e}"
+                + (f"; projection moved θ by at most {self.info['projection_max']:.2e}"
+                   if "projection_max" in self.info else ""))
 
 
 def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853", rtol=1e-9, atol=1e-12,
              dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=None,
-             max_condition=MAX_CONDITION, **solver) -> SimulationResult:
+             max_condition=MAX_CONDITION, project=True, **solver) -> SimulationResult:
     """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
 
     ``u``: see :func:`pkm.sim.inputs.actuator_input` (a constant, ``"zero"``, ``"hold"``, a table,
@@ -94,21 +98,26 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     with ``rtol``/``atol`` (adaptive) or ``dt`` (``"RK4"``: the fixed step; the adaptive methods:
     the output spacing, default 1/200 of the span); ``t_eval`` overrides the output times.
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK. ``form``: ``"task"``
-    (task coordinates and velocity, paper 8.1.1; fast, through the batched kernel) or
-    ``"actuator"`` (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; passes through the
-    limbs' IK singularities, stops at forward-kinematics ones; translational task spaces).
+    (task coordinates and velocity, paper 8.1.1; fast: the numba forward-dynamics kernel, and RK4
+    entirely in numba for constant or tabulated forces), ``"joint"`` (all joint coordinates and the
+    task velocity, paper 8.1.2, :mod:`pkm.sim.joint`, with a Newton projection onto the loop and
+    platform closure after each step — ``project=False`` skips it — reported in ``result.info``;
+    translational task spaces) or ``"actuator"`` (actuator coordinates, paper 8.1.3,
+    :mod:`pkm.sim.actuator`; passes through the limbs' IK singularities, stops at
+    forward-kinematics ones; translational task spaces).
     ``max_step``: the largest step of the adaptive methods (default: the longest interval between
     outputs, so that an input that changes between two outputs is not stepped over).
-    ``max_condition``: the task form stops with :class:`pkm.SingularityError` naming the time where
+    ``max_condition``: the task forms stop with :class:`pkm.SingularityError` naming the time where
     the condition number of a limb's ``L_p`` or of J_IK exceeds it (:data:`MAX_CONDITION`; the
     1-norm estimates of the inverse dynamics): near a limb's singularity the task-space EOM
     degenerate, and the integrator would only shrink its steps.
     """
     if form not in FORMS:
-        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))} (the joint-coordinate form of paper "
-                         f"8.1.2 is not implemented yet), got {form!r}")
+        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
     if form == "actuator" and (robot._rot or wrench is not None):
         raise ValueError("the actuator form supports translational task spaces without end-effector wrench")
+    if not project and form != "joint":
+        raise ValueError("project=False is an option of form='joint' (the other forms have no constraint drift)")
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     robot.spec.check_actuation()
@@ -124,7 +133,14 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     if isinstance(u, str) and u == "hold":
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
                                 **solver).bias[0]
-    if form == "task":
+    T = _output_times(method, t0, t1, dt, t_eval)
+    if form == "joint":
+        from pkm.sim.joint import joint_rhs
+
+        uf, n_act = actuator_input(robot, u, hold), robot.n_act
+        rhs, y0 = joint_rhs(robot, lambda t, x, xd: forces(uf, t, x, xd, n_act), t0, x0, xd0, start=start,
+                            wrench=wrench, gravity=gravity, max_condition=max_condition, project=project, solver=solver)
+    elif form == "task":
         rhs = TaskRhs(robot, actuator_input(robot, u, hold), wrench, gravity, start, solver, float(max_condition))
         y0 = np.concatenate([x0, xd0, [0.0]])
     else:
@@ -137,6 +153,25 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
                            np.asarray(gravity, dtype=float))
         y0 = np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])
     if method == "RK4":
+        pp = piecewise_cubic(rhs.u, t0, t1) if form == "task" and translational_axes(robot) is not None else None
+        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
+        Y = _rk4(rhs, T, y0, record) if pp is None else rk4_numba(rhs, T, y0, pp)
+    else:
+        if max_step is None:  # not past an input's change between two outputs
+            max_step = float(np.diff(np.concatenate([[t0], T, [t1]])).max(initial=0.0)) or np.inf
+        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
+        Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record)
+    if form == "actuator":
+        return record.result(T, Y, method)
+    if form == "joint":
+        return SimulationResult(**rhs.result(T, Y, method))
+    return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+
+
+def _output_times(method, t0, t1, dt, t_eval):
+    """The checked output times: an adaptive method's (``t_eval``, or every ``dt``, default 1/200
+    of the span) or RK4's step ends (every ``dt``, the last step shortened to end at ``t1``)."""
+    if method == "RK4":
         if dt is None or not dt > 0:
             raise ValueError("method 'RK4' needs a time step dt > 0")
         if not (t1 - t0) / dt <= MAX_STEPS:
@@ -146,27 +181,18 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         n = int(np.ceil((t1 - t0) / dt - 1e-9))
         T = t0 + dt * np.arange(n + 1)
         T[-1] = min(T[-1], t1)
-        pp = piecewise_cubic(rhs.u, t0, t1) if form == "task" and translational_axes(robot) is not None else None
-        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
-        Y = _rk4(rhs, T, y0, record) if pp is None else rk4_numba(rhs, T, y0, pp)
-    else:
-        if t_eval is None:
-            step = (t1 - t0) / 200 if dt is None else float(dt)
-            if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
-                raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
-                                 f"{MAX_OUTPUTS} outputs")
-            n = max(1, int(round((t1 - t0) / step)))
-            t_eval = np.linspace(t0, t1, n + 1)
-        T = np.asarray(t_eval, dtype=float)
-        if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
-            raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
-        if max_step is None:  # not past an input's change between two outputs
-            max_step = float(np.diff(np.concatenate([[t0], T, [t1]])).max(initial=0.0)) or np.inf
-        record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
-        Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record)
-    if form == "actuator":
-        return record.result(T, Y, method)
-    return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+        return T
+    if t_eval is None:
+        step = (t1 - t0) / 200 if dt is None else float(dt)
+        if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
+            raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
+                             f"{MAX_OUTPUTS} outputs")
+        n = max(1, int(round((t1 - t0) / step)))
+        t_eval = np.linspace(t0, t1, n + 1)
+    T = np.asarray(t_eval, dtype=float)
+    if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
+        raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
+    return T
 
 
 class _ActuatorRhs:
@@ -248,10 +274,16 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record=None):
     step's dense output; a step size that collapses below ``MIN_STEP · (t1 − t0)`` stops the run
     (near a singularity the task-space EOM grow stiff long before J_IK's condition number grows:
     every row of J_IK grows alike when the Delta's three arms stretch together). ``record(k, T[k],
-    Y[k])``, if given, is called as each output is reached."""
+    Y[k])``, if given, is called as each output is reached. An ``rhs`` with an ``accept(t, y)`` (the
+    joint form, :mod:`pkm.sim.joint`: checks and projection) sees each accepted state after the
+    step's outputs; the solver goes on from the state it returns. Its ``FIRST_STEP`` (relative to
+    the span), if any, replaces scipy's guess of the first step."""
     from scipy import integrate
 
-    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step)
+    first = getattr(rhs, "FIRST_STEP", None)
+    first = {} if first is None else {"first_step": min(first * (t1 - t0), max_step)}
+    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
+    accept = getattr(rhs, "accept", None)
     Y = np.empty((len(T), len(y0)))
     k = 0
     while k < len(T) and T[k] <= t0:
@@ -274,19 +306,27 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record=None):
         if solver.status == "running" and solver.step_size < MIN_STEP * (t1 - t0):
             raise SingularityError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integrator's step fell to "
                                    f"{solver.step_size:.2e} s: {rhs.DEGENERATE}")
+        if accept is not None:  # after the outputs (the integrated states), restart from the projected one
+            y = accept(solver.t, solver.y)
+            if y is not solver.y:
+                solver.y = y
+                if solver.status == "running":
+                    solver.f = rhs(solver.t, y)  # the first stage
     return Y
 
 
 def _rk4(rhs, T, y0, record=None):
-    """Classical RK4 over the step ends ``T``, one right-hand side a call (any input); ``record`` as
-    for :func:`_adaptive`."""
+    """Classical RK4 over the step ends ``T``, one right-hand side a call (any input), every step's
+    end an output; ``record`` and ``rhs.accept`` as for :func:`_adaptive` (the next step starts from
+    the state ``accept`` returns)."""
     n = len(T) - 1
     Y = np.empty((n + 1, len(y0)))
-    Y[0] = y0
+    Y[0] = y = y0
     if record is not None:
         record(0, T[0], Y[0])
+    accept = getattr(rhs, "accept", None)
     for k in range(n):
-        t, y, h = T[k], Y[k], T[k + 1] - T[k]
+        t, h = T[k], T[k + 1] - T[k]
         k1 = rhs(t, y)
         k2 = rhs(t + 0.5 * h, y + 0.5 * h * k1)
         k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
@@ -294,6 +334,7 @@ def _rk4(rhs, T, y0, record=None):
         Y[k + 1] = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
         if record is not None:
             record(k + 1, T[k + 1], Y[k + 1])
+        y = Y[k + 1] if accept is None else accept(T[k + 1], Y[k + 1])  # output: the integrated state
     return Y
 
 
