@@ -52,6 +52,12 @@ class BranchWarning(UserWarning):
     an error with ``warnings.simplefilter("error", pkm.BranchWarning)``."""
 
 
+class AccuracyWarning(UserWarning):
+    """A simulation's own health check failed: its energy balance ``E(t) − E(0) = W(t)`` is off by more
+    than :data:`pkm.sim.simulate.ENERGY_TOLERANCE` of the energy scale (a step too large for the
+    motion, e.g. a fixed RK4 step across a singularity); the warning names the time and size."""
+
+
 class SingularityError(PkmError, ArithmeticError):
     """A matrix that must be inverted (``G_y``, the IK Jacobian) is ill conditioned.
 

@@ -108,6 +108,56 @@ def test_the_task_form_stops_at_the_singularity_with_the_time():
         DELTA.simulate("zero", (0.0, 0.5), method="RK4", dt=1e-3)  # a step from 0.26 s leaves the workspace
 
 
+def test_a_fixed_step_that_bounces_off_the_singularity_warns():
+    """RK4 at dt = 10 ms carries the falling Delta past its stretched arms without any evaluation
+    near the singularity; the task form then bounces the platform back (non-physical) and the
+    energy balance, the run's own health, fails by 29 %: an AccuracyWarning names the time. With
+    dt = 0.1 ms the same run stops at the singularity; with the torques of a regular motion no
+    warning."""
+    with pytest.warns(pkm.AccuracyWarning, match=r"from t = 0\.26 s.*with RK4"):
+        sim = DELTA.simulate("zero", (0.0, 0.5), method="RK4", dt=0.01)
+    assert np.abs(sim.energy_error).max() > 0.1 * np.abs(sim.energy).max()
+    import warnings
+
+    tr = _paper_motion(DELTA)
+    res = DELTA.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pkm.AccuracyWarning)
+        DELTA.simulate(Table(tr.t, res.tau), (0.0, 1.0), tr.x[0], tr.xd[0], method="RK4", dt=0.01,
+                       start=[res.joints[l.name][0] for l in DELTA.limbs])
+
+
+def test_a_jump_to_another_branch_is_a_crossed_singularity():
+    """Between two neighbouring evaluations of the forward kernel the IK must stay on its branch:
+    if it lands on the other elbow of a limb (here forced: the start is set to the other branch's
+    solution at the same point), a row of J_IK turns by more than 90° and the kernel stops with
+    SingularityError naming the actuator (the rule of the trajectory IK's branch check)."""
+    import warnings
+
+    from pkm.kernels.batch import platform_states
+    from pkm.sim.forward import ForwardKernel
+    from pkm.trajectory import line
+
+    x_far = np.array([0.58889366, -0.28236585, -0.54714781])  # two elbows of limb 2 (tests/test_branches.py)
+    cold = DELTA.inverse_kinematics(x_far)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pkm.BranchWarning)
+        cont = DELTA.inverse_kinematics(line(DELTA.x_ref, x_far, duration=3.0, dt=0.01).x)
+    assert abs(cold.q_act[0, 1] - cont.q_act[-1, 1]) > 1.0
+    k = ForwardKernel(DELTA)
+    L, n = k.th.shape
+    Cd, Vp, _ = platform_states(DELTA, x_far[None], np.zeros((1, 3)), np.zeros((1, 3)))
+    args = Cd, Vp, np.zeros((1, 6)), np.zeros((1, 3))
+    out = [np.zeros((1, L, n)) for _ in range(3)] + [np.zeros((1, 3)), np.zeros((1, 3)), np.zeros((1, 3, 3))]
+    k.set_start([cont.joints[l.name][-1] for l in DELTA.limbs])
+    k.run(*args, out)
+    k.run(*args, out)  # a neighbour on the same branch: fine
+    for i, l in enumerate(DELTA.limbs):
+        k.th[i, :l.n] = cold.joints[l.name][0]
+    with pytest.raises(pkm.SingularityError, match=r"row 1 of J_IK \(actuator 'limb2/1'\) turned by more than 90"):
+        k.run(*args, out)
+
+
 def test_actuator_form_passes_through_the_stretched_arm():
     """In actuator coordinates (paper 8.1.3) the Delta released at rest from home with zero torque
     falls through the stretched-arm singularity (t ≈ 0.2608 s, where the task form stops) and comes

@@ -23,7 +23,10 @@ IK started from the solution of the one before) and :func:`rk4_run` (the classic
 integration of eq. 129–130 entirely inside numba, for translational task spaces, ``V_t = ẋ``,
 under forces given as a piecewise cubic in time). Both stop at the first failing state with a
 status ``(code, index, limb, value)`` as :func:`pkm.kernels.inverse_dynamics.run_range` does, plus
-:data:`SINGULAR_A` (the mass matrix's image not invertible).
+:data:`SINGULAR_A` (the mass matrix's image not invertible) and :data:`CROSSED` (a row of J_IK turned
+by more than 90° since the previous, neighbouring evaluation: the motion crossed a singularity —
+e.g. a fixed RK4 step carried the Delta's arms past their stretched configuration, where the IK
+then finds the other elbow branch; the rule of :func:`pkm.algorithms.inverse_kinematics.branch_suspect`).
 """
 from __future__ import annotations
 
@@ -36,9 +39,9 @@ from pkm.kernels.model import LI_AFF, LI_N
 from pkm.kernels.work import M_CHORD, M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
 from pkm.lie.linalg import inverse_into
 
-__all__ = ["SINGULAR_A", "forward_range", "rk4_run", "pass_accelerations"]
+__all__ = ["SINGULAR_A", "CROSSED", "forward_range", "rk4_run", "pass_accelerations"]
 
-SINGULAR_A = 6
+SINGULAR_A, CROSSED = 6, 7
 
 
 def pass_accelerations(dp_static, out):
@@ -63,7 +66,8 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
     ``pJIK[0]`` J_IK. Returns False after writing a failure into ``status`` (index left to the
     caller). ``chord``: a limb with a constant H takes its first IK step with its ``L_p⁺`` of the
     previous call (a neighbouring state: no Jacobian or factorisation at the start, as
-    :func:`pkm.kernels.inverse_dynamics._chord_matrix`)."""
+    :func:`pkm.kernels.inverse_dynamics._chord_matrix`), and J_IK is compared with the previous
+    call's (``pJIK[1]``, :data:`CROSSED`)."""
     L, m = mi.shape[0], len(dp_static) + 1
     dp = len(dp_static)
     for l in range(L):
@@ -92,6 +96,16 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
                        vec, general)
     if not _jik_inverse(dp_static, 0, pJIK, mat, thresh, status):
         return False
+    for a in range(pJIK.shape[1]):  # pJIK[1]: J_IK of the previous evaluation (the passes write row 0 only)
+        turn = 0.0
+        for c in range(dp):
+            turn += pJIK[0, a, c] * pJIK[1, a, c]
+        if chord and not turn > 0.0:  # a row turned by more than 90°: a singularity was crossed
+            status[0], status[2], status[3] = CROSSED, -1, a
+            return False
+    for a in range(pJIK.shape[1]):
+        for c in range(dp):
+            pJIK[1, a, c] = pJIK[0, a, c]
     _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, 0, plimbW, pplatW, ptau, mat, vec)
     zero3 = dVp[0, 0:3]  # pass 0's acceleration is zero: no gravity in the unit passes
     for k in range(1, m):

@@ -23,7 +23,7 @@ from pkm.algorithms.inverse_kinematics import check_solver, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, SingularityError
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
-from pkm.kernels.forward import SINGULAR_A, forward_range, pass_accelerations
+from pkm.kernels.forward import CROSSED, SINGULAR_A, forward_range, pass_accelerations
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP
 from pkm.kernels.model import LAY_NMAX, LI_AFF
 from pkm.kernels.work import make_work
@@ -109,6 +109,11 @@ def raise_status(robot, status, args, X=None, when=""):
         what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
         raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
                       "iterations", limb=limb, residual=value, iterations=max_iter, sample=s)
+    if code == CROSSED:
+        raise SingularityError(f"the motion crossed a singularity before {where}: row {int(value)} of J_IK (actuator "
+                               f"{robot.actuator_names[int(value)]!r}) turned by more than 90° since the previous "
+                               "evaluation (the limb passed a stretched or folded configuration and its IK found "
+                               "the other branch)", sample=s)
     what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
             SINGULAR_JIK: "the IK Jacobian J_IK", SINGULAR_A: "the task-space mass matrix M_t"}[code]
     raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > {thresh:.1e})",

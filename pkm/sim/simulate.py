@@ -22,13 +22,14 @@ loop-closure residual.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from pkm.algorithms.dynamics import kinetic_energy, potential_energy
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import AccuracyWarning, IKError, PkmError, SingularityError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input
 from pkm.sim.task import TaskRhs, forces, piecewise_cubic, rk4_numba, translational_axes
@@ -39,6 +40,8 @@ METHODS = ("RK45", "DOP853", "Radau", "RK4")
 MAX_CONDITION = 1e4
 #: Smallest step of the adaptive methods, relative to the span: below it the run stops.
 MIN_STEP = 1e-6
+#: Largest energy-balance error, relative to the run's energy scale, without an AccuracyWarning.
+ENERGY_TOLERANCE = 1e-3
 #: Most output times, and most fixed RK4 steps, of one run (each output costs a few hundred µs of
 #: energy bookkeeping, each RK4 step four right-hand sides).
 MAX_OUTPUTS = 1_000_000
@@ -162,10 +165,26 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
         record = _ActuatorOutputs(robot, rhs, len(T)) if form == "actuator" else None
         Y = _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record)
     if form == "actuator":
-        return record.result(T, Y, method)
-    if form == "joint":
-        return SimulationResult(**rhs.result(T, Y, method))
-    return _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+        result = record.result(T, Y, method)
+    elif form == "joint":
+        result = SimulationResult(**rhs.result(T, Y, method))
+    else:
+        result = _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
+    _check_energy(result)
+    return result
+
+
+def _check_energy(result):
+    """:class:`pkm.AccuracyWarning` when the energy balance of ``result`` is off by more than
+    :data:`ENERGY_TOLERANCE` of its energy scale."""
+    err = np.abs(result.energy_error)
+    scale = max(np.abs(result.energy).max(), np.abs(result.kinetic).max(), np.abs(result.work).max(), 1e-300)
+    if err.max() > ENERGY_TOLERANCE * scale:
+        k = int(np.argmax(err > ENERGY_TOLERANCE * scale))
+        warnings.warn(f"the energy balance fails from t = {result.t[k]:.6g} s: E − E(0) − W reaches "
+                      f"{err.max():.3e} J ({err.max() / scale:.1e} of the energy scale {scale:.3e} J) with "
+                      f"{result.method}: the steps are too large for this motion (near a singularity?); the "
+                      "result is not to be trusted there", AccuracyWarning, stacklevel=4)
 
 
 def _output_times(method, t0, t1, dt, t_eval):
