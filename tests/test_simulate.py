@@ -183,14 +183,16 @@ def test_actuator_form_passes_through_the_stretched_arm():
 
 @pytest.mark.parametrize("name", sorted(FILES))
 def test_round_trip_in_actuator_coordinates(name):
+    """The round trip in actuator coordinates (paper 8.1.3) over the whole period T = 1 s: 1e-6 m
+    (measured ≤ 1.5e-10 m), loops closed by the assembly at every output."""
     robot = ROBOT[name]
     tr = _paper_motion(robot)
     res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
-    sim = robot.simulate(Table(tr.t, res.tau), (0.0, 0.5), tr.x[0], tr.xd[0], form="actuator", method="DOP853",
-                         rtol=1e-10, atol=1e-12, t_eval=tr.t[:501:50],
+    sim = robot.simulate(Table(tr.t, res.tau), (0.0, 1.0), tr.x[0], tr.xd[0], form="actuator", method="DOP853",
+                         rtol=1e-10, atol=1e-12, t_eval=tr.t[::50],
                          start=[res.joints[l.name][0] for l in robot.limbs])
-    assert np.abs(sim.x - tr.x[:501:50]).max() <= 1e-6
-    assert np.abs(sim.q_act - res.q_act[:501:50]).max() <= 1e-5
+    assert np.abs(sim.x - tr.x[::50]).max() <= 1e-6
+    assert np.abs(sim.q_act - res.q_act[::50]).max() <= 1e-5
     assert sim.closure.max() <= 1e-10
 
 
