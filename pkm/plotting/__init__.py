@@ -24,7 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["plot_actuators"]
+from pkm.plotting.mechanism import mechanism, show_robot
+
+__all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism"]
 
 
 def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):

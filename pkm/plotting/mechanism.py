@@ -1,0 +1,146 @@
+"""Seeing the robot: the mechanism drawn in 3-D at a pose (stick figure), with matplotlib only.
+
+:func:`mechanism` computes what is drawn — every tree joint's point on its axis, the sticks
+between a body's joint and its children's joints and its cut-joint points, the base and platform
+polygons — from the robot's data at the IK solution of a pose (so a hand-written geometry can be
+checked by eye). :func:`show_robot` draws it on a :class:`matplotlib.figure.Figure` (no
+``pyplot``, no window; saved through Agg), one colour per limb, with the joint axes on request.
+
+A joint's point: for a revolute (or helical) joint the point of its axis nearest its moving body's
+origin at the reference configuration, for a prismatic joint that origin itself; it is
+fixed in the moving body ``i``, so at a configuration it is ``C_i(θ) A_i⁻¹ p_0`` (``A_i`` the
+reference pose, ``C_i`` the forward kinematics, paper eq. 1–2). A cut joint's point is drawn from
+both of its bodies: where the loops are closed the two coincide.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["Mechanism", "mechanism", "show_robot"]
+
+
+@dataclass
+class Mechanism:
+    """What :func:`show_robot` draws: ``x`` the task coordinates; per limb (name → array)
+    ``joints`` (n, 3) the tree joints' points, ``axes`` (n, 3) their unit axes, ``sticks`` (m, 2, 3)
+    the segments of the limb's bodies, ``cuts`` (c, 2, 3) each cut joint's point seen from body k
+    and from body r; ``base`` (L, 3) the limbs' first joints, ``platform`` (L, 3) the joints that
+    carry the platform, ``tcp`` (3,) the platform frame's origin."""
+
+    x: np.ndarray
+    joints: dict = field(default_factory=dict)
+    axes: dict = field(default_factory=dict)
+    sticks: dict = field(default_factory=dict)
+    cuts: dict = field(default_factory=dict)
+    base: np.ndarray = None
+    platform: np.ndarray = None
+    tcp: np.ndarray = None
+
+
+def _reference_points(tree):
+    """Each tree joint's point and unit axis at the reference configuration (world)."""
+    P, E = np.empty((tree.n, 3)), np.empty((tree.n, 3))
+    for i in range(tree.n):
+        w, v = tree.Y[i, :3], tree.Y[i, 3:]
+        if tree.axis_kind[i] == "P" or not np.linalg.norm(w) > 0:
+            P[i], E[i] = tree.A[i, :3, 3], v / np.linalg.norm(v)
+        else:
+            e = w / np.linalg.norm(w)
+            p = np.cross(e, v)  # a point of the axis: v = p × e + h e  ⇒  e × v = p − e(e·p)
+            P[i], E[i] = p + e * (e @ (tree.A[i, :3, 3] - p)), e  # the axis point nearest the body's origin
+    return P, E
+
+
+def mechanism(robot, x=None, *, start=None) -> Mechanism:
+    """The drawing of ``robot`` at task coordinates ``x`` (default: the reference pose), its
+    joints from the inverse kinematics (``start``: each limb's tree variables on the branch to
+    draw). Raises the IK's errors (:class:`pkm.IKError`, :class:`pkm.SingularityError`)."""
+    from pkm.algorithms.kinematics import forward_kinematics
+
+    x = robot.x_ref.copy() if x is None else np.asarray(x, dtype=float).reshape(robot.task_dof)
+    sol = robot.inverse_kinematics(x, start=start)
+    m = Mechanism(x=x)
+    base, plat = [], []
+    for limb in robot.limbs:
+        tree = limb.tree
+        theta = sol.joints[limb.name][0]
+        C = forward_kinematics(tree, theta)
+        P0, E0 = _reference_points(tree)
+        Ainv = np.linalg.inv(tree.A)
+        rel = C @ Ainv  # the motion of each body from the reference
+        J = np.einsum("nij,nj->ni", rel[:, :3, :3], P0) + rel[:, :3, 3]
+        m.joints[limb.name] = J
+        m.axes[limb.name] = np.einsum("nij,nj->ni", rel[:, :3, :3], E0)
+        sticks = [(J[tree.parent[i]], J[i]) for i in range(tree.n) if tree.parent[i] >= 0]
+        cuts = []
+        for loop in limb.loops:
+            cut = loop.cut
+            ends = []
+            for body, d in ((cut.k, cut.d_k), (cut.r, cut.d_r)):
+                point = d.copy() if body < 0 else C[body, :3, :3] @ d + C[body, :3, 3]
+                ends.append(point)
+                if body >= 0:
+                    sticks.append((J[body], point))
+            cuts.append(ends)
+        m.sticks[limb.name] = np.array(sticks).reshape(-1, 2, 3)
+        m.cuts[limb.name] = np.array(cuts).reshape(-1, 2, 3)
+        base.append(J[int(np.flatnonzero(tree.parent < 0)[0])])
+        plat.append(J[limb.platform])
+    m.base, m.platform = np.array(base), np.array(plat)
+    m.tcp = robot.platform_pose(x)[:3, 3]
+    return m
+
+
+def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, ax=None):
+    """Draw ``robot`` at task coordinates ``x`` (default: the reference pose; see :func:`mechanism`):
+    the limbs' sticks and joints (one colour per limb), cut joints (open circles, drawn from both
+    bodies), base and platform polygons, the platform frame's origin; ``axes``: each joint's axis
+    as a short arrow. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
+    axes instead); ``path``: save it (PNG, PDF, SVG by the suffix)."""
+    from matplotlib.figure import Figure
+
+    m = mechanism(robot, x, start=start)
+    if ax is None:
+        fig = Figure(figsize=(7, 6), dpi=150)
+        ax = fig.add_subplot(projection="3d")
+    else:
+        fig = ax.figure
+    colours = [f"C{k % 10}" for k in range(len(robot.limbs))]
+    pts = [m.base, m.platform, m.tcp[None]]
+    for limb, colour in zip(robot.limbs, colours):
+        J = m.joints[limb.name]
+        for a, b in m.sticks[limb.name]:
+            ax.plot(*np.array([a, b]).T, color=colour, lw=2, solid_capstyle="round")
+        ax.plot(*J.T, ls="none", marker="o", ms=4, color=colour, label=limb.name, gid=f"joints:{limb.name}")
+        cuts = m.cuts[limb.name].reshape(-1, 3)
+        if len(cuts):
+            ax.plot(*cuts.T, ls="none", marker="o", ms=7, mfc="none", color=colour, gid=f"cuts:{limb.name}")
+        if axes:
+            scale = 0.05 * max(float(np.ptp(np.vstack([J, m.base, m.platform]), axis=0).max()), 1e-3)
+            U = m.axes[limb.name] * scale
+            ax.quiver(*J.T, *U.T, color=colour, lw=1)
+        pts.append(J)
+    for poly, colour, name in ((m.base, "0.3", "base"), (m.platform, "k", "platform")):
+        if len(poly) > 1:
+            closed = np.vstack([poly, poly[:1]])
+            ax.plot(*closed.T, color=colour, lw=1.5 if name == "base" else 2.5, ls="--" if name == "base" else "-",
+                    gid=name)
+    ax.plot(*m.tcp, marker="*", ms=10, color="k", ls="none", gid="tcp", label="platform frame")
+    allp = np.vstack(pts)
+    centre, half = allp.mean(axis=0), max(float(np.ptp(allp, axis=0).max()) / 2, 1e-3) * 1.1
+    ax.set_xlim(centre[0] - half, centre[0] + half)
+    ax.set_ylim(centre[1] - half, centre[1] + half)
+    ax.set_zlim(centre[2] - half, centre[2] + half)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlabel("X [m]")
+    ax.set_ylabel("Y [m]")
+    ax.set_zlabel("Z [m]")
+    coords = ", ".join(f"{n} = {v:.4g}" for n, v in zip(robot.task.coordinate_names(), m.x))
+    ax.set_title(title or f"{robot.name}\n{coords}", fontsize=9)
+    ax.legend(loc="upper left", fontsize=7)
+    if path is not None:
+        fig.savefig(Path(path))
+    return fig

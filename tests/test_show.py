@@ -1,0 +1,72 @@
+"""Seeing the robot (issue 19): ``pkm show`` and :func:`pkm.plotting.show_robot` draw the mechanism
+where the kinematics puts it — the drawn joints are read back from the figure's artists."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkm
+from conftest import ROBOTS, run_pkm
+from pkm.algorithms.kinematics import forward_kinematics
+from pkm.lie import Ad
+from pkm.plotting import mechanism, show_robot
+
+FILES = {"delta": "delta_3rr2rrr.toml", "delta_us": "delta_3r2us.toml", "irsbot2": "irsbot2.toml",
+         "serial_6r": "serial_6r.toml"}
+ROBOT = {k: pkm.load(ROBOTS / f) for k, f in FILES.items()}
+
+
+def _pose(robot, k):
+    """The reference pose moved a little along each task coordinate (k = 0: the reference)."""
+    return robot.x_ref + 0.03 * k * np.sin(np.arange(1, robot.task_dof + 1))
+
+
+def _drawn(fig, gid):
+    [line] = [l for l in fig.axes[0].get_lines() if l.get_gid() == gid]
+    return np.array(line.get_data_3d()).T
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_drawn_joints_lie_on_the_joint_axes_of_forward_kinematics(name):
+    """Each drawn joint of each limb lies on its joint's axis at the IK solution, the axis taken from
+    the world screw ``Ad_{C_i A_i⁻¹} Y_i`` of forward kinematics (``v = p × ω`` on the line); the
+    cut joints drawn from their two bodies coincide (the loops are closed); the platform's joints
+    move rigidly with the platform frame between two poses."""
+    robot = ROBOT[name]
+    attach = []
+    for k in (0, 1):
+        x = _pose(robot, k)
+        fig = show_robot(robot, x, axes=True)
+        sol = robot.inverse_kinematics(x)
+        for limb in robot.limbs:
+            P = _drawn(fig, f"joints:{limb.name}")
+            C = forward_kinematics(limb.tree, sol.joints[limb.name][0])
+            assert P.shape == (limb.n, 3)
+            for i in range(limb.n):
+                G = C[i] @ np.linalg.inv(limb.tree.A[i])
+                S = Ad(G) @ limb.tree.Y[i]
+                w, v = S[:3], S[3:]
+                if np.linalg.norm(w) > 0:  # revolute: on the line
+                    assert np.linalg.norm(v - np.cross(P[i], w)) <= 1e-9 * max(1.0, np.linalg.norm(v))
+            if limb.loops:
+                cuts = _drawn(fig, f"cuts:{limb.name}").reshape(-1, 2, 3)
+                assert np.abs(cuts[:, 0] - cuts[:, 1]).max() <= 1e-9
+        Cp = robot.platform_pose(x)
+        plat = mechanism(robot, x).platform
+        attach.append((plat - Cp[:3, 3]) @ Cp[:3, :3])  # in platform coordinates
+        tcp = _drawn(fig, "tcp")[0]
+        assert np.allclose(tcp, Cp[:3, 3], atol=1e-12)
+    assert np.abs(attach[0] - attach[1]).max() <= 1e-9
+
+
+def test_cli_show_writes_an_image_of_every_robot(tmp_path):
+    for name, f in FILES.items():
+        out = tmp_path / f"{name}.png"
+        proc = run_pkm("show", ROBOTS / f, "--out", out, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    proc = run_pkm("show", ROBOTS / FILES["delta"], "--at", 0.1, 0, "--out", tmp_path / "bad.png", cwd=tmp_path)
+    assert proc.returncode == 2 and "--at needs 3 task coordinates" in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "bad.png").exists()
+    proc = run_pkm("show", ROBOTS / FILES["delta"], "--at", 3, 0, -0.9, "--out", tmp_path / "far.png", cwd=tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and not (tmp_path / "far.png").exists()
