@@ -70,3 +70,39 @@ def test_cli_show_writes_an_image_of_every_robot(tmp_path):
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "bad.png").exists()
     proc = run_pkm("show", ROBOTS / FILES["delta"], "--at", 3, 0, -0.9, "--out", tmp_path / "far.png", cwd=tmp_path)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and not (tmp_path / "far.png").exists()
+
+
+def test_animate_draws_each_frame_at_its_pose(tmp_path):
+    """The animation's frame k draws the pose of its sample (joints read back from the artists),
+    with the torque cursor at that sample's time; the GIF has the frames asked for."""
+    from PIL import Image
+
+    from pkm.plotting import animate
+    from pkm.trajectory import from_spec
+
+    robot = ROBOT["irsbot2"]
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd)
+    anim = animate(robot, tr.x, tr.t, tau=res.tau, frames=12, path=tmp_path / "a.gif")
+    assert len(anim.samples) == 12 and Image.open(tmp_path / "a.gif").n_frames == 12
+    fig = anim._fig
+    for k in (0, 5, 11):
+        anim._func(k)
+        s = anim.samples[k]
+        m = mechanism(robot, tr.x[s])
+        for limb in robot.limbs:
+            [line] = [l for l in fig.axes[0].get_lines() if l.get_gid() == f"joints:{limb.name}"]
+            assert np.abs(np.array(line.get_data_3d()).T - m.joints[limb.name]).max() <= 1e-9
+        assert fig.axes[1].lines[-1].get_xdata()[0] == tr.t[s]
+
+
+def test_cli_animate(tmp_path):
+    out = tmp_path / "cycle.gif"
+    proc = run_pkm("animate", ROBOTS / FILES["irsbot2"], "--trajectory", "pick-place", "--frames", 5, "--out", out,
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert out.read_bytes()[:6] == b"GIF89a"
+    proc = run_pkm("animate", ROBOTS / FILES["irsbot2"], "--frames", 0, "--out", tmp_path / "b.gif", cwd=tmp_path)
+    assert proc.returncode == 2 and "--frames must be" in proc.stderr and not (tmp_path / "b.gif").exists()
+    proc = run_pkm("animate", ROBOTS / FILES["irsbot2"], "--out", tmp_path / "b.png", cwd=tmp_path)
+    assert proc.returncode == 2 and "unsupported" in proc.stderr

@@ -44,3 +44,48 @@ def _cmd_show(args: argparse.Namespace) -> int:
         show_robot(robot, x, axes=args.axes, path=out[args.out])
     print(f"{robot.name}: wrote the drawing to {args.out}.")
     return 0
+
+
+def add_animate_parser(sub) -> argparse.ArgumentParser:
+    from pkm.cli.options import add_trajectory_options
+
+    p = sub.add_parser(
+        "animate", help="animate the mechanism along a trajectory, beside its actuator torques (GIF)",
+        description="Animate the robot along the robot file's default trajectory (or the one set by the options, as "
+                    "for inverse-dynamics): the mechanism as pkm show draws it, and the actuator torques of the "
+                    "inverse dynamics with a cursor at each frame's time.",
+        epilog="example: pkm animate robots/irsbot2.toml --trajectory pick-place --out cycle.gif")
+    p.add_argument("robot", help="path to a robot file (TOML)")
+    add_trajectory_options(p)
+    p.add_argument("--frames", type=int, default=60, help="number of frames (evenly spaced samples; default 60)")
+    p.add_argument("--fps", type=float, default=20.0, help="frames per second of the file (default 20)")
+    p.add_argument("--out", required=True, metavar="GIF", help="the animation (GIF; MP4 if ffmpeg is installed)")
+    p.set_defaults(func=_cmd_animate)
+    return p
+
+
+def _cmd_animate(args: argparse.Namespace) -> int:
+    import math
+
+    from pkm.cli.options import _check_output, trajectory_dict
+    from pkm.cli.output import outputs
+    from pkm.plotting import animate
+    from pkm.robot import load
+    from pkm.trajectory import from_spec
+
+    _check_output(args.out, "--out", {"gif", "mp4"})
+    if not (1 <= args.frames <= 2000):
+        raise PkmError(f"--frames must be between 1 and 2000, got {args.frames}")
+    if not (math.isfinite(args.fps) and 0 < args.fps <= 100):
+        raise PkmError(f"--fps must be in (0, 100], got {args.fps}")
+    robot = load(args.robot)
+    try:
+        traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
+    except ValueError as exc:
+        raise PkmError(str(exc).replace("\n", " ")) from None
+    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+    with outputs(args.out) as out:
+        animate(robot, traj.x, traj.t, tau=res.tau, path=out[args.out], fps=args.fps, frames=args.frames,
+                start=[res.joints[l.name][0] for l in robot.limbs])
+    print(f"{robot.name}: wrote {min(args.frames, len(traj.t))} frames of {traj.t[-1] - traj.t[0]:.6g} s to {args.out}.")
+    return 0

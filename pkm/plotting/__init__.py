@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from pkm.plotting.mechanism import mechanism, show_robot
+from pkm.plotting.mechanism import animate, mechanism, show_robot
 
-__all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism"]
+__all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate"]
 
 
 def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Mechanism", "mechanism", "show_robot"]
+__all__ = ["Mechanism", "mechanism", "show_robot", "animate"]
 
 
 @dataclass
@@ -144,3 +144,61 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     if path is not None:
         fig.savefig(Path(path))
     return fig
+
+
+def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100):
+    """Animate ``robot`` along the task coordinates ``x`` (N, δ_p) at times ``t`` (default: the
+    sample index): at most ``frames`` evenly spaced samples, each drawn as :func:`show_robot`
+    draws one pose (the IK followed along the motion from ``start``), beside the actuator forces
+    ``tau`` (N, n_act) against time with a cursor at the frame's time, if given. Returns the
+    :class:`matplotlib.animation.FuncAnimation`; ``path``: save it (GIF through Pillow; MP4 needs
+    ffmpeg) at ``fps`` frames per second."""
+    from matplotlib.animation import FuncAnimation, PillowWriter
+    from matplotlib.figure import Figure
+
+    X = np.atleast_2d(np.asarray(x, dtype=float))
+    N = X.shape[0]
+    t = np.arange(N, dtype=float) if t is None else np.asarray(t, dtype=float)
+    if t.shape != (N,) or not (np.all(np.isfinite(X)) and np.all(np.isfinite(t))):
+        raise ValueError(f"x must be (N, {robot.task_dof}) finite task coordinates and t (N,) finite times")
+    pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
+    sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True)
+    starts = [[sol.joints[l.name][k] for l in robot.limbs] for k in range(len(pick))]
+    fig = Figure(figsize=(10 if tau is not None else 7, 6), dpi=100)
+    ax3 = fig.add_subplot(1, 2 if tau is not None else 1, 1, projection="3d")
+    cursor = None
+    if tau is not None:
+        ax2 = fig.add_subplot(1, 2, 2)
+        tau = np.asarray(tau, dtype=float)
+        for a, name in enumerate(robot.actuator_names):
+            ax2.plot(t, tau[:, a], label=name)
+        ax2.set_xlabel("t [s]")
+        ax2.set_ylabel("actuator force/torque [N, N·m]")
+        ax2.legend(fontsize=7)
+        cursor = ax2.axvline(t[0], color="k", lw=1)
+
+    pts = []
+    for k in range(len(pick)):  # one box for all frames: the view does not jump
+        m = mechanism(robot, X[pick[k]], start=starts[k])
+        pts += [m.base, m.platform, m.tcp[None]] + list(m.joints.values())
+    allp = np.vstack(pts)
+    centre, half = allp.mean(axis=0), max(float(np.ptp(allp, axis=0).max()) / 2, 1e-3) * 1.1
+    fig.subplots_adjust(wspace=0.35)
+
+    def draw(k):
+        ax3.clear()
+        show_robot(robot, X[pick[k]], start=starts[k], ax=ax3, title=f"{robot.name}\nt = {t[pick[k]]:.3f} s")
+        for c, setter in zip(centre, (ax3.set_xlim, ax3.set_ylim, ax3.set_zlim)):
+            setter(c - half, c + half)
+        if cursor is not None:
+            cursor.set_xdata([t[pick[k]], t[pick[k]]])
+        return []
+
+    anim = FuncAnimation(fig, draw, frames=len(pick), interval=1000 / fps, blit=False)
+    anim.samples = pick  # the sample drawn in each frame
+    if path is not None:
+        if str(path).lower().endswith(".gif"):
+            anim.save(str(path), writer=PillowWriter(fps=fps))
+        else:
+            anim.save(str(path), fps=fps)
+    return anim
