@@ -158,6 +158,18 @@ class EnergyMomentum:
             return np.ones(self.system.m, bool), dependent_rows(np.zeros((0, self.tree.size)))
         return independent_rows(self.system, q, rtol=self.rtol, among=self._closure, basis=tangent(self.tree, q))
 
+    def predict(self, q, v, dt) -> np.ndarray:
+        """A first guess of the tree increments μ from the velocity ``v``: ``Δt ν`` with every
+        rotation (vector or angle) ``θ`` shortened to ``2 atan(|θ|/2) θ/|θ|`` — the angle the
+        mid-point rule turns a freely spinning body by (a Cayley map), which keeps the guess in
+        Newton's basin when ``|ω| Δt`` is large (the top at Δt = 0.05 turns by ≈ 7 rad per step)."""
+        mu = dt * np.linalg.lstsq(tangent(self.tree, q), v, rcond=None)[0]
+        for block in self.tree.rotation_blocks():
+            a = float(np.linalg.norm(mu[block]))
+            if a > 0.0:
+                mu[block] *= 2.0 * np.arctan(0.5 * a) / a
+        return mu
+
     # ------------------------------------------------------------------ pieces
     def _forces(self, q_a, q_b, dt):
         """``Δt ∇̄V`` and the matching block of Newton's matrix ``(Δt/2) ∇²V(q_m)``."""
@@ -193,9 +205,7 @@ class EnergyMomentum:
 
     def _step_null_space(self, q0, v0, dt, mu, rows):
         tree, system, M = self.tree, self.system, self.M
-        if mu is None:
-            mu = dt * np.linalg.lstsq(tangent(tree, q0), v0, rcond=None)[0]
-        mu = np.array(mu, dtype=float)
+        mu = self.predict(q0, v0, dt) if mu is None else np.array(mu, dtype=float)
         Mv2 = 2.0 * M @ v0
         closure = self._closure[rows[self._closure]]          # the closure rows in use
         history = []

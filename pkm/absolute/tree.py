@@ -54,6 +54,10 @@ from pkm.errors import TopologyError
 #: Joint classes that can be tree joints, with their number of relative coordinates (seed 002
 #: Table I, r = 6 − m_ext; the universal joint has 2).
 TREE_RATES = {Spherical: 3, Revolute: 1, Universal: 2, Cylindrical: 2, Prismatic: 1, Planar: 3}
+#: The kinds and sizes of each tree joint's elements, in order (see :func:`joint_elements`).
+ELEMENT_KINDS = {Spherical: (("rotvec", 3),), Revolute: (("rot", 1),), Universal: (("rot", 1), ("rot", 1)),
+                 Cylindrical: (("trans", 1), ("rot", 1)), Prismatic: (("trans", 1),),
+                 Planar: (("trans", 2), ("rot", 1))}
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,17 @@ class Tree:
 
     def root_columns(self, r: int) -> slice:
         return slice(6 * r, 6 * r + 6)
+
+    def rotation_blocks(self) -> list[slice]:
+        """The slices of ``μ`` that are rotation vectors (3) or angles (1)."""
+        out = [slice(6 * r + 3, 6 * r + 6) for r in range(len(self.roots))]
+        for tj in self.joints:
+            k = tj.columns.start
+            for kind, size in ELEMENT_KINDS[type(tj.joint)]:
+                if kind != "trans":
+                    out.append(slice(k, k + size))
+                k += size
+        return out
 
     def closure_rows(self) -> np.ndarray:
         """Boolean mask over the system's active joint rows: rows of closure joints."""
