@@ -232,11 +232,13 @@ def test_the_standard_scheme_beside_it(linkage_runs, capsys):
         print(f"\n  six-body linkage, 1 s at Δt = 0.01: energy drift {em.energy_drift():.1e} (energy–momentum) vs "
               f"{ga.energy_drift():.1e} (generalized-α ρ∞ = 0.5)")
     assert ga.energy_drift() > 1e3 * em.energy_drift()
-    # both solve the same problem: at a small step the standard scheme agrees with the conserving one
+    # both solve the same problem: at a small step the standard schemes agree with the conserving
+    # one, over 0.2 s — past θ¹ = −π/2 (t ≈ 0.145), where the rows dependent at the start are not
     e = ex.six_body_linkage()
-    fine = EnergyMomentum(e.system, e.q0, e.potential, cut=e.cut, condition=False).integrate(e.q0, e.v0, 1e-3, 100)
-    ga_fine = GeneralizedAlpha(e.system, e.q0, e.potential).integrate(e.q0, e.v0, 1e-3, 100)
-    ode = projected_ode(e.system, e.q0, e.v0, 0.01, 10, e.potential, rtol=1e-10, atol=1e-12)
+    fine = EnergyMomentum(e.system, e.q0, e.potential, cut=e.cut, condition=False).integrate(e.q0, e.v0, 1e-3, 200)
+    ga_fine = GeneralizedAlpha(e.system, e.q0, e.potential).integrate(e.q0, e.v0, 1e-3, 200)
+    ode = projected_ode(e.system, e.q0, e.v0, 0.01, 20, e.potential, rtol=1e-10, atol=1e-12)
+    assert ex.joint_angles(e.system, fine.q)[:, 0].min() < -np.pi / 2
     assert np.max(np.abs(ga_fine.q[-1] - fine.q[-1])) < 1e-3
-    assert np.max(np.abs(ode.q[-1] - fine.q[-1])) < 1e-3
-    assert ode.constraint_residual.max() < 1e-10
+    assert np.max(np.abs(ode.q[-1] - fine.q[-1])) < 1e-3   # (the error of Δt = 1e-3 is ≈ 3e-4)
+    assert ode.constraint_residual.max() < 1e-10 and ode.energy_drift() < 1e-6
