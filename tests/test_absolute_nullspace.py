@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from absolute_cases import assembled, random_body, random_pose
-from pkm.absolute import Body, Marker, Revolute, Spherical, System
+from absolute_cases import assembled, random_body, random_pose, rotation_law, translation_law
+from pkm.absolute import Body, Lock, Marker, Spherical, System
 from pkm.absolute import examples as ex
 from pkm.absolute.energy_momentum import EnergyMomentum, independent_rows
 from pkm.absolute.hessian import ConstraintHessian
@@ -138,7 +138,6 @@ def test_the_constraint_hessian_is_the_derivative_of_the_jacobian_transpose_time
     rng = np.random.default_rng(7)
     bodies = [random_body(rng, f"B{k}") for k in range(3)]
     q = np.concatenate([b.coordinates(random_pose(rng)) for b in bodies])
-    qb = lambda b: q[12 * bodies.index(b):12 * bodies.index(b) + 12]
     joints = []
     for k, kind in enumerate(["universal", "cylindrical", "planar", "distance", "lock-weld"]):
         j, _, _, _ = assembled(rng, kind)
@@ -148,15 +147,17 @@ def test_the_constraint_hessian_is_the_derivative_of_the_jacobian_transpose_time
                               *([1.3] if kind == "distance" else []), name=f"J{k}")
                       if kind != "lock-weld" else type(j)(Marker(a), Marker(b), "weld", name=f"J{k}"))
     joints.append(Spherical(Marker(None, rng.normal(size=3)), Marker(bodies[0], rng.normal(size=3)), name="S"))
+    joints.append(Lock(Marker(bodies[2], [0.1, 0.2, 0.0]), Marker(bodies[1], [0.3, 0.0, 0.1]), "weld",  # rheonomic K(t)
+                       translation=translation_law(), rotation=rotation_law(), name="drive"))
     system = System(bodies, joints)
     lam = rng.normal(size=system.m)
-    H = ConstraintHessian(system).contract(lam)
+    t = 0.7
+    H = ConstraintHessian(system).contract(lam, t)
     h = 1e-6
-    fd = np.column_stack([(system.jacobian(q + h * e).T @ lam - system.jacobian(q - h * e).T @ lam) / (2 * h)
+    fd = np.column_stack([(system.jacobian(q + h * e, t).T @ lam - system.jacobian(q - h * e, t).T @ lam) / (2 * h)
                           for e in np.eye(system.n)])
     assert np.max(np.abs(H - fd)) < 1e-7 * max(1.0, np.max(np.abs(H)))
     assert np.allclose(H, H.T)
-    del qb
 
 
 def test_gonzalez_discrete_gradient_gives_the_exact_energy_difference():

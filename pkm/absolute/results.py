@@ -69,11 +69,11 @@ class Trajectory:
     def momentum_drift(self, component=None) -> float:
         """``max_n |L_n − L_0|`` relative to ``|L_0|`` (or of one component ``L·e_k`` relative to
         ``|L_0|``)."""
-        L = self.angular_momentum
-        scale = max(float(np.linalg.norm(L[0])), np.finfo(float).tiny)
-        d = L - L[0] if component is None else (L - L[0])[:, component]
-        return float(np.max(np.linalg.norm(np.atleast_2d(d.T).T, axis=-1)) / scale) if component is None else \
-            float(np.max(np.abs(d)) / scale)
+        d = self.angular_momentum - self.angular_momentum[0]
+        scale = max(float(np.linalg.norm(self.angular_momentum[0])), np.finfo(float).tiny)
+        if component is None:
+            return float(np.max(np.linalg.norm(d, axis=1)) / scale)
+        return float(np.max(np.abs(d[:, component])) / scale)
 
     def summary(self) -> str:
         cond = self.condition[np.isfinite(self.condition)]
