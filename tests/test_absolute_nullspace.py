@@ -19,6 +19,7 @@ from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.nullspace import numerical_null_space, rate_matrix, tree_null_space
 from pkm.absolute.potentials import Gravity, Spring, discrete_gradient
 from pkm.absolute.reparam import compose, reparametrize, tangent
+from pkm.absolute.standard import GeneralizedAlpha
 from pkm.absolute.tree import Element, Tree, marker_axis, marker_point
 
 TREE_KINDS = ["spherical", "revolute", "universal", "cylindrical", "prismatic", "planar"]
@@ -220,3 +221,27 @@ def test_dependent_rows_are_chosen_again_where_the_first_choice_loses_rank():
     s_new = np.linalg.svd(e.system.jacobian(tr.q[k])[rows], compute_uv=False)
     assert rep.labels != report.labels and s_new[-1] > 0.5 * s_full[-2]
     assert tr.constraint_residual.max() < 1e-10
+
+
+def test_other_forces_do_their_discrete_work_and_inconsistent_starts_are_refused():
+    """A viscous damper on the top, ``f = −c q̇`` at the mid-point: energy falls by exactly the
+    discrete work ``Δt f·v_{n+1/2}`` each step (seed 002's energy balance with a non-conservative
+    force); an inconsistent start is refused, and :func:`consistent_start` repairs it."""
+    from pkm.absolute.energy_momentum import check_start, consistent_start
+
+    top = ex.gyro_top()
+    c = 2e-3
+    force = lambda t, q, v: -c * v  # noqa: E731
+    tr = EnergyMomentum(top.system, top.q0, top.potential, force=force).integrate(top.q0, top.v0, 0.01, 50)
+    work = np.array([0.01 * force(0, None, v) @ v for v in (tr.q[1:] - tr.q[:-1]) / 0.01])
+    assert np.all(np.diff(tr.energy) < 0)
+    assert np.max(np.abs(np.diff(tr.energy) - work)) < 1e-12 * tr.energy[0]
+    rng = np.random.default_rng(10)
+    q_bad, v_bad = top.q0 + 1e-3 * rng.normal(size=12), top.v0 + rng.normal(size=12)
+    with pytest.raises(ValueError, match="inconsistent initial conditions"):
+        EnergyMomentum(top.system, top.q0, top.potential).integrate(q_bad, top.v0, 0.01, 1)
+    with pytest.raises(ValueError, match="inconsistent initial conditions"):
+        GeneralizedAlpha(top.system, top.q0, top.potential).integrate(top.q0, v_bad, 0.001, 1)
+    q, v = consistent_start(top.system, q_bad, v_bad)
+    check_start(top.system, q, v, tol=1e-12)
+    assert np.linalg.norm(q - top.q0) < 3e-3 * np.sqrt(12)

@@ -94,6 +94,24 @@ def independent_rows(system, q, t: float = 0.0, rtol: float = RTOL, among=None, 
     return mask, report
 
 
+def consistent_start(system, q0, v0, t: float = 0.0, tol: float = 1e-12):
+    """Consistent initial conditions near ``(q0, v0)``: ``q`` with ``|Φ(q, t)| ≤ tol`` by
+    :meth:`~pkm.absolute.system.System.assemble` and the nearest velocity with ``G v + Φ_t = 0``
+    (:meth:`~pkm.absolute.system.System.project_velocity`); both are robust to dependent rows."""
+    q = system.assemble(q0, t, tol=tol)
+    return q, system.project_velocity(q, v0, t)
+
+
+def check_start(system, q0, v0, tol: float = 1e-9, t: float = 0.0):
+    """Raise ``ValueError`` unless ``|Φ(q0)| ≤ tol`` and ``|G v0 + Φ_t| ≤ tol (1 + |v0|)``: the
+    schemes keep the constraints from the start, they do not repair them (:func:`consistent_start`)."""
+    phi = float(np.max(np.abs(system.phi(q0, t)), initial=0.0))
+    gv = float(np.max(np.abs(system.jacobian(q0, t) @ v0 + system.phi_t(q0, t)), initial=0.0))
+    if phi > tol or gv > tol * (1.0 + float(np.max(np.abs(v0), initial=0.0))):
+        raise ValueError(f"inconsistent initial conditions: max|Φ(q0)| = {phi:.3g}, max|G v0 + Φ_t| = {gv:.3g}; "
+                         f"use pkm.absolute.energy_momentum.consistent_start")
+
+
 class EnergyMomentum:
     """Seed 002's energy–momentum scheme on ``system`` (see the module docstring).
 
@@ -107,6 +125,11 @@ class EnergyMomentum:
         every step, :func:`independent_rows`).
     potential:
         A :class:`~pkm.absolute.potentials.Potential` (e.g. gravity) or None.
+    force:
+        Other generalized forces ``f(t, q, v)`` (n,) or None, taken at the mid-point
+        ``(t_{n+1/2}, q_{n+1/2}, (q_{n+1} − q_n)/Δt)``, so that ``E_{n+1} − E_n = Δt f·v_{n+1/2}``
+        exactly (the discrete work); Newton's matrix leaves out ``∂f/∂q`` (it converges linearly
+        when f depends strongly on q or v).
     method:
         ``"null_space"`` (default, the discrete null space method) or ``"constrained"``.
     null_space:
@@ -121,7 +144,7 @@ class EnergyMomentum:
         Compute the condition number of the last iteration matrix of every step.
     """
 
-    def __init__(self, system: System, q0, potential=None, *, method: str = "null_space",
+    def __init__(self, system: System, q0, potential=None, *, force=None, method: str = "null_space",
                  null_space: str = "explicit", cut=(), tol: float = 1e-13, max_iter: int = 30,
                  condition: bool = True, rtol: float = RTOL):
         if method not in METHODS:
@@ -133,6 +156,7 @@ class EnergyMomentum:
             raise ValueError(f"rheonomic joints {rheo}: the energy–momentum scheme needs scleronomic constraints")
         q0 = np.asarray(q0, dtype=float)
         self.system, self.potential, self.method, self.null_space = system, potential, method, null_space
+        self.force = force
         self.tol, self.max_iter, self.want_condition, self.rtol = float(tol), int(max_iter), bool(condition), rtol
         self.M = system.mass_matrix()
         self.hessian = ConstraintHessian(system)
@@ -171,13 +195,16 @@ class EnergyMomentum:
         return mu
 
     # ------------------------------------------------------------------ pieces
-    def _forces(self, q_a, q_b, dt):
-        """``Δt ∇̄V`` and the matching block of Newton's matrix ``(Δt/2) ∇²V(q_m)``."""
-        if self.potential is None:
-            return 0.0, 0.0
-        grad = discrete_gradient(self.potential, q_a, q_b)
-        H = self.potential.hessian(0.5 * (q_a + q_b))
-        return dt * grad, (0.0 if H is None else 0.5 * dt * H)
+    def _forces(self, q_a, q_b, dt, t0):
+        """``Δt (∇̄V − f_mid)`` and the matching block of Newton's matrix ``(Δt/2) ∇²V(q_m)``."""
+        out, H_V = 0.0, 0.0
+        if self.potential is not None:
+            out = dt * discrete_gradient(self.potential, q_a, q_b)
+            H = self.potential.hessian(0.5 * (q_a + q_b))
+            H_V = 0.0 if H is None else 0.5 * dt * H
+        if self.force is not None:
+            out = out - dt * np.asarray(self.force(t0 + 0.5 * dt, 0.5 * (q_a + q_b), (q_b - q_a) / dt), dtype=float)
+        return out, H_V
 
     def _scale(self, *parts) -> float:
         return sum(float(np.linalg.norm(p)) for p in parts) + 1e-300
@@ -188,22 +215,22 @@ class EnergyMomentum:
         return self.hessian.contract(lam)
 
     # ------------------------------------------------------------------ one step
-    def step(self, q0, v0, dt: float, guess=None, rows=None):
+    def step(self, q0, v0, dt: float, guess=None, rows=None, t0: float = 0.0):
         """One step from ``(q0, v0)``: returns ``(q1, v1, info)``; ``info`` has ``iterations``,
         ``residual`` (scaled, last iteration), ``history`` (every iteration's), ``condition``,
         ``rows`` (the row mask used) and ``guess`` (the solution's unknowns, a predictor for the next
-        step)."""
+        step). ``t0``: the time at the start (for ``force``)."""
         q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
         if rows is None:
             rows = self.select(q0)[0]
         if self.method == "constrained":
-            q1, info = self._step_constrained(q0, v0, dt, guess, rows)
+            q1, info = self._step_constrained(q0, v0, dt, guess, rows, t0)
         else:
-            q1, info = self._step_null_space(q0, v0, dt, guess, rows)
+            q1, info = self._step_null_space(q0, v0, dt, guess, rows, t0)
         info["rows"] = rows
         return q1, 2.0 / dt * (q1 - q0) - v0, info
 
-    def _step_null_space(self, q0, v0, dt, mu, rows):
+    def _step_null_space(self, q0, v0, dt, mu, rows, t0):
         tree, system, M = self.tree, self.system, self.M
         mu = self.predict(q0, v0, dt) if mu is None else np.array(mu, dtype=float)
         Mv2 = 2.0 * M @ v0
@@ -212,7 +239,7 @@ class EnergyMomentum:
         for it in range(self.max_iter + 1):
             q1, D = reparametrize(tree, q0, mu)
             qm = 0.5 * (q0 + q1)
-            f_dt, H_V = self._forces(q0, q1, dt)
+            f_dt, H_V = self._forces(q0, q1, dt, t0)
             Mdq = (2.0 / dt) * M @ (q1 - q0)
             r = Mdq - Mv2 + f_dt
             Gm_all = system.jacobian(qm)
@@ -246,7 +273,7 @@ class EnergyMomentum:
         cond = float(np.linalg.cond(K)) if self.want_condition else np.nan
         return q1, {"iterations": it, "residual": res, "condition": cond, "guess": mu, "history": history}
 
-    def _step_constrained(self, q0, v0, dt, lam, rows):
+    def _step_constrained(self, q0, v0, dt, lam, rows, t0):
         system, M, n = self.system, self.M, self.system.n
         m = int(rows.sum())
         q1 = q0 + dt * v0
@@ -256,7 +283,7 @@ class EnergyMomentum:
         history = []
         for it in range(self.max_iter + 1):
             qm = 0.5 * (q0 + q1)
-            f_dt, H_V = self._forces(q0, q1, dt)
+            f_dt, H_V = self._forces(q0, q1, dt, t0)
             Gm = system.jacobian(qm)[rows]
             Mdq = (2.0 / dt) * M @ (q1 - q0)
             r = Mdq - Mv2 + f_dt + dt * Gm.T @ lam
@@ -279,6 +306,9 @@ class EnergyMomentum:
         return q1, {"iterations": it, "residual": res, "condition": cond, "guess": lam, "history": history}
 
     # ------------------------------------------------------------------ many steps
+    def _check_start(self, q0, v0, tol: float = 1e-9):
+        check_start(self.system, q0, v0, tol)
+
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
         """``steps`` steps of ``dt`` from ``(q0, v0)`` (consistent: ``Φ(q0) = 0``, ``G(q0) v0 = 0``;
         see :meth:`System.assemble <pkm.absolute.system.System.assemble>` and
@@ -286,8 +316,9 @@ class EnergyMomentum:
         qs, vs = [np.asarray(q0, dtype=float)], [np.asarray(v0, dtype=float)]
         its, ress, conds = [], [], []
         guess, rows, switches = None, None, 0
-        for _ in range(int(steps)):
-            q1, v1, info = self.step(qs[-1], vs[-1], dt, guess)
+        self._check_start(qs[0], vs[0])
+        for k in range(int(steps)):
+            q1, v1, info = self.step(qs[-1], vs[-1], dt, guess, t0=t0 + k * dt)
             guess = info["guess"]
             switches += rows is not None and bool(np.any(rows != info["rows"]))
             rows = info["rows"]

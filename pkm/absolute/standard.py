@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.integrate import solve_ivp
 
-from pkm.absolute.energy_momentum import ConvergenceError, _converged, independent_rows
+from pkm.absolute.energy_momentum import ConvergenceError, _converged, check_start, independent_rows
 from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.redundancy import RTOL
 from pkm.absolute.results import assemble
@@ -54,6 +54,9 @@ class GeneralizedAlpha:
         The system and a consistent configuration (dependent rows are removed there).
     potential:
         Conservative forces (``f = −∇V``), or None.
+    force:
+        Other generalized forces ``f(t, q, v)`` (n,), taken at the end of the step (``∂f`` is left
+        out of Newton's matrix), or None.
     rho_inf:
         Spectral radius at infinity in [0, 1]: ``α_m = (2ρ∞ − 1)/(ρ∞ + 1)``,
         ``α_f = ρ∞/(ρ∞ + 1)``, ``γ = ½ + α_f − α_m``, ``β = ¼ (γ + ½)²``.
@@ -62,11 +65,12 @@ class GeneralizedAlpha:
         iteration limit.
     """
 
-    def __init__(self, system, q0, potential=None, *, rho_inf: float = 0.9, tol: float = 1e-12,
+    def __init__(self, system, q0, potential=None, *, force=None, rho_inf: float = 0.9, tol: float = 1e-12,
                  max_iter: int = 30, condition: bool = False, rtol: float = RTOL):
         if not 0.0 <= rho_inf <= 1.0:
             raise ValueError(f"rho_inf must be in [0, 1], got {rho_inf!r}")
         self.system, self.potential, self.rho_inf, self.rtol = system, potential, float(rho_inf), rtol
+        self.force = force
         rows, self.redundancy = independent_rows(system, np.asarray(q0, dtype=float), rtol=rtol)
         self.am = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
         self.af = rho_inf / (rho_inf + 1.0)
@@ -96,6 +100,8 @@ class GeneralizedAlpha:
             a1 = ((1.0 - am) * at1 + am * at0 - af * a0) / (1.0 - af)
             G1 = system.jacobian(q1, t1)[rows]
             f1 = _force(self.potential, q1)
+            if self.force is not None:
+                f1 = f1 + np.asarray(self.force(t1, q1, v0 + dt * ((1.0 - gamma) * at0 + gamma * at1)), dtype=float)
             R1 = M @ a1 + G1.T @ lam - f1
             phi = system.phi(q1, t1)[rows]
             scale = float(np.linalg.norm(M @ a1) + np.linalg.norm(G1.T @ lam) + np.linalg.norm(f1)) + 1e-300
@@ -126,7 +132,9 @@ class GeneralizedAlpha:
         """``steps`` steps of ``dt`` from a consistent ``(q0, v0)``; starts from the index-1
         accelerations (Arnold & Brüls: ``ã₀ = a₀``)."""
         q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
-        a, lam = _accelerations(self.system, q, v, _force(self.potential, q), t0, self.rtol)
+        check_start(self.system, q, v, t=t0)
+        f = _force(self.potential, q) + (0.0 if self.force is None else np.asarray(self.force(t0, q, v), dtype=float))
+        a, lam = _accelerations(self.system, q, v, f, t0, self.rtol)
         at = a.copy()
         qs, vs, its, ress, conds = [q], [v], [], [], []
         for k in range(int(steps)):
@@ -142,14 +150,15 @@ class GeneralizedAlpha:
                         its, ress, conds, self.unknowns, self.dof, self.redundancy, {"dt": dt})
 
 
-def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, method: str = "RK45",
+def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, force=None, method: str = "RK45",
                   rtol: float = 1e-8, atol: float = 1e-10, t0: float = 0.0, project: bool = True):
     """The index-1 equations (:meth:`~pkm.absolute.system.System.accelerations`) by
     ``scipy.integrate.solve_ivp(method, rtol, atol)`` over each step of ``dt``, then (``project``)
     the coordinates projected onto ``Φ = 0`` and the velocities onto ``G v = 0`` — the textbook
-    ODE-with-projection approach. ``iterations`` in the result counts right-hand-side evaluations
-    per step."""
+    ODE-with-projection approach. ``force(t, q, v)``: other generalized forces. ``iterations`` in the
+    result counts right-hand-side evaluations per step."""
     q0 = np.asarray(q0, dtype=float)
+    check_start(system, q0, np.asarray(v0, dtype=float), t=t0)
     rows0, report = independent_rows(system, q0, t0)
     n = system.n
     count = [0]
@@ -159,7 +168,8 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, meth
     def rhs(t, y):  # rows fixed over a step: off the manifold other rows give other accelerations
         count[0] += 1
         q, v = y[:n], y[n:]
-        return np.concatenate([v, _accelerations(system, q, v, _force(potential, q), t, RTOL, rows[0])[0]])
+        f = _force(potential, q) + (0.0 if force is None else np.asarray(force(t, q, v), dtype=float))
+        return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
 
     qs, vs, its = [q0], [np.asarray(v0, dtype=float)], []
     for k in range(int(steps)):
