@@ -165,6 +165,14 @@ class EnergyMomentum:
         if method == "null_space":
             self.tree = Tree(system, cut)
             self._closure = self._nint + np.flatnonzero(self.tree.closure_rows())   # row indices
+            offsets = np.cumsum([0] + [j.m for j in system.joints])
+            self._closure_joints = []                   # (joint, its active rows' mask, their rows)
+            row = self._nint
+            for k, j in enumerate(system.joints):
+                act = system.active[offsets[k]:offsets[k + 1]]
+                if k in self.tree.closure:
+                    self._closure_joints.append((j, act, np.arange(row, row + int(act.sum()))))
+                row += int(act.sum())
         rows, self.redundancy = self.select(q0)
         if method == "constrained":
             self.dof = system.n - int(rows.sum())
@@ -208,6 +216,18 @@ class EnergyMomentum:
 
     def _scale(self, *parts) -> float:
         return sum(float(np.linalg.norm(p)) for p in parts) + 1e-300
+
+    def _closure_eval(self, q, closure):
+        """``(Φ_c, G_c)`` of the closure rows ``closure`` (global row indices) at ``q``, from the
+        closure joints only (a full :meth:`System.jacobian` per iteration costs more than the rest)."""
+        phi, G = np.zeros(self.system.m), np.zeros((self.system.m, self.system.n))
+        for j, act, rows in self._closure_joints:
+            qs = [None if b is None else q[self.system.body_slice(b)] for b in j.bodies]
+            phi[rows] = j.phi(*qs)[act]
+            for b, block in zip(j.bodies, j.jacobian(*qs)):
+                if b is not None:
+                    G[rows, self.system.body_slice(b)] += block[act]
+        return phi[closure], G[closure]
 
     def _contract(self, rows, lam_rows):
         lam = np.zeros(self.system.m)
@@ -256,9 +276,10 @@ class EnergyMomentum:
             A = (2.0 / dt) * M + 0.5 * self._contract(rows, Lam) + H_V
             K = P.T @ A @ D
             if closure.size:
-                Kc = system.jacobian(q1)[closure] @ D
+                phi_c, G_c = self._closure_eval(q1, closure)
+                Kc = G_c @ D
                 s = np.linalg.norm(K) / max(np.linalg.norm(Kc), 1e-300)
-                R = np.concatenate([R_dyn, s * system.phi(q1)[closure]])
+                R = np.concatenate([R_dyn, s * phi_c])
                 K = np.vstack([K, s * Kc])
             else:
                 R = R_dyn

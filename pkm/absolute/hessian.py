@@ -41,6 +41,18 @@ class ConstraintHessian:
     def __init__(self, system):
         self.system = system
         offsets = np.cumsum([0] + [j.m for j in system.joints])
+        ri, ci, li = [], [], []                  # the internal rows' entries: out[ri, ci] += λ[li]
+        for b_index in range(len(system.bodies)):
+            base = NQ * b_index
+            for r, (I, J) in enumerate(_PAIRS):
+                a, b = base + 3 + 3 * I, base + 3 + 3 * J
+                for c in range(3):
+                    pairs = [(a + c, b + c)] + ([(b + c, a + c)] if I != J else [])
+                    for x, y in pairs:
+                        ri.append(x)
+                        ci.append(y)
+                        li.append(NINT * b_index + r)
+        self._ri, self._ci, self._li = np.array(ri, int), np.array(ci, int), np.array(li, int)
         self._joints = []
         row = NINT * len(system.bodies)
         for k, j in enumerate(system.joints):
@@ -57,15 +69,7 @@ class ConstraintHessian:
         lam = np.asarray(lam, dtype=float)
         n = self.system.n
         out = np.zeros((n, n))
-        for b_index in range(len(self.system.bodies)):
-            base = NQ * b_index
-            for r, (I, J) in enumerate(_PAIRS):
-                w = lam[NINT * b_index + r]
-                a, b = base + 3 + 3 * I, base + 3 + 3 * J
-                for c in range(3):
-                    out[a + c, b + c] += w
-                    if I != J:
-                        out[b + c, a + c] += w
+        np.add.at(out, (self._ri, self._ci), lam[self._li])
         for j, mask, rows, idx, H in self._joints:
             if H is None:
                 H = joint_hessian(j, t)[mask]

@@ -23,7 +23,6 @@ instead, eq. 191, which does not generalise).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 from pkm.absolute.body import NINT
 from pkm.absolute.reparam import compose
@@ -52,7 +51,11 @@ def twist_propagation(tree: Tree, q) -> np.ndarray:
 
 def rate_matrix(system, q) -> np.ndarray:
     """Block diagonal ``body_rate_matrix`` (n × 6N): spatial twists → ``q̇``."""
-    return scipy.linalg.block_diag(*[body_rate_matrix(q[system.body_slice(b)]) for b in system.bodies])
+    N = len(system.bodies)
+    out = np.zeros((12 * N, 6 * N))
+    for k in range(N):
+        out[12 * k:12 * k + 12, 6 * k:6 * k + 6] = body_rate_matrix(q[12 * k:12 * k + 12])
+    return out
 
 
 def tree_null_space(tree: Tree, q_a, q_b=None) -> np.ndarray:
