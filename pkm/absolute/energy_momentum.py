@@ -25,7 +25,8 @@ like Δt⁻³ (seed 002 Tables II–V).
 tree's product of exponentials (eq. 15, :mod:`pkm.absolute.reparam`), so that the unknowns are the
 minimal increments μ (3 for the top, 8 and 9 for the pairs). A closed loop keeps its closure rows
 as equations ``Φ_c(F(μ)) = 0`` beside ``Pᵀr = 0`` (seed 002 §5.4.2, after Part I §4.4 / App. C),
-with the dependent closure rows found at the start and left out (reported). ``P`` is seed 002's
+with the dependent closure rows left out — chosen at every step by pivoted QR, reported at the
+start (:func:`independent_rows`). ``P`` is seed 002's
 explicit matrix (``null_space="explicit"``, :func:`~pkm.absolute.nullspace.tree_null_space`,
 completed numerically for closure rows) or an SVD basis (``"numerical"``); both span
 ``null G(q_{n+1/2})``, so both give the same ``q_{n+1}``.
