@@ -8,6 +8,14 @@ uses: rows that are quadratic forms in marker vectors; Φ, Φ_q, γ, reactions),
 S, S–S, R, U, C, P and seed 002's planar pair), ``lock`` (seed 001's lock with a row mask and
 prescribed motion), ``laws`` (time laws for rheonomic constraints), ``redundancy`` (dependent rows by
 pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions).
+
+Time integration (seed 002): ``energy_momentum`` (the energy–momentum scheme, constrained and as
+the discrete null space method), built on ``tree`` (spanning tree, each joint's relative motion),
+``reparam`` (the product-of-exponentials update F(μ)), ``nullspace`` (discrete null space matrices),
+``hessian`` (constraint Hessians for Newton), ``potentials`` (gravity, springs, discrete gradient);
+``standard`` (generalized-α, projected ODE, for comparison); ``results`` (trajectories with their
+health); ``examples`` (seed 002's gyro top, cylindrical and planar pairs, six-body linkage). These
+load numba (through :mod:`pkm.lie`) and are imported on first use: ``pkm.absolute.EnergyMomentum``.
 """
 from pkm.absolute.body import Body
 from pkm.absolute.joints import (
@@ -25,6 +33,19 @@ from pkm.absolute.markers import Marker
 from pkm.absolute.redundancy import RedundancyReport, dependent_rows
 from pkm.absolute.system import AssemblyError, System
 
+_LAZY = {"EnergyMomentum": "energy_momentum", "simulate": "energy_momentum", "ConvergenceError": "energy_momentum",
+         "GeneralizedAlpha": "standard", "projected_ode": "standard", "Trajectory": "results",
+         "Gravity": "potentials", "Spring": "potentials", "Tree": "tree"}
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f"pkm.absolute.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'pkm.absolute' has no attribute {name!r}")
+
+
 __all__ = ["Body", "Marker", "Spherical", "Distance", "Revolute", "Universal", "Cylindrical", "Prismatic",
            "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
-           "System", "AssemblyError"]
+           "System", "AssemblyError", *_LAZY]

@@ -1,0 +1,225 @@
+"""The numerical examples of seed 002 (§5) as systems with consistent initial conditions: the gyro
+top (§5.1), the cylindrical pair (§5.2) and the planar pair (§5.3) in free flight, and the closed
+six-body linkage (§5.4.2). Parameters from the seed (digest §3.3); every derived number (masses,
+energies, momenta) is computed here from them — the seed's and the digest's printed values are kept
+apart in :attr:`Example.printed`, for comparison only.
+
+Initial velocities are built the seed's way, from its independent velocities (eqs. 170–171,
+174–175, 176–177), but written out by hand from the twist relations (eqs. 104, 106, 137, 142),
+not through the integrator's null space matrices, so that tests can compare the two.
+
+Six-body linkage: the seed gives body 0 only (a wedge of density ρ, L, γ; mass, centre of mass and
+inertia tensor) and says the initial configuration "forms a cube of side L", bodies 0, 2, 4 are
+identical and 1, 3, 5 their mirror images. Body 0 is the homogeneous tetrahedron with vertices
+(0,0,0), (0,L,0), (aL,0,0), (0,L,−aL) (digest §3.3(e); it reproduces the seed's mass, centre of mass
+and inertia tensor, checked in the tests). The loop is the skew hexagon of cube edges
+``V₀ … V₅`` of the cube [0,L]×[0,L]×[−L,0] that avoids the vertices X = (L,0,0) and
+Y = (0,L,−L); joint k sits at ``V_k`` with its axis along the cube edge from ``V_k`` towards X or
+Y, and body k is the tetrahedron ``V_k, V_{k+1}, V_k + aL·a_k, V_{k+1} + aL·a_{k+1}`` — body 0's
+edges are then exactly its two hinge lines, body 2 and 4 are rotated copies and 1, 3, 5 mirror
+images. Assumptions (the seed does not say): gravity along −e₃; body 0 is the ground; joint k
+connects bodies k−1 and k, joint 6 closes the loop between body 5 and body 0 (eq. 190); the rate of
+joint 1 is the rotation of body 1 relative to body 0 about ``a₁ = −e₃``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from pkm.absolute.body import Body
+from pkm.absolute.joints import Cylindrical, Planar, Revolute, Spherical
+from pkm.absolute.markers import Marker
+from pkm.absolute.potentials import Gravity, Potential
+from pkm.absolute.system import System
+
+G_ACC = 9.81
+
+
+@dataclass
+class Example:
+    """A seed example: the system, consistent ``q0``, ``v0``, its potential, the joints the seed cuts
+    to open the loop, and the seed's/digest's printed reference values."""
+
+    name: str
+    system: System
+    q0: np.ndarray
+    v0: np.ndarray
+    potential: Potential | None = None
+    cut: tuple[str, ...] = ()
+    printed: dict = field(default_factory=dict)
+    data: dict = field(default_factory=dict)
+
+
+def _rot_x(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _pose(R=None, p=None):
+    C = np.eye(4)
+    if R is not None:
+        C[:3, :3] = R
+    if p is not None:
+        C[:3, 3] = p
+    return C
+
+
+# ============================================================================ §5.1 gyro top
+def gyro_top(nutation: float = np.pi / 3, precession: float = 10.0, height: float = 0.1, radius: float = 0.05,
+             density: float = 2700.0, g: float = G_ACC) -> Example:
+    """Steady precession of a symmetric top (a cone) about a fixed point (seed 002 §5.1): an S pair
+    with body 1 fixed (here: the ground), eqs. 155–173.
+
+    ``data``: ``mass``, ``L`` (fixed point to centre of mass), ``J``, ``M1``, ``M3`` (eq. 168),
+    ``spin`` (eq. 165), ``omega`` (eq. 171), ``com(t)``: the analytic centre of mass (steady
+    precession: radius ``L sin θ``, height ``L cos θ``, period ``2π/ω_p``)."""
+    mass = density * np.pi * radius**2 * height / 3.0
+    L = 0.75 * height
+    J1 = 3.0 * mass / 80.0 * (4.0 * radius**2 + height**2)
+    J3 = 0.3 * mass * radius**2
+    top = Body("top", mass, np.diag([J1, J1, J3]), com=[0.0, 0.0, L])   # frame at the fixed point
+    joint = Spherical(Marker(None), Marker.in_frame(top, [0.0, 0.0, 0.0]), name="S")
+    system = System([top], [joint])
+    R0 = _rot_x(nutation)                                           # d_I = exp(θ ê₁) e_I (eq. 169)
+    q0 = top.coordinates(_pose(R0))
+    M1, M3 = J1 + mass * L**2, J3                                   # eq. 168
+    spin = mass * g * L / (M3 * precession) + (M1 - M3) / M3 * precession * np.cos(nutation)  # eq. 165
+    omega = precession * np.array([0.0, 0.0, 1.0]) + spin * R0[:, 2]                         # eq. 171
+    v0 = top.velocity(q0, np.concatenate([omega, np.cross(omega, q0[:3])]), frame="com")      # eq. 170
+
+    def com(t):
+        t = np.asarray(t, dtype=float)
+        r = L * np.sin(nutation)
+        return np.stack([r * np.sin(precession * t), -r * np.cos(precession * t),
+                         np.full_like(t, L * np.cos(nutation))], axis=-1)
+
+    return Example("gyro top", system, q0, v0, Gravity(system, [0.0, 0.0, -g]),
+                   printed={"E0": 5.669055, "e3.L": 0.0710658, "radius": 0.0649519, "z": 0.0375,
+                            "period": 0.6283},
+                   data={"mass": mass, "L": L, "J": (J1, J1, J3), "M1": M1, "M3": M3, "spin": spin,
+                         "omega": omega, "com": com, "precession": precession, "nutation": nutation})
+
+
+# ============================================================================ §5.2 cylindrical pair
+def cylindrical_pair() -> Example:
+    """Free flight of a cylindrical pair (seed 002 §5.2): a cylinder and a hollow cylinder, joint at
+    both centres of mass along ``n¹ = e₃``; independent velocities eq. 175, twist of body 2 by
+    eqs. 104 and 106."""
+    b1 = Body("cylinder", 4.0, np.diag([304.0, 304.0, 8.0]))
+    b2 = Body("hollow cylinder", 3.0, np.diag([18.75, 18.75, 19.5]))
+    joint = Cylindrical(Marker(b1), Marker(b2), name="C")
+    system = System([b1, b2], [joint])
+    q0 = system.coordinates([_pose(), _pose(p=[0.0, 0.0, -11.0])])
+    v1, w1, du, dth = np.array([0.0, 50.0, 0.0]), np.array([1.0, 1.5, 0.0]), 35.5, -100.0
+    n = np.array([0.0, 0.0, 1.0])
+    rho2 = np.zeros(3)
+    w2 = w1 + dth * n                                                                     # eq. 104
+    v2 = v1 + np.cross(w1, q0[12:15] - q0[:3]) + du * n + dth * np.cross(rho2, n)         # eq. 106
+    v0 = np.concatenate([b1.velocity(q0[:12], np.concatenate([w1, v1]), frame="com"),
+                         b2.velocity(q0[12:], np.concatenate([w2, v2]), frame="com")])
+    return Example("cylindrical pair", system, q0, v0,
+                   printed={"T0": 110904.71875, "L0": (2335.75, 1028.625, -1950.0)},
+                   data={"nu": np.array([*v1, *w1, du, dth]), "twist2": np.concatenate([w2, v2])})
+
+
+# ============================================================================ §5.3 planar pair
+def planar_pair() -> Example:
+    """Free flight of a planar pair (seed 002 §5.3): a plate and a pyramid sliding on its top face;
+    independent velocities eq. 177, twist of body 2 by eqs. 137 and 142."""
+    b1 = Body("plate", 5.0, np.diag([5125.0 / 48.0, 5125.0 / 48.0, 640.0 / 3.0]))
+    b2 = Body("pyramid", 2.0, np.diag([43.0 / 40.0, 43.0 / 40.0, 4.0 / 5.0]))
+    rho1, rho2 = np.array([0.0, 0.0, 0.25]), np.array([0.0, 0.0, -1.0])
+    joint = Planar(Marker(b1, rho1), Marker(b2, rho2), name="E")
+    system = System([b1, b2], [joint])
+    q0 = system.coordinates([_pose(p=[5.0, 5.0, 5.0]), _pose(p=[-2.0, -2.0, 6.25])])
+    v1, w1 = np.zeros(3), np.array([-20.0, -20.0, 10.0])
+    du, dth = np.array([150.0, -120.0]), 60.0
+    m1, m2, n = np.eye(3)
+    w2 = w1 + dth * n                                                                        # eq. 137
+    v2 = v1 + np.cross(w1, q0[12:15] - q0[:3]) + du[0] * m1 + du[1] * m2 + dth * np.cross(rho2, n)  # eq. 142
+    v0 = np.concatenate([b1.velocity(q0[:12], np.concatenate([w1, v1]), frame="com"),
+                         b2.velocity(q0[12:], np.concatenate([w2, v2]), frame="com")])
+    return Example("planar pair", system, q0, v0,
+                   printed={"T0": 121015.0, "L0": (-94.4167, 280.5833, 3629.3333)},
+                   data={"nu": np.array([*v1, *w1, *du, dth]), "twist2": np.concatenate([w2, v2])})
+
+
+# ============================================================================ §5.4.2 six-body linkage
+def tetrahedron(vertices, density: float):
+    """(mass, centre of mass, inertia tensor about it) of a homogeneous tetrahedron."""
+    V = np.asarray(vertices, dtype=float)
+    vol = abs(np.linalg.det(V[1:] - V[0])) / 6.0
+    m = density * vol
+    s = V.sum(axis=0)
+    c = s / 4.0
+    second = density * vol / 20.0 * (V.T @ V + np.outer(s, s))   # ∫ x xᵀ ρ dV
+    E = second - m * np.outer(c, c)                                # Euler tensor about the centre
+    return m, c, np.trace(E) * np.eye(3) - E
+
+
+def six_body_linkage(rate: float = 30.0, density: float = 1000.0, L: float = 0.1, gamma: float = 0.16 * np.pi,
+                     g: float = G_ACC) -> Example:
+    """The closed six-body (Bricard-type) 6R linkage of seed 002 §5.4.2, body 0 fixed (the ground),
+    geometry as in the module docstring. The initial velocity is the linkage's one-dimensional
+    null space scaled so that joint 1 turns at ``rate`` (θ̇¹ = 30, eq. 191), taken from the SVD of
+    the full constraint Jacobian (independent of the integrators' null spaces).
+
+    ``data``: ``a``, ``vertices`` (V₀…V₅), ``axes`` (a₀…a₅), ``tetrahedra`` (per body), ``body0`` =
+    (mass, com, inertia) of body 0 from its tetrahedron."""
+    a = np.tan(gamma)
+    V = L * np.array([[0, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, -1], [1, 0, -1], [0, 0, -1]], dtype=float)
+    X, Y = np.array([L, 0.0, 0.0]), np.array([0.0, L, -L])
+    axes = np.array([(X if k % 2 == 0 else Y) - V[k] for k in range(6)]) / L
+    tets = [np.array([V[k], V[(k + 1) % 6], V[k] + a * L * axes[k], V[(k + 1) % 6] + a * L * axes[(k + 1) % 6]])
+            for k in range(6)]
+    bodies = []
+    for k in range(1, 6):
+        m, c, J = tetrahedron(tets[k], density)
+        bodies.append(Body(f"body{k}", m, J, com=c))              # frame = world frame at the start
+    system0 = System(bodies, [])
+    q0 = system0.coordinates([np.eye(4)] * 5)
+    qb = {b.name: q0[system0.body_slice(b)] for b in bodies}
+
+    def hinge(k):
+        z = axes[k % 6]
+        x = np.cross(z, [1.0, 1.0, 1.0])
+        x /= np.linalg.norm(x)
+        F = _pose(np.column_stack([x, np.cross(z, x), z]), V[k % 6])
+        i, j = (k - 1) % 6, k % 6                                 # joint k: bodies k−1 and k (6 ≡ 0)
+        side = [None if i == 0 else bodies[i - 1], None if j == 0 else bodies[j - 1]]
+        mi = Marker.at(side[0], None if side[0] is None else qb[side[0].name], F)
+        mj = Marker.at(side[1], None if side[1] is None else qb[side[1].name], F)
+        return Revolute(mi, mj, name=f"R{k}")
+
+    system = System(bodies, [hinge(k) for k in range(1, 7)])
+    N = system.null_space(q0)
+    if N.shape[1] != 1:
+        raise AssertionError(f"the six-body linkage should have one DOF, the SVD finds {N.shape[1]}")
+    w1 = bodies[0].twist(q0[:12], N[:12, 0], frame="com")[:3]
+    v0 = N[:, 0] * rate / float(w1 @ axes[1])
+    return Example("six-body linkage", system, q0, v0, Gravity(system, [0.0, 0.0, -g]), cut=("R6",),
+                   printed={"a": 0.549755, "mass": 0.0503717, "com0": (0.0137439, 0.05, -0.0137439),
+                            "J11": 3.08948e-5, "J22": 1.14179e-5, "J12": 6.92302e-6, "J13": -1.90298e-6},
+                   data={"a": a, "L": L, "vertices": V, "axes": axes, "tetrahedra": tets,
+                         "body0": tetrahedron(tets[0], density), "rate": rate, "density": density})
+
+
+def joint_angles(system, q) -> np.ndarray:
+    """Relative rotation angle of every revolute-type joint about marker i's z axis, from marker
+    i's x axis to marker j's (rad), for ``q`` (..., n); for the linkage's θ¹ … θ⁶."""
+    q = np.asarray(q, dtype=float)
+    out = []
+    for j in system.joints:
+        Ci = _marker_frames(j.marker_i, system, q)
+        Cj = _marker_frames(j.marker_j, system, q)
+        xi, zi, xj = Ci[..., :, 0], Ci[..., :, 2], Cj[..., :, 0]
+        out.append(np.arctan2(np.einsum("...c,...c->...", np.cross(xi, xj), zi), np.einsum("...c,...c->...", xi, xj)))
+    return np.stack(out, axis=-1)
+
+
+def _marker_frames(marker, system, q):
+    if marker.body is None:
+        return np.broadcast_to(marker.axes, q.shape[:-1] + (3, 3))
+    D = np.swapaxes(q[..., system.body_slice(marker.body)][..., 3:].reshape(q.shape[:-1] + (3, 3)), -1, -2)
+    return D @ marker.axes
