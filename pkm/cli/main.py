@@ -261,6 +261,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     p_eom.add_argument("--json", action="store_true",
                        help="print JSON: M_t, C_t_V_t, W_t_grav, J_IK, M_a (nested lists), x, velocity")
     p_eom.set_defaults(func=_cmd_eom)
+    from pkm.cli.reactions import add_parser as add_reactions_parser
     from pkm.cli.show import add_animate_parser
     from pkm.cli.show import add_parser as add_show_parser
     from pkm.cli.simulate import add_parser as add_simulate_parser
@@ -270,6 +271,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_sweep_parser(sub)
     add_show_parser(sub)
     add_animate_parser(sub)
+    add_reactions_parser(sub)
     return parser
 
 

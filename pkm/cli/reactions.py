@@ -1,0 +1,107 @@
+"""``pkm reactions ROBOT [trajectory options] --out CSV [--plot PNG]``: joint reaction forces along a
+trajectory, from the absolute-coordinate formulation (:mod:`pkm.absolute.loader`): the motion's
+actuator angles, rates and accelerations from pkm's inverse dynamics prescribe the drives, and
+each joint's wrench is its multipliers' (for sizing bearings)."""
+from __future__ import annotations
+
+import argparse
+
+from pkm.errors import PkmError
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    from pkm.cli.options import add_trajectory_options
+
+    p = sub.add_parser(
+        "reactions", help="joint reaction forces and moments along a trajectory (absolute coordinates; CSV, plot)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Joint reactions along the robot file's default trajectory (or the one set by the options, as for "
+                    "inverse-dynamics), at --samples evenly spaced samples.",
+        epilog="""\
+Every joint of the file (cut joints included) is a constraint between its two bodies in absolute
+coordinates; the actuated joints are driven along the motion's actuator angles, and the joint
+wrenches follow from the constraint multipliers. Redundant rows (a parallelogram's) carry no
+force: their share goes to the other rows, so such joints' forces are one statically admissible
+distribution, not unique.
+
+The --out CSV has one row per sample: t, then per joint F_<joint>_x, _y, _z [N] and
+M_<joint>_x, _y, _z [N·m]: the wrench the joint exerts on its child body, world axes, moment about
+the joint point; tau_<actuator> the actuator torques (as inverse-dynamics computes them).
+
+example: pkm reactions robots/delta_3rr2rrr.toml --samples 50 --out reactions.csv --plot reactions.png""")
+    p.add_argument("robot", help="path to a robot file (TOML)")
+    add_trajectory_options(p)
+    p.add_argument("--samples", type=int, default=50, help="number of evenly spaced samples (default 50)")
+    p.add_argument("--out", metavar="CSV", help="write the reactions to CSV")
+    p.add_argument("--plot", metavar="PNG", help="plot each joint's force magnitude against time")
+    p.set_defaults(func=_cmd_reactions)
+    return p
+
+
+def _cmd_reactions(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from pkm.absolute.loader import load_spec
+    from pkm.cli.options import _check_output, trajectory_dict
+    from pkm.cli.output import outputs
+    from pkm.robot import load
+    from pkm.trajectory import from_spec
+
+    if args.out is not None:
+        _check_output(args.out, "--out")
+    if args.plot is not None:
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
+    if not 1 <= args.samples <= 10_000:
+        raise PkmError(f"--samples must be between 1 and 10000, got {args.samples}")
+    robot = load(args.robot)
+    try:
+        traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
+    except ValueError as exc:
+        raise PkmError(str(exc).replace("\n", " ")) from None
+    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+    model = load_spec(robot.spec)
+    missing = [a.name for a in model.actuators if a.name not in robot.actuator_names]
+    if missing:
+        raise PkmError(f"{robot.name}: the drives {missing} match no actuator of {robot.actuator_names}")
+    order = [robot.actuator_names.index(a.name) for a in model.actuators]
+    pick = np.unique(np.linspace(0, len(traj.t) - 1, min(args.samples, len(traj.t))).round().astype(int))
+    names = list(model.joints)
+    F = np.empty((len(pick), len(names), 6))
+    tau = np.empty((len(pick), len(model.actuators)))
+    q = model.reference
+    for r, s in enumerate(pick):
+        th, thd, thdd = (a[s, order] for a in (res.q_act, res.qd_act, res.qdd_act))
+        tau[r], q, _, _, lam, sysd = model.solve_instant(th, thd, thdd, q)
+        W = sysd.reactions(q, lam)
+        for k, name in enumerate(names):
+            w_child = W[name][1]
+            F[r, k] = np.concatenate([w_child[3:], w_child[:3]])  # (force; moment)
+    t = traj.t[pick]
+    with outputs(args.out, args.plot) as out:
+        if args.out is not None:
+            header = ["t"] + [f"{c}_{n}_{a}" for n in names for c in ("F", "M") for a in "xyz"] + \
+                [f"tau_{a.name}" for a in model.actuators]
+            rows = np.column_stack([t, F.reshape(len(pick), -1), tau])
+            with open(out[args.out], "w") as fh:
+                fh.write(",".join(header) + "\n")
+                for row in rows:
+                    fh.write(",".join(repr(float(v)) for v in row) + "\n")
+        if args.plot is not None:
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(9, 5), dpi=150)
+            ax = fig.add_subplot()
+            for k, name in enumerate(names):
+                ax.plot(t, np.linalg.norm(F[:, k, :3], axis=1), label=name)
+            ax.set_xlabel("t [s]")
+            ax.set_ylabel("joint force |F| [N]")
+            ax.set_title(f"{robot.name}: joint reaction forces", fontsize=9)
+            ax.legend(fontsize=6, ncol=3)
+            fig.savefig(out[args.plot])
+    peak = np.linalg.norm(F[..., :3], axis=2).max(axis=0)
+    k = int(np.argmax(peak))
+    print(f"{robot.name}: joint reactions at {len(pick)} samples of {traj.t[-1] - traj.t[0]:.6g} s "
+          f"({len(names)} joints, {len(model.report.removed)} redundant rows carry no force); largest joint force {peak[k]:.4g} N in {names[k]}.")
+    return 0
