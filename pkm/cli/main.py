@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from pkm.cli.options import _ALL_TRAJ_OPTIONS, _check_output, _finite, _opt, add_trajectory_options, trajectory_dict
+from pkm.cli.options import (_ALL_TRAJ_OPTIONS, _finite, _opt, add_trajectory_options, check_outputs,
+                             load_trajectory, trajectory_dict)
 from pkm.cli.output import outputs
 from pkm.errors import PkmError
 
@@ -110,21 +111,12 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     import time
 
     from pkm.robot import load
-    from pkm.trajectory import from_spec
 
-    if args.out is not None:
-        _check_output(args.out, "--out")
-    if args.plot is not None:
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
+    check_outputs(args)
     robot = load(args.robot)
     robot.spec.check_actuation()
     traj_dict = trajectory_dict(robot, args)
-    try:
-        traj = from_spec(traj_dict, robot.task.coordinate_names())
-    except ValueError as exc:
-        raise PkmError(str(exc).replace("\n", " ")) from None
+    traj = load_trajectory(robot, args)
     t0 = time.perf_counter()
     result = run_inverse_dynamics(robot, traj)
     elapsed = time.perf_counter() - t0

@@ -104,6 +104,8 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
 
 
 def _check_output(path: str, what: str, suffixes=None) -> None:
+    """A one-line :class:`PkmError` unless ``path`` can be written: not a directory, in an existing
+    directory, with one of ``suffixes`` (``"image"``: the formats matplotlib saves) if given."""
     from pathlib import Path
 
     p = Path(path)
@@ -111,9 +113,31 @@ def _check_output(path: str, what: str, suffixes=None) -> None:
         raise PkmError(f"{what} {path}: is a directory")
     if not p.resolve().parent.is_dir():
         raise PkmError(f"{what} {path}: directory {p.parent} does not exist")
+    if suffixes == "image":
+        from matplotlib.backend_bases import FigureCanvasBase
+
+        suffixes = set(FigureCanvasBase.get_supported_filetypes())
     if suffixes is not None and p.suffix.lower().lstrip(".") not in suffixes:
         raise PkmError(f"{what} {path}: unsupported image format {p.suffix or '(none)'!r} "
                        f"(use one of {', '.join('.' + s for s in sorted(suffixes))})")
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """:func:`_check_output` on the ``--out`` CSV and the ``--plot`` image of a command, if given."""
+    if args.out is not None:
+        _check_output(args.out, "--out")
+    if args.plot is not None:
+        _check_output(args.plot, "--plot", "image")
+
+
+def load_trajectory(robot, args: argparse.Namespace):
+    """The trajectory of the command's options (:func:`trajectory_dict`), its errors as one line."""
+    from pkm.trajectory import from_spec
+
+    try:
+        return from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
+    except ValueError as exc:
+        raise PkmError(str(exc).replace("\n", " ")) from None
 
 
 def add_trajectory_options(p: argparse.ArgumentParser) -> None:

@@ -42,24 +42,15 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
     import numpy as np
 
     from pkm.absolute.loader import load_spec
-    from pkm.cli.options import _check_output, trajectory_dict
+    from pkm.cli.options import check_outputs, load_trajectory
     from pkm.cli.output import outputs
     from pkm.robot import load
-    from pkm.trajectory import from_spec
 
-    if args.out is not None:
-        _check_output(args.out, "--out")
-    if args.plot is not None:
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
+    check_outputs(args)
     if not 1 <= args.samples <= 10_000:
         raise PkmError(f"--samples must be between 1 and 10000, got {args.samples}")
     robot = load(args.robot)
-    try:
-        traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
-    except ValueError as exc:
-        raise PkmError(str(exc).replace("\n", " ")) from None
+    traj = load_trajectory(robot, args)
     res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
     model = load_spec(robot.spec)
     missing = [a.name for a in model.actuators if a.name not in robot.actuator_names]

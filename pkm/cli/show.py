@@ -24,14 +24,13 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 def _cmd_show(args: argparse.Namespace) -> int:
     import numpy as np
-    from matplotlib.backend_bases import FigureCanvasBase
 
     from pkm.cli.options import _check_output, _finite
     from pkm.cli.output import outputs
     from pkm.plotting import show_robot
     from pkm.robot import load
 
-    _check_output(args.out, "--out", set(FigureCanvasBase.get_supported_filetypes()))
+    _check_output(args.out, "--out", "image")
     robot = load(args.robot)
     x = None
     if args.at is not None:
@@ -67,11 +66,10 @@ def add_animate_parser(sub) -> argparse.ArgumentParser:
 def _cmd_animate(args: argparse.Namespace) -> int:
     import math
 
-    from pkm.cli.options import _check_output, trajectory_dict
+    from pkm.cli.options import _check_output, load_trajectory
     from pkm.cli.output import outputs
     from pkm.plotting import animate
     from pkm.robot import load
-    from pkm.trajectory import from_spec
 
     _check_output(args.out, "--out", {"gif", "mp4"})
     if not (1 <= args.frames <= 2000):
@@ -79,10 +77,7 @@ def _cmd_animate(args: argparse.Namespace) -> int:
     if not (math.isfinite(args.fps) and 0 < args.fps <= 100):
         raise PkmError(f"--fps must be in (0, 100], got {args.fps}")
     robot = load(args.robot)
-    try:
-        traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
-    except ValueError as exc:
-        raise PkmError(str(exc).replace("\n", " ")) from None
+    traj = load_trajectory(robot, args)
     res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
     with outputs(args.out) as out:
         animate(robot, traj.x, traj.t, tau=res.tau, path=out[args.out], fps=args.fps, frames=args.frames,

@@ -64,16 +64,11 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from pkm.cli.options import _check_output, _finite, trajectory_dict
+    from pkm.cli.options import _finite, check_outputs, load_trajectory
     from pkm.cli.output import outputs
     from pkm.robot import load
 
-    if args.out is not None:
-        _check_output(args.out, "--out")
-    if args.plot is not None:
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        _check_output(args.plot, "--plot", set(FigureCanvasBase.get_supported_filetypes()))
+    check_outputs(args)
     for name in ("x0", "xd0"):
         if getattr(args, name) is not None:
             _finite(getattr(args, name), f"--{name}")
@@ -92,12 +87,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     kind = args.torques
     if kind == "computed-torque":
         from pkm.control import ComputedTorque
-        from pkm.trajectory import from_spec
-
-        try:
-            traj = from_spec(trajectory_dict(robot, args), robot.task.coordinate_names())
-        except ValueError as exc:
-            raise PkmError(str(exc).replace("\n", " ")) from None
+        traj = load_trajectory(robot, args)
         u = ComputedTorque(load(args.robot), traj, args.kp)
         span = (float(traj.t[0]), float(traj.t[-1]))
         x0 = traj.x[0] if x0 is None else x0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 import math
-from pathlib import Path
 
+from pkm.cli.options import check_outputs
 from pkm.cli.output import outputs
 from pkm.errors import PkmError
 from pkm.sweep import sweep
@@ -43,21 +43,6 @@ def parse_values(text: str, what: str) -> list[float]:
     return vals
 
 
-def _check_output(path: str, what: str, image: bool = False) -> None:
-    p = Path(path)
-    if p.is_dir():
-        raise PkmError(f"{what} {path}: is a directory")
-    if not p.resolve().parent.is_dir():
-        raise PkmError(f"{what} {path}: directory {p.parent} does not exist")
-    if image:
-        from matplotlib.backend_bases import FigureCanvasBase
-
-        formats = set(FigureCanvasBase.get_supported_filetypes())
-        if p.suffix.lower().lstrip(".") not in formats:
-            raise PkmError(f"{what} {path}: unsupported image format {p.suffix or '(none)'!r} "
-                           f"(use one of {', '.join('.' + s for s in sorted(formats))})")
-
-
 def _cmd_sweep(args: argparse.Namespace) -> int:
     parameters: dict[str, list[float]] = {}
     for item in args.param or []:
@@ -92,10 +77,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         raise PkmError("--workers sets the number of local processes; with --scheduler the Dask cluster decides")
     if args.workers is not None and args.workers < 1:
         raise PkmError(f"--workers: must be at least 1, got {args.workers}")
-    if args.out is not None:
-        _check_output(args.out, "--out")
-    if args.plot is not None:
-        _check_output(args.plot, "--plot", image=True)
+    check_outputs(args)
 
     res = sweep(args.robot, parameters, trajectories, scheduler=args.scheduler, workers=args.workers,
                 progress=not args.no_progress)

@@ -54,19 +54,21 @@ def _reference_points(tree):
     return P, E
 
 
-def mechanism(robot, x=None, *, start=None) -> Mechanism:
+def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
     """The drawing of ``robot`` at task coordinates ``x`` (default: the reference pose), its
     joints from the inverse kinematics (``start``: each limb's tree variables on the branch to
-    draw). Raises the IK's errors (:class:`pkm.IKError`, :class:`pkm.SingularityError`)."""
+    draw) or, if given, ``joints`` (each limb's tree variables at ``x``, as the IK's ``joints``).
+    Raises the IK's errors (:class:`pkm.IKError`, :class:`pkm.SingularityError`)."""
     from pkm.algorithms.kinematics import forward_kinematics
 
     x = robot.x_ref.copy() if x is None else np.asarray(x, dtype=float).reshape(robot.task_dof)
-    sol = robot.inverse_kinematics(x, start=start)
+    if joints is None:
+        sol = robot.inverse_kinematics(x, start=start)
+        joints = [sol.joints[limb.name][0] for limb in robot.limbs]
     m = Mechanism(x=x)
     base, plat = [], []
-    for limb in robot.limbs:
+    for limb, theta in zip(robot.limbs, joints):
         tree = limb.tree
-        theta = sol.joints[limb.name][0]
         C = forward_kinematics(tree, theta)
         P0, E0 = _reference_points(tree)
         Ainv = np.linalg.inv(tree.A)
@@ -94,15 +96,16 @@ def mechanism(robot, x=None, *, start=None) -> Mechanism:
     return m
 
 
-def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, ax=None):
+def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, ax=None, drawing=None):
     """Draw ``robot`` at task coordinates ``x`` (default: the reference pose; see :func:`mechanism`):
     the limbs' sticks and joints (one colour per limb), cut joints (open circles, drawn from both
     bodies), base and platform polygons, the platform frame's origin; ``axes``: each joint's axis
     as a short arrow. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
-    axes instead); ``path``: save it (PNG, PDF, SVG by the suffix)."""
+    axes instead); ``path``: save it (PNG, PDF, SVG by the suffix); ``drawing``: a
+    :class:`Mechanism` already computed at ``x`` (then ``x`` and ``start`` are not used)."""
     from matplotlib.figure import Figure
 
-    m = mechanism(robot, x, start=start)
+    m = mechanism(robot, x, start=start) if drawing is None else drawing
     if ax is None:
         fig = Figure(figsize=(7, 6), dpi=150)
         ax = fig.add_subplot(projection="3d")
@@ -163,7 +166,7 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
         raise ValueError(f"x must be (N, {robot.task_dof}) finite task coordinates and t (N,) finite times")
     pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
     sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True)
-    starts = [[sol.joints[l.name][k] for l in robot.limbs] for k in range(len(pick))]
+    drawings = [mechanism(robot, X[s], joints=[sol.joints[l.name][k] for l in robot.limbs]) for k, s in enumerate(pick)]
     fig = Figure(figsize=(10 if tau is not None else 7, 6), dpi=100)
     ax3 = fig.add_subplot(1, 2 if tau is not None else 1, 1, projection="3d")
     cursor = None
@@ -177,17 +180,14 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
         ax2.legend(fontsize=7)
         cursor = ax2.axvline(t[0], color="k", lw=1)
 
-    pts = []
-    for k in range(len(pick)):  # one box for all frames: the view does not jump
-        m = mechanism(robot, X[pick[k]], start=starts[k])
-        pts += [m.base, m.platform, m.tcp[None]] + list(m.joints.values())
-    allp = np.vstack(pts)
+    # one box for all frames: the view does not jump
+    allp = np.vstack([p for m in drawings for p in [m.base, m.platform, m.tcp[None]] + list(m.joints.values())])
     centre, half = allp.mean(axis=0), max(float(np.ptp(allp, axis=0).max()) / 2, 1e-3) * 1.1
     fig.subplots_adjust(wspace=0.35)
 
     def draw(k):
         ax3.clear()
-        show_robot(robot, X[pick[k]], start=starts[k], ax=ax3, title=f"{robot.name}\nt = {t[pick[k]]:.3f} s")
+        show_robot(robot, ax=ax3, drawing=drawings[k], title=f"{robot.name}\nt = {t[pick[k]]:.3f} s")
         for c, setter in zip(centre, (ax3.set_xlim, ax3.set_ylim, ax3.set_zlim)):
             setter(c - half, c + half)
         if cursor is not None:
