@@ -32,6 +32,9 @@ rates and accelerations are prescribed, a start configuration (e.g. the bodies' 
 IK) is assembled to ``|Φ| ≤ 1e-12`` with the drives, the velocity is the unique solution of
 ``Φ_q q̇ = −Φ_t`` (the driven system has no DOF), and ``(q̈, λ)`` solve the index-1 equations under
 gravity; the torques are read from the drives' multipliers.
+
+Forward dynamics (:meth:`AbsoluteModel.simulate`, :mod:`pkm.absolute.forward`): the undriven
+system under gravity and the actuator efforts as generalized forces.
 """
 from __future__ import annotations
 
@@ -145,6 +148,21 @@ class AbsoluteModel:
             axis = a.parent.world_pose(None if a.parent.body is None else q[driven.body_slice(a.parent.body)])[:3, 2]
             out[k] = w_child[:3] @ axis if a.type == "R" else w_child[3:] @ axis
         return out
+
+    def actuator_forces(self, q, u) -> np.ndarray:
+        """The generalized force (n,) of actuator efforts ``u`` (actuator order) at ``q``
+        (:func:`pkm.absolute.forward.actuator_forces`)."""
+        from pkm.absolute.forward import actuator_forces
+
+        return actuator_forces(self, q, u)
+
+    def simulate(self, u, q0, v0, dt: float, steps: int, **options):
+        """Forward dynamics under gravity and actuator efforts ``u`` (callable ``u(t)`` or constants)
+        from a consistent ``(q0, v0)`` (:func:`pkm.absolute.forward.consistent_state`); see
+        :func:`pkm.absolute.forward.simulate`."""
+        from pkm.absolute.forward import simulate
+
+        return simulate(self, u, q0, v0, dt, steps, **options)
 
     def solve_instant(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12):
         """Inverse dynamics at one instant: the drives prescribe ``theta, theta_d, theta_dd``

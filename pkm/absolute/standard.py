@@ -24,6 +24,7 @@ from pkm.absolute.energy_momentum import ConvergenceError, _converged, check_sta
 from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.redundancy import RTOL
 from pkm.absolute.results import assemble
+from pkm.absolute.system import kkt_solve
 
 
 def _accelerations(system, q, v, f, t, rtol, rows=None):
@@ -32,13 +33,10 @@ def _accelerations(system, q, v, f, t, rtol, rows=None):
     if rows is None:
         rows = independent_rows(system, q, t, rtol=rtol)[0]
     G = system.jacobian(q, t)[rows]
-    n, m = G.shape[1], G.shape[0]
-    A = np.zeros((n + m, n + m))
-    A[:n, :n], A[:n, n:], A[n:, :n] = system.mass_matrix(), G.T, G
-    x = np.linalg.solve(A, np.concatenate([f, system.gamma(q, v, t)[rows]]))
+    qdd, lam_rows = kkt_solve(system.sparse_mass_matrix(), G, f, system.gamma(q, v, t)[rows])
     lam = np.zeros(rows.size)
-    lam[rows] = x[n:]
-    return x[:n], lam
+    lam[rows] = lam_rows
+    return qdd, lam
 
 
 def _force(potential, q):
