@@ -240,10 +240,11 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
     Cd = np.ascontiguousarray(platform_states(robot, X, Z, Z)[0])
     theta, Lp = np.zeros((N, L, nmax)), np.full((N, L, 6, dmax), np.nan)
     JIK, lstat = np.full((N, robot.n_act, dp), np.nan), np.zeros((N, L), dtype=np.int64)
-    workers = max(1, min(get_num_threads() if threads is None else int(threads), -(-N // 256)))
+    most = get_num_threads() if threads is None else int(threads)
 
     def run(Cd_, Cs_, K, cont, th_, ls_, Lp_, J_, iters):
         n = Cd_.shape[0]
+        workers = max(1, min(most, -(-n // 256)))
         work = make_work(km, workers)
         bounds = [n * w // workers for w in range(workers + 1)]
 
@@ -268,7 +269,7 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
         run(np.ascontiguousarray(Cd[idx]), np.ascontiguousarray(Cs.reshape(-1, 4, 4)), K,
             failed[idx].astype(np.int64), *sub, max_iter)
         theta[idx], lstat[idx], Lp[idx], JIK[idx] = sub
-    _from_neighbours(run, X.shape[0], axes, Cd, theta, lstat, Lp, JIK, max_iter)
+    theta, lstat, Lp, JIK = _flood(run, robot, X, free, axes, Cd, theta, lstat, Lp, JIK, max_iter)
     reachable = ~((lstat == IK_FAILED) | (lstat == LOOP_FAILED)).any(axis=1)
 
     cond_Lp = np.full((N, L), np.nan)
@@ -297,43 +298,74 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
                         actuator_names=list(robot.actuator_names))
 
 
-def _from_neighbours(run, N, axes, Cd, theta, lstat, Lp, JIK, max_iter):
-    """Pass 3: a point still unreachable next to a reachable one is solved again from its neighbour's
-    solution (its failed limbs; the others refined), round after round from the points reached
-    last, until no more are reached: parts of the workspace that neither Newton from the
-    reference configuration nor the straight line from ``x_ref`` reach (a lobe behind a
-    boundary), on the branch continued from their neighbours."""
+def _neighbours(shape):
+    """Index arrays (N,) of each grid point's neighbour along each axis and direction (−1: none)."""
+    flat = np.arange(math.prod(shape)).reshape(shape)
+    out = []
+    for ax in range(len(shape)):
+        for sh in (1, -1):
+            nb = np.roll(flat, sh, axis=ax)
+            edge = [slice(None)] * len(shape)
+            edge[ax] = 0 if sh == 1 else -1
+            nb[tuple(edge)] = -1  # no wrap-around
+            out.append(nb.ravel())
+    return out
+
+
+def _flood(run, robot, X, free, axes, Cd, theta, lstat, Lp, JIK, max_iter):
+    """The reference branch continued over the grid, from neighbour to neighbour.
+
+    ``theta, lstat, Lp, JIK`` hold every point's solution on its own (the cold passes). The seed
+    is the point nearest ``x_ref`` (in grid cells) that the cold passes reached; wave after wave,
+    the points next to the ones reached last are solved from a reached neighbour's solution and
+    kept if no row of ``J_IK`` turned by more than 90° on the way (the branch check of
+    :func:`pkm.algorithms.inverse_kinematics.branch_suspect`: a row flips where a limb passes a
+    type-I singularity onto its other branch). Reached points get the flood's solution; reached
+    cold points that the flood did not reach seed floods of their own (parts of the workspace not
+    connected within the slice), nearest to ``x_ref`` first; unreached points keep their cold,
+    failed status. Returns the arrays of the result."""
     from pkm.kernels.dynamics import IK_FAILED, LOOP_FAILED
 
+    N = X.shape[0]
     shape = tuple(len(a) for a in axes)
-    flat = np.arange(N).reshape(shape)
-    frontier = np.ones(N, bool)
+    nbs = _neighbours(shape)
+    cold_ok = ~((lstat == IK_FAILED) | (lstat == LOOP_FAILED)).any(axis=1)
+    out = [theta.copy(), lstat.copy(), Lp.copy(), JIK.copy()]
+    done = np.zeros(N, bool)
+    span = np.array([(a[-1] - a[0]) / (len(a) - 1) for a in axes])
+    cells = np.stack(np.meshgrid(*[np.arange(len(a)) for a in axes], indexing="ij"), -1).reshape(N, len(axes))
+    ref = (np.array([robot.x_ref[robot.task.coordinate_names().index(n)] for n in free])
+           - np.array([a[0] for a in axes])) / span
+    dist = np.linalg.norm(cells - ref, axis=1)
     while True:
-        failed = (lstat == IK_FAILED) | (lstat == LOOP_FAILED)
-        reach = ~failed.any(axis=1)
-        frontier &= reach
-        src = np.full(N, -1)
-        for ax in range(len(shape)):  # a neighbour on the frontier, along each grid axis and direction
-            for sh in (1, -1):
-                nb = np.roll(flat, sh, axis=ax)
-                edge = [slice(None)] * len(shape)
-                edge[ax] = 0 if sh == 1 else -1
-                nb[tuple(edge)] = -1  # no wrap-around
-                nb = nb.ravel()
-                take = (src < 0) & ~reach & (nb >= 0) & frontier[np.maximum(nb, 0)]
-                src[take] = nb[take]
-        idx = np.flatnonzero(src >= 0)
-        if not len(idx):
-            return
-        th = theta[idx].copy()
-        bad = failed[idx]
-        th[bad] = theta[src[idx]][bad]
-        sub = [th, lstat[idx], Lp[idx], JIK[idx]]
-        run(np.ascontiguousarray(Cd[idx]), np.zeros((1, 4, 4)), 0, np.zeros(bad.shape, dtype=np.int64), *sub,
-            max_iter)
-        theta[idx], lstat[idx], Lp[idx], JIK[idx] = sub
+        avail = np.flatnonzero(cold_ok & ~done)
+        if not len(avail):
+            return out
+        seed = int(avail[np.argmin(dist[avail])])
+        done[seed] = True
         frontier = np.zeros(N, bool)
-        frontier[idx] = ~((sub[1] == IK_FAILED) | (sub[1] == LOOP_FAILED)).any(axis=1)
+        frontier[seed] = True
+        while frontier.any():
+            src = np.full(N, -1)
+            for nb in nbs:
+                take = (src < 0) & ~done & (nb >= 0) & frontier[np.maximum(nb, 0)]
+                src[take] = nb[take]
+            idx = np.flatnonzero(src >= 0)
+            if not len(idx):
+                break
+            sub = [out[0][src[idx]].copy(), np.zeros((len(idx), lstat.shape[1]), dtype=np.int64),
+                   np.full((len(idx),) + Lp.shape[1:], np.nan), np.full((len(idx),) + JIK.shape[1:], np.nan)]
+            run(np.ascontiguousarray(Cd[idx]), np.zeros((1, 4, 4)), 0, np.zeros(sub[1].shape, dtype=np.int64), *sub,
+                max_iter)
+            reached = ~((sub[1] == IK_FAILED) | (sub[1] == LOOP_FAILED)).any(axis=1)
+            turn = np.einsum("sad,sad->sa", sub[3], out[3][src[idx]])
+            keep = reached & ~(turn <= 0.0).any(axis=1)   # NaN rows (a singular limb) do not count as turned
+            acc = idx[keep]
+            for a, b in zip(out, sub):
+                a[acc] = b[keep]
+            done[acc] = True
+            frontier = np.zeros(N, bool)
+            frontier[acc] = True
 
 
 def _cond(A) -> np.ndarray:
