@@ -103,19 +103,19 @@ def _cmd_workspace(args: argparse.Namespace) -> int:
     import time
 
     from pkm.robot import load
-    from pkm.workspace import workspace
+    from pkm.workspace import default_ranges, workspace
 
     ranges = _pairs(args.ranges, "--range", _interval)
     fixed = _pairs(args.slices, "--slice", _number)
     resolution = _resolution(args.resolution)
     check_outputs(args)
     robot = load(args.robot)
+    free = list(ranges) if ranges else list(default_ranges(robot, fixed))
+    if args.plot is not None and len(free) != 2:
+        raise PkmError(f"--plot needs a 2-D slice (two coordinates over ranges), got {len(free)} ({', '.join(free)})")
     t0 = time.perf_counter()
     wmap = workspace(robot, ranges or None, resolution=resolution, fixed=fixed)
     elapsed = time.perf_counter() - t0
-    if args.plot is not None and len(wmap.free) != 2:
-        raise PkmError(f"--plot needs a 2-D slice (two coordinates over ranges), got {len(wmap.free)} "
-                       f"({', '.join(wmap.free)})")
     written = []
     with outputs(args.out, args.plot) as out:   # all or nothing
         if args.out is not None:

@@ -5,13 +5,17 @@
 over a grid (one coordinate: a line; two: a slice, e.g. a vertical x–z slice of a Delta at y = 0
 or a horizontal one at z = −0.9; three: a volume); every other coordinate is fixed (``fixed``,
 default its value at the reference configuration — for a robot that rotates, the reference
-orientation). At every point each limb's inverse kinematics is solved on its own, exactly as
-:meth:`pkm.Robot.inverse_kinematics` solves a single point (from the reference configuration,
-directly or along the straight task-space line from ``x_ref``: the reference configuration's
-branch), by the batch kernel :func:`pkm.kernels.workspace.map_range` on all threads. A point
-where a limb's IK does not converge is **unreachable** (recorded, never raised). At a reachable
-point the map reports three condition numbers (2-norm, ``σ_max/σ_min``, from the kernel's
-``L_p`` and ``J_IK``):
+orientation).
+
+The map shows the **reference configuration's branch** (assembly mode) continued over the grid,
+computed by the batch kernel :func:`pkm.kernels.workspace.map_range` on all threads: first every
+point on its own, as :meth:`pkm.Robot.inverse_kinematics` solves a single point (from the reference
+configuration, directly or along the straight task-space line from ``x_ref``); then, from the
+reached point nearest ``x_ref``, wave after wave from neighbour to neighbour (:func:`_flood`), so
+that a map does not mix elbow-up and elbow-down solutions of neighbouring points, and parts that
+neither attempt reaches (a lobe behind a boundary) are found. A point where a limb's IK does not
+converge is **unreachable** (recorded, never raised). At a reachable point the map reports three
+condition numbers (2-norm, ``σ_max/σ_min``, from the kernel's ``L_p`` and ``J_IK``):
 
 * ``cond_IK`` — **type I** (inverse-kinematics, "serial") singularities: the largest condition
   number of the limbs' platform Jacobians ``L_p = J_p H`` (eq. 80). ``L_p`` loses rank where a
