@@ -17,10 +17,11 @@ etc. set it). Without --range the free coordinates are the translational ones no
 reference y), each over the reference value ± 1.5 × the largest distance of a joint point from
 the platform's reference position. Units: SI (m, rad).
 
-Every point is solved on its own, as `pkm ik` solves it (the reference configuration's branch;
-points that Newton does not reach from there directly or along the straight line from the
-reference are tried from reachable neighbours). A point where a limb has no IK solution is
-unreachable. Reported per point:
+The map follows the reference configuration's branch (assembly mode) over the grid: every point
+is first solved on its own, as `pkm ik` solves it, then the branch is continued from the point
+nearest the reference to its neighbours, wave after wave (so neighbouring points never mix
+elbow-up and elbow-down solutions). A point where a limb has no IK solution is unreachable.
+Reported per point:
   cond_IK   type I (IK) singularities: the largest condition number of the limbs' platform
             Jacobians L_p (a limb that can move with the platform at rest: an arm stretched or
             folded); what pkm's singularity checks compare with 1e6
