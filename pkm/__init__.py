@@ -10,7 +10,7 @@ Jacobians, spatial joint screws at the reference configuration, SI units inside.
 from pkm.errors import AccuracyWarning, BranchError, BranchWarning, IKError, PkmError, RobotFileError, SingularityError, TopologyError
 
 __version__ = "0.1.0"
-__all__ = ["load", "Robot", "sweep", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
+__all__ = ["load", "Robot", "sweep", "workspace", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
 
 
 def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) free of numba start-up
@@ -18,8 +18,8 @@ def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) fre
         from pkm import robot
 
         return getattr(robot, name)
-    if name == "sweep":  # the module pkm.sweep is callable: pkm.sweep(...) runs a sweep
+    if name in ("sweep", "workspace"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...) a map
         import importlib
 
-        return importlib.import_module("pkm.sweep")
+        return importlib.import_module(f"pkm.{name}")
     raise AttributeError(f"module 'pkm' has no attribute {name!r}")

@@ -258,12 +258,14 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     from pkm.cli.show import add_parser as add_show_parser
     from pkm.cli.simulate import add_parser as add_simulate_parser
     from pkm.cli.sweep import add_parser as add_sweep_parser
+    from pkm.cli.workspace import add_parser as add_workspace_parser
 
     add_simulate_parser(sub)
     add_sweep_parser(sub)
     add_show_parser(sub)
     add_animate_parser(sub)
     add_reactions_parser(sub)
+    add_workspace_parser(sub)
     return parser
 
 
