@@ -1,0 +1,340 @@
+"""Joint-reaction dynamics (seed 003: Huang, Yan, Jeng & Cheing, "Constrained multibody dynamics
+avoiding kinematic singularities"; digest §4): the joint reactions are the unknowns of each time
+step, and the constraints are imposed on the *end* configuration of a second-order Taylor step.
+
+Unknowns (paper §§5–10, eqs. 34–36). Each joint transmits a wrench ``W = (n; f)`` (moment; force,
+world axes) at its point ``p`` (the origin of marker i): ``+W`` on body i and ``−W`` on body j
+(action–reaction, eqs. 34–35, about the common point, so it holds for the separated markers of C
+and P joints too). ``W`` ranges over the joint's constraint-wrench space — the wrenches its rows
+can exert; the free directions (a revolute's axial moment, a ball's moments) carry none, and applied
+efforts there (motor torques) enter through ``force``. The reaction components are the coordinates
+``Q_j`` of ``W`` in an orthonormal basis ``B_j`` of that space (:meth:`JointReactions.bases`):
+world force components and moment components perpendicular to the free axes for S, U and R joints.
+So the paper's 45 unknowns of its 3-leg platform (with the 6 known axial moments eliminated) are our
+39, one per independent constraint row.
+
+Newton–Euler with reactions (eqs. 5–14, 20). Body k (mass m, world inertia ``J = R J' Rᵀ``):
+``a = (f_k + Σ ±f_j)/m``, ``α = J⁻¹(n_k + Σ ±(n_j + (p_j − φ_k) × f_j) − ω × J ω)``, linear in Q
+— the paper's ``C`` and ``D`` terms (eq. 14), here in world axes.
+
+The step (eqs. 2–4, A1–A10, corrected as in the digest §4.2): positions follow the Taylor step
+``φ' = φ + Δt v + ½Δt² a``, ``R' = exp(Δt ω + ½Δt² α) R`` (agrees with the paper's
+``Δq = q̇Δt + ½q̈Δt²`` of every body-fixed vector to O(Δt³) and keeps R' a rotation), and the
+reactions ``Q_n`` are those for which the joints hold at the end, ``Φ(q'(Q_n)) = 0``. The paper
+linearises once about Q = 0 (its eq. 4, ``[Φ_q + Φ_qq κ] M⁻¹ Zᵀ Q = −Ψ``; in director coordinates
+Φ is quadratic, so ``Φ_q + Φ_qq κ`` is exactly ``Φ_q(q + κ)``) and leaves out the current residual;
+here Newton's method is iterated from the previous step's reactions until ``|Φ(q')| ≤ tol``, its
+matrix being the same ``Φ_q(q') P_int(q') T ½Δt² M⁻¹ Zᵀ`` (``T`` the derivative of exp, ``Zᵀ`` the
+map of reactions to body wrenches at ``q_n``). Velocities: the paper's ``v' = v + Δt a`` is first
+order and leaves ``Φ_q v' ≠ 0``; here they are the trapezoidal ``v' = v + ½Δt (a_n + a')`` with the
+end accelerations ``a'`` from reactions ``Q'`` at ``q'`` that make ``Φ_q(q') v' + Φ_t = 0`` (the
+velocity half of RATTLE, Andersen 1983), which makes the scheme second order and keeps the velocity
+constraint too. The reactions reported at node n are ``½(Q'_{n−1} + Q_n)``.
+
+Singularities. The paper claims the step matrix is regular at kinematic singularities for any finite
+Δt because of ``Φ_qq κ``. That holds for the *left* factor only: at a configuration where ``Φ_q``
+loses rank a self-stress ``Q₀ ≠ 0`` with ``Zᵀ Q₀ = 0`` exists, and it is a null vector of the step
+matrix whatever Δt (digest §4.4 claim 2 and its caution). What the step does gain is that the
+singular factor is met only where a node lands *on* the singular set, and near it the smallest
+singular value behaves like ``ε (ε + c Δt |v|)`` instead of the index-1 form's ``ε²`` (ε the
+distance); :meth:`JointReactions.step_matrix` gives the matrix for such studies. Passing a
+singular configuration of the *motor-driven* mechanism (where the actuated joints lose control
+of the platform; the drives are forces here, not constraints) needs no regularisation at all.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.absolute.body import NQ, angular_velocity, directors, internal_null_space, skew
+from pkm.absolute.energy_momentum import ConvergenceError, check_start
+from pkm.absolute.results import assemble
+from pkm.errors import SingularityError
+
+#: Condition number of a step matrix above which the step is refused.
+MAX_CONDITION = 1e14
+
+
+def so3_exp(theta) -> np.ndarray:
+    """Rodrigues' formula, ``exp(θ̂)`` (3×3)."""
+    theta = np.asarray(theta, dtype=float)
+    a = float(np.linalg.norm(theta))
+    K = skew(theta)
+    if a < 1e-8:
+        return np.eye(3) + K + 0.5 * K @ K
+    return np.eye(3) + np.sin(a) / a * K + (1.0 - np.cos(a)) / a**2 * K @ K
+
+
+def so3_left_jacobian(theta) -> np.ndarray:
+    """``T(θ)`` with ``exp((θ + δθ)^) = exp((T δθ)^) exp(θ̂)`` to first order (world-frame dexp)."""
+    theta = np.asarray(theta, dtype=float)
+    a = float(np.linalg.norm(theta))
+    K = skew(theta)
+    if a < 1e-6:
+        return np.eye(3) + 0.5 * K + K @ K / 6.0
+    return np.eye(3) + (1.0 - np.cos(a)) / a**2 * K + (a - np.sin(a)) / a**3 * K @ K
+
+
+class JointReactions:
+    """Seed 003's joint-reaction time stepping on a :class:`~pkm.absolute.system.System` (module doc).
+
+    Parameters
+    ----------
+    system:
+        Bodies and joints; only its active rows are used (remove dependent rows first, e.g. the
+        loader's model does).
+    force:
+        Applied generalized forces ``f(t, q, v)`` (n,) in director coordinates, as for
+        :func:`~pkm.absolute.standard.projected_ode` (gravity, motor torques, …), or None.
+    tol, max_iter:
+        Newton's tolerance on ``max|Φ(q')|`` and iteration limit per step.
+    """
+
+    def __init__(self, system, *, force=None, tol: float = 1e-12, max_iter: int = 25):
+        self.system, self.force, self.tol, self.max_iter = system, force, float(tol), int(max_iter)
+        self.N = len(system.bodies)
+        self.mass = np.array([b.mass for b in system.bodies])
+        self.inertia = np.array([b.inertia for b in system.bodies])
+        self.nint = 6 * self.N
+        # joints with their active-row masks and the body index on each side (None: ground)
+        self.joints = []
+        for k, j in enumerate(system.joints):
+            mask = system._joint_mask(k)
+            if mask.any():
+                sides = tuple(None if b is None else system.bodies.index(b) for b in j.bodies)
+                self.joints.append((j, np.flatnonzero(mask), sides))
+        self.sizes = np.array([rows.size for _, rows, _ in self.joints], dtype=int)
+        self.offsets = np.concatenate([[0], np.cumsum(self.sizes)])
+        self.unknowns = int(self.offsets[-1])
+
+    # ------------------------------------------------------------------ reactions ↔ wrenches
+    def _side(self, k, q):
+        return None if k is None else q[NQ * k:NQ * k + NQ]
+
+    def bases(self, q):
+        """Per joint ``(p, B)``: the joint point (marker i origin, world) and an orthonormal basis
+        (6 × m_j) of the wrenches (moment about p; force) the joint's active rows exert on body i."""
+        out = []
+        for j, rows, (i, k) in self.joints:
+            qi, qj = self._side(i, q), self._side(k, q)
+            W_i = j.reaction(qi, qj, -np.eye(j.m)[rows], about="marker")[0]
+            if W_i is None:  # body i is the ground: the wrench on i is minus that on j about p_i
+                W_j = j.reaction(qi, qj, np.eye(j.m)[rows], about="marker")[1]
+                p_j = j.marker_j.world_pose(qj)[:3, 3]
+                p = j.marker_i.world_pose(qi)[:3, 3]
+                W_i = np.concatenate([W_j[:, :3] + np.cross(p_j - p, W_j[:, 3:]), W_j[:, 3:]], axis=1)
+            else:
+                p = j.marker_i.world_pose(qi)[:3, 3]
+            B = np.linalg.qr(W_i.T)[0]
+            out.append((p, B))
+        return out
+
+    def wrench_map(self, q, bases=None) -> np.ndarray:
+        """``Zᵀ`` (6N × unknowns): the body wrenches (moment about the centre of mass; force, world
+        axes; body order) of the reactions ``Q``. The moment of a force at p about the centre of
+        mass φ is ``(p − φ) × f``."""
+        bases = self.bases(q) if bases is None else bases
+        Z = np.zeros((6 * self.N, self.unknowns))
+        for (j, rows, sides), (p, B), o in zip(self.joints, bases, self.offsets):
+            for sign, k in zip((1.0, -1.0), sides):
+                if k is None:
+                    continue
+                shift = np.eye(6)
+                shift[:3, 3:] = skew(p - q[NQ * k:NQ * k + 3])
+                Z[6 * k:6 * k + 6, o:o + B.shape[1]] = sign * shift @ B
+        return Z
+
+    def joint_wrenches(self, q, Q, bases=None) -> dict:
+        """``{joint name: (p, W_j)}``: each joint's reaction on its body j (marker j's body, the
+        file's child) as (moment about p; force), world axes, p the joint point."""
+        bases = self.bases(q) if bases is None else bases
+        return {j.name: (p, -B @ Q[o:o + B.shape[1]])
+                for (j, _, _), (p, B), o in zip(self.joints, bases, self.offsets)}
+
+    # ------------------------------------------------------------------ bodies
+    def _state(self, q, v):
+        D = directors(q.reshape(self.N, NQ))
+        omega = angular_velocity(q.reshape(self.N, NQ), v.reshape(self.N, NQ))
+        return D, omega, v.reshape(self.N, NQ)[:, :3].copy()
+
+    def _applied(self, t, q, v) -> np.ndarray:
+        """Applied body wrenches (N, 6) (moment about the centre of mass; force) of ``force``: the
+        director form's ``P_intᵀ f`` (moment ``Σ d_I × f_{d_I}``, force ``f_φ``, seed 002 eq. 36)."""
+        out = np.zeros((self.N, 6))
+        if self.force is None:
+            return out
+        f = np.asarray(self.force(t, q, v), dtype=float).reshape(self.N, 4, 3)
+        out[:, :3] = np.cross(q.reshape(self.N, 4, 3)[:, 1:, :], f[:, 1:, :]).sum(axis=1)
+        out[:, 3:] = f[:, 0, :]
+        return out
+
+    def _inverse_inertia(self, D) -> np.ndarray:
+        """World inverse inertias (N, 3, 3): ``D J'⁻¹ Dᵀ``."""
+        return D @ np.linalg.inv(self.inertia) @ np.swapaxes(D, -1, -2)
+
+    def accelerations(self, D, omega, wrench) -> np.ndarray:
+        """Newton–Euler (paper eqs. 9–10 in world axes): ``(α; a)`` (N, 6) from body wrenches (N, 6)."""
+        Jw = D @ self.inertia @ np.swapaxes(D, -1, -2)
+        Jinv = self._inverse_inertia(D)
+        gyro = np.cross(omega, np.einsum("kab,kb->ka", Jw, omega))
+        alpha = np.einsum("kab,kb->ka", Jinv, wrench[:, :3] - gyro)
+        return np.concatenate([alpha, wrench[:, 3:] / self.mass[:, None]], axis=1)
+
+    def _coordinates(self, D, phi) -> np.ndarray:
+        q = np.empty((self.N, NQ))
+        q[:, :3] = phi
+        q[:, 3:] = np.swapaxes(D, -1, -2).reshape(self.N, 9)
+        return q.ravel()
+
+    def _velocities(self, D, omega, vel) -> np.ndarray:
+        v = np.empty((self.N, 4, 3))
+        v[:, 0] = vel
+        v[:, 1:] = np.cross(omega[:, None, :], np.swapaxes(D, -1, -2))
+        return v.ravel()
+
+    def _reduced_jacobian(self, q, t) -> np.ndarray:
+        """``Φ_q P_int`` of the joint rows (unknowns × 6N): the joints' rows against the bodies'
+        twists (ω; v_φ)."""
+        G = self.system.jacobian(q, t)[self.nint:]
+        return G @ self.system.internal_null_space(q)
+
+    # ------------------------------------------------------------------ one step
+    def _predict(self, D, phi, omega, vel, acc, dt):
+        theta = dt * omega + 0.5 * dt * dt * acc[:, :3]
+        R = np.array([so3_exp(th) for th in theta])
+        return R @ D, phi + dt * vel + 0.5 * dt * dt * acc[:, 3:], theta
+
+    def step_matrix(self, q, v, dt: float, t: float = 0.0, Q=None) -> np.ndarray:
+        """The position step's matrix ``∂Φ(q'(Q))/∂Q`` at ``Q`` (default 0: the paper's eq. 4 / A9,
+        ``−½Δt² [Φ_q + Φ_qq κ] M⁻¹ Zᵀ`` up to sign), unknowns × unknowns."""
+        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+        Q = np.zeros(self.unknowns) if Q is None else np.asarray(Q, dtype=float)
+        D, omega, vel = self._state(q, v)
+        Z = self.wrench_map(q)
+        wrench = self._applied(t, q, v) + (Z @ Q).reshape(self.N, 6)
+        acc = self.accelerations(D, omega, wrench)
+        D1, phi1, theta = self._predict(D, q.reshape(self.N, NQ)[:, :3], omega, vel, acc, dt)
+        return self._position_matrix(self._coordinates(D1, phi1), D, theta, Z, dt, t + dt)
+
+    def _position_matrix(self, q1, D, theta, Z, dt, t1):
+        Jinv = self._inverse_inertia(D)
+        S = np.zeros((6 * self.N, 6 * self.N))
+        for k in range(self.N):
+            S[6 * k:6 * k + 3, 6 * k:6 * k + 3] = so3_left_jacobian(theta[k]) @ Jinv[k]
+            S[6 * k + 3:6 * k + 6, 6 * k + 3:6 * k + 6] = np.eye(3) / self.mass[k]
+        return self._reduced_jacobian(q1, t1) @ (0.5 * dt * dt * S) @ Z
+
+    def _solve(self, A, b, what, t):
+        cond = float(np.linalg.cond(A))
+        if not np.isfinite(cond) or cond > MAX_CONDITION:
+            raise SingularityError(f"joint reactions: the {what} matrix is singular at t = {t:g} "
+                                   f"(condition {cond:.3g})", condition=cond, threshold=MAX_CONDITION)
+        return np.linalg.solve(A, b), cond
+
+    def step(self, t, q, v, Q_guess, dt: float):
+        """One step from ``(t, q, v)``: ``(q', v', Q_n, Q', info)`` with ``Q_n`` the reactions of
+        the position step (at ``q``) and ``Q'`` those of the end velocity (at ``q'``)."""
+        system, N, t1 = self.system, self.N, t + dt
+        D, omega, vel = self._state(q, v)
+        phi = q.reshape(N, NQ)[:, :3]
+        applied = self._applied(t, q, v)
+        Z = self.wrench_map(q)
+        Q = np.array(Q_guess, dtype=float)
+        conds = []
+        for it in range(self.max_iter + 1):
+            acc = self.accelerations(D, omega, applied + (Z @ Q).reshape(N, 6))
+            D1, phi1, theta = self._predict(D, phi, omega, vel, acc, dt)
+            q1 = self._coordinates(D1, phi1)
+            res = system.phi(q1, t1)[self.nint:]
+            err = float(np.max(np.abs(res), initial=0.0))
+            if err <= self.tol:
+                break
+            if it == self.max_iter:
+                raise ConvergenceError(f"joint reactions: max|Φ| = {err:.3g} after {it} Newton iterations at "
+                                       f"t = {t:g}")
+            dQ, cond = self._solve(self._position_matrix(q1, D, theta, Z, dt, t1), -res, "position step", t)
+            conds.append(cond)
+            Q = Q + dQ
+        # velocities: trapezoidal with end reactions Q' making Φ_q(q') v' + Φ_t = 0
+        half = np.concatenate([omega, vel], axis=1) + 0.5 * dt * acc
+        G1 = self._reduced_jacobian(q1, t1)
+        rhs_t = -system.phi_t(q1, t1)[self.nint:]
+        Z1 = self.wrench_map(q1)
+        Jinv1 = self._inverse_inertia(D1)
+        Minv = np.zeros((6 * N, 6 * N))
+        for k in range(N):
+            Minv[6 * k:6 * k + 3, 6 * k:6 * k + 3] = Jinv1[k]
+            Minv[6 * k + 3:6 * k + 6, 6 * k + 3:6 * k + 6] = np.eye(3) / self.mass[k]
+        A = G1 @ (0.5 * dt * Minv) @ Z1
+        tw = half.copy()
+        Q1 = Q.copy()
+        for _ in range(self.max_iter):
+            v1 = self._velocities(D1, tw[:, :3], tw[:, 3:])
+            free = half + 0.5 * dt * self.accelerations(D1, tw[:, :3], self._applied(t1, q1, v1))
+            Q1, cond1 = self._solve(A, rhs_t - G1 @ free.ravel(), "velocity step", t)
+            new = free + 0.5 * dt * (Minv @ (Z1 @ Q1)).reshape(N, 6)
+            change = float(np.max(np.abs(new - tw)))
+            tw = new
+            if change <= 1e-14 * (1.0 + float(np.max(np.abs(tw)))):
+                break
+        v1 = self._velocities(D1, tw[:, :3], tw[:, 3:])
+        return q1, v1, Q, Q1, {"iterations": it, "residual": err, "condition": max(conds, default=np.nan),
+                               "velocity_condition": cond1}
+
+    # ------------------------------------------------------------------ trajectories
+    def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
+        """``steps`` steps of ``dt`` from a consistent ``(q0, v0)``: a
+        :class:`~pkm.absolute.results.Trajectory` whose ``info`` holds ``reactions`` (N+1, unknowns)
+        (the reactions at the nodes, ``½(Q'_{n−1} + Q_n)``, the end ones at the ends),
+        ``velocity_condition`` per step, and ``condition`` is the position step's matrix's."""
+        q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        check_start(self.system, q, v, t=t0)
+        qs, vs, its, ress, conds, vconds, Qn, Q1s = [q], [v], [], [], [], [], [], []
+        Q = np.zeros(self.unknowns)
+        for k in range(int(steps)):
+            q, v, Q, Q1, info = self.step(t0 + k * dt, q, v, Q, dt)
+            qs.append(q)
+            vs.append(v)
+            Qn.append(Q)
+            Q1s.append(Q1)
+            its.append(info["iterations"])
+            ress.append(info["residual"])
+            conds.append(info["condition"])
+            vconds.append(info["velocity_condition"])
+        reactions = np.array([Qn[0]] + [0.5 * (a + b) for a, b in zip(Q1s[:-1], Qn[1:])] + [Q1s[-1]]) \
+            if Qn else np.zeros((1, self.unknowns))
+        t = t0 + dt * np.arange(len(qs))
+        return assemble("joint reactions (seed 003, Taylor step + trapezoidal velocities)", self.system, None, t,
+                        qs, vs, its, ress, conds, self.unknowns, self.system.n - self.system.m, None,
+                        {"dt": dt, "reactions": reactions, "velocity_condition": np.array(vconds)})
+
+
+def wrench_force(system, body, wrench, point, q) -> np.ndarray:
+    """Generalized force (n,) in director coordinates of the wrench ``(n; f)`` (moment about
+    ``point``; force, world axes) on ``body`` at ``q``: ``f_φ = f``, ``f_{d_I} = ½ n_c × d_I`` with
+    ``n_c = n + (point − φ) × f`` the moment about the centre of mass (then ``Σ d_I × f_{d_I} = n_c``
+    on the manifold, seed 002 eq. 36, and ``f`` is tangent: ``G_int f = 0``)."""
+    out = np.zeros(system.n)
+    s = system.body_slice(body)
+    Qb = q[s].reshape(4, 3)
+    n_c = np.asarray(wrench[:3], dtype=float) + np.cross(np.asarray(point, dtype=float) - Qb[0], wrench[3:])
+    out[s.start:s.start + 3] = wrench[3:]
+    out[s.start + 3:s.stop] = 0.5 * np.cross(n_c, Qb[1:]).ravel()
+    return out
+
+
+def actuator_forces(model, efforts, q) -> np.ndarray:
+    """Generalized force (n,) of constant actuator ``efforts`` (the loader's actuator order) at
+    ``q``: an R actuator's torque τ turns its child about the joint axis (the parent marker's z, the
+    convention of :meth:`~pkm.absolute.loader.AbsoluteModel.actuator_efforts`) and its parent by
+    −τ; a P actuator's force pushes along it, applied at the child's marker origin."""
+    system = model.system
+    f = np.zeros(system.n)
+    for a, tau in zip(model.actuators, np.asarray(efforts, dtype=float)):
+        qp = None if a.parent.body is None else q[system.body_slice(a.parent.body)]
+        axis = a.parent.world_pose(qp)[:3, 2]
+        point = a.child.world_pose(q[system.body_slice(a.child.body)])[:3, 3]
+        w = np.concatenate([tau * axis, np.zeros(3)]) if a.type == "R" else np.concatenate([np.zeros(3), tau * axis])
+        f += wrench_force(system, a.child.body, w, point, q)
+        if a.parent.body is not None:
+            f -= wrench_force(system, a.parent.body, w, point, q)
+    return f
