@@ -54,6 +54,13 @@ from pkm.errors import SingularityError
 MAX_CONDITION = 1e14
 
 
+def cross(a, b) -> np.ndarray:
+    """``a × b`` over the last axis (np.cross's axis handling costs more than the product here)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return np.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
+                     a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
+
+
 def so3_exp(theta) -> np.ndarray:
     """Rodrigues' formula, ``exp(θ̂)`` (3×3)."""
     theta = np.asarray(theta, dtype=float)
@@ -110,45 +117,42 @@ class JointReactions:
     def _side(self, k, q):
         return None if k is None else q[NQ * k:NQ * k + NQ]
 
-    def bases(self, q):
-        """Per joint ``(p, B)``: the joint point (marker i origin, world) and an orthonormal basis
-        (6 × m_j) of the wrenches (moment about p; force) the joint's active rows exert on body i."""
+    def bases(self, q, Gt=None, t: float = 0.0):
+        """Per joint ``(p, B, C)``: the joint point p (marker i origin, world), an orthonormal basis B
+        (6 × m_j) of the wrenches (moment about p; force) its active rows exert on body i, and C
+        (6N × m_j), the body wrenches (about the centres of mass) of the reaction coordinates Q_j.
+
+        From ``G̃ = Φ_q P_int`` (``Gt``, joint rows × 6N): a multiplier vector λ of the joint's rows
+        exerts ``−G̃ᵀλ`` on the bodies' twists (ω; v), i.e. the wrenches (moment about the centre of
+        mass; force) of ``M q̈ + Φ_qᵀλ = f``; on body i that is ``W_i = S_i(−G̃_iᵀλ)`` about p, ``S``
+        moving the moment from the centre of mass to p. With ``W_i = B R`` (QR, diag R > 0), ``Q = Rλ`` and
+        ``C = −G̃ᵀR⁻¹``. A ground body i takes body j's wrench, reversed, about p."""
+        Gt = self._reduced_jacobian(q, t) if Gt is None else Gt
         out = []
-        for j, rows, (i, k) in self.joints:
-            qi, qj = self._side(i, q), self._side(k, q)
-            W_i = j.reaction(qi, qj, -np.eye(j.m)[rows], about="marker")[0]
-            if W_i is None:  # body i is the ground: the wrench on i is minus that on j about p_i
-                W_j = j.reaction(qi, qj, np.eye(j.m)[rows], about="marker")[1]
-                p_j = j.marker_j.world_pose(qj)[:3, 3]
-                p = j.marker_i.world_pose(qi)[:3, 3]
-                W_i = np.concatenate([W_j[:, :3] + np.cross(p_j - p, W_j[:, 3:]), W_j[:, 3:]], axis=1)
-            else:
-                p = j.marker_i.world_pose(qi)[:3, 3]
-            B = np.linalg.qr(W_i.T)[0]
-            out.append((p, B))
+        for (j, rows, (i, k)), o, m in zip(self.joints, self.offsets, self.sizes):
+            p = j.marker_i.world_pose(self._side(i, q))[:3, 3]
+            Cl = -Gt[o:o + m].T
+            side, sign = (i, 1.0) if i is not None else (k, -1.0)
+            W = sign * Cl[6 * side:6 * side + 6]
+            W = np.concatenate([W[:3] - skew(p - q[NQ * side:NQ * side + 3]) @ W[3:], W[3:]])
+            B, R = np.linalg.qr(W)
+            flip = np.where(np.diag(R) < 0.0, -1.0, 1.0)   # the unique QR with diag(R) > 0: B varies
+            B, R = B * flip, R * flip[:, None]             # continuously along a motion
+            out.append((p, B, np.linalg.solve(R.T, Cl.T).T))
         return out
 
     def wrench_map(self, q, bases=None) -> np.ndarray:
         """``Zᵀ`` (6N × unknowns): the body wrenches (moment about the centre of mass; force, world
-        axes; body order) of the reactions ``Q``. The moment of a force at p about the centre of
-        mass φ is ``(p − φ) × f``."""
+        axes; body order) of the reactions ``Q`` (columns ``C`` of :meth:`bases`)."""
         bases = self.bases(q) if bases is None else bases
-        Z = np.zeros((6 * self.N, self.unknowns))
-        for (j, rows, sides), (p, B), o in zip(self.joints, bases, self.offsets):
-            for sign, k in zip((1.0, -1.0), sides):
-                if k is None:
-                    continue
-                shift = np.eye(6)
-                shift[:3, 3:] = skew(p - q[NQ * k:NQ * k + 3])
-                Z[6 * k:6 * k + 6, o:o + B.shape[1]] = sign * shift @ B
-        return Z
+        return np.concatenate([C for _, _, C in bases], axis=1) if bases else np.zeros((6 * self.N, 0))
 
     def joint_wrenches(self, q, Q, bases=None) -> dict:
         """``{joint name: (p, W_j)}``: each joint's reaction on its body j (marker j's body, the
         file's child) as (moment about p; force), world axes, p the joint point."""
         bases = self.bases(q) if bases is None else bases
         return {j.name: (p, -B @ Q[o:o + B.shape[1]])
-                for (j, _, _), (p, B), o in zip(self.joints, bases, self.offsets)}
+                for (j, _, _), (p, B, _), o in zip(self.joints, bases, self.offsets)}
 
     # ------------------------------------------------------------------ bodies
     def _state(self, q, v):
@@ -163,7 +167,7 @@ class JointReactions:
         if self.force is None:
             return out
         f = np.asarray(self.force(t, q, v), dtype=float).reshape(self.N, 4, 3)
-        out[:, :3] = np.cross(q.reshape(self.N, 4, 3)[:, 1:, :], f[:, 1:, :]).sum(axis=1)
+        out[:, :3] = cross(q.reshape(self.N, 4, 3)[:, 1:, :], f[:, 1:, :]).sum(axis=1)
         out[:, 3:] = f[:, 0, :]
         return out
 
@@ -175,7 +179,7 @@ class JointReactions:
         """Newton–Euler (paper eqs. 9–10 in world axes): ``(α; a)`` (N, 6) from body wrenches (N, 6)."""
         Jw = D @ self.inertia @ np.swapaxes(D, -1, -2)
         Jinv = self._inverse_inertia(D)
-        gyro = np.cross(omega, np.einsum("kab,kb->ka", Jw, omega))
+        gyro = cross(omega, np.einsum("kab,kb->ka", Jw, omega))
         alpha = np.einsum("kab,kb->ka", Jinv, wrench[:, :3] - gyro)
         return np.concatenate([alpha, wrench[:, 3:] / self.mass[:, None]], axis=1)
 
@@ -188,7 +192,7 @@ class JointReactions:
     def _velocities(self, D, omega, vel) -> np.ndarray:
         v = np.empty((self.N, 4, 3))
         v[:, 0] = vel
-        v[:, 1:] = np.cross(omega[:, None, :], np.swapaxes(D, -1, -2))
+        v[:, 1:] = cross(omega[:, None, :], np.swapaxes(D, -1, -2))
         return v.ravel()
 
     def _reduced_jacobian(self, q, t) -> np.ndarray:
@@ -209,7 +213,7 @@ class JointReactions:
         q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
         Q = np.zeros(self.unknowns) if Q is None else np.asarray(Q, dtype=float)
         D, omega, vel = self._state(q, v)
-        Z = self.wrench_map(q)
+        Z = self.wrench_map(q, self.bases(q, None, t))
         wrench = self._applied(t, q, v) + (Z @ Q).reshape(self.N, 6)
         acc = self.accelerations(D, omega, wrench)
         D1, phi1, theta = self._predict(D, q.reshape(self.N, NQ)[:, :3], omega, vel, acc, dt)
@@ -230,14 +234,15 @@ class JointReactions:
                                    f"(condition {cond:.3g})", condition=cond, threshold=MAX_CONDITION)
         return np.linalg.solve(A, b), cond
 
-    def step(self, t, q, v, Q_guess, dt: float):
+    def step(self, t, q, v, Q_guess, dt: float, Gt=None):
         """One step from ``(t, q, v)``: ``(q', v', Q_n, Q', info)`` with ``Q_n`` the reactions of
-        the position step (at ``q``) and ``Q'`` those of the end velocity (at ``q'``)."""
+        the position step (at ``q``) and ``Q'`` those of the end velocity (at ``q'``); ``Gt``:
+        ``Φ_q P_int`` at ``(q, t)`` if known (``info["Gt"]`` is the one at the end)."""
         system, N, t1 = self.system, self.N, t + dt
         D, omega, vel = self._state(q, v)
         phi = q.reshape(N, NQ)[:, :3]
         applied = self._applied(t, q, v)
-        Z = self.wrench_map(q)
+        Z = self.wrench_map(q, self.bases(q, Gt, t))
         Q = np.array(Q_guess, dtype=float)
         conds = []
         for it in range(self.max_iter + 1):
@@ -258,7 +263,7 @@ class JointReactions:
         half = np.concatenate([omega, vel], axis=1) + 0.5 * dt * acc
         G1 = self._reduced_jacobian(q1, t1)
         rhs_t = -system.phi_t(q1, t1)[self.nint:]
-        Z1 = self.wrench_map(q1)
+        Z1 = self.wrench_map(q1, self.bases(q1, G1, t1))
         Jinv1 = self._inverse_inertia(D1)
         Minv = np.zeros((6 * N, 6 * N))
         for k in range(N):
@@ -278,34 +283,37 @@ class JointReactions:
                 break
         v1 = self._velocities(D1, tw[:, :3], tw[:, 3:])
         return q1, v1, Q, Q1, {"iterations": it, "residual": err, "condition": max(conds, default=np.nan),
-                               "velocity_condition": cond1}
+                               "velocity_condition": cond1, "Gt": G1}
 
     # ------------------------------------------------------------------ trajectories
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
         """``steps`` steps of ``dt`` from a consistent ``(q0, v0)``: a
-        :class:`~pkm.absolute.results.Trajectory` whose ``info`` holds ``reactions`` (N+1, unknowns)
-        (the reactions at the nodes, ``½(Q'_{n−1} + Q_n)``, the end ones at the ends),
-        ``velocity_condition`` per step, and ``condition`` is the position step's matrix's."""
+        :class:`~pkm.absolute.results.Trajectory`; ``condition`` is the largest condition number of
+        the position step's Newton matrices, and ``info`` holds ``velocity_condition`` (per step),
+        ``joints`` (names) and ``wrenches`` (N+1, joints, 6): each joint's reaction on its body j
+        (the file's child) as (moment about the joint point; force), world axes, at the nodes —
+        ``½(Q'_{n−1} + Q_n)`` inside, ``Q_0`` and ``Q'_{N−1}`` at the ends (the two are O(Δt) apart
+        and their mean is the reaction at t_n to O(Δt²))."""
         q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
         check_start(self.system, q, v, t=t0)
         qs, vs, its, ress, conds, vconds, Qn, Q1s = [q], [v], [], [], [], [], [], []
-        Q = np.zeros(self.unknowns)
+        Q, Gt = np.zeros(self.unknowns), None
         for k in range(int(steps)):
-            q, v, Q, Q1, info = self.step(t0 + k * dt, q, v, Q, dt)
-            qs.append(q)
-            vs.append(v)
-            Qn.append(Q)
-            Q1s.append(Q1)
-            its.append(info["iterations"])
-            ress.append(info["residual"])
-            conds.append(info["condition"])
-            vconds.append(info["velocity_condition"])
-        reactions = np.array([Qn[0]] + [0.5 * (a + b) for a, b in zip(Q1s[:-1], Qn[1:])] + [Q1s[-1]]) \
-            if Qn else np.zeros((1, self.unknowns))
+            q, v, Q, Q1, info = self.step(t0 + k * dt, q, v, Q, dt, Gt)
+            Gt = info["Gt"]
+            for lst, val in ((qs, q), (vs, v), (Qn, Q), (Q1s, Q1), (its, info["iterations"]),
+                             (ress, info["residual"]), (conds, info["condition"]),
+                             (vconds, info["velocity_condition"])):
+                lst.append(val)
         t = t0 + dt * np.arange(len(qs))
+        nodes = [Qn[0]] + [0.5 * (a + b) for a, b in zip(Q1s[:-1], Qn[1:])] + [Q1s[-1]] if Qn \
+            else [np.zeros(self.unknowns)]
+        wrenches = np.array([[w for _, w in self.joint_wrenches(qn, Qk, self.bases(qn, None, tn)).values()]
+                             for qn, Qk, tn in zip(qs, nodes, t)])
         return assemble("joint reactions (seed 003, Taylor step + trapezoidal velocities)", self.system, None, t,
                         qs, vs, its, ress, conds, self.unknowns, self.system.n - self.system.m, None,
-                        {"dt": dt, "reactions": reactions, "velocity_condition": np.array(vconds)})
+                        {"dt": dt, "velocity_condition": np.array(vconds), "wrenches": wrenches,
+                         "joints": [j.name for j, _, _ in self.joints]})
 
 
 def wrench_force(system, body, wrench, point, q) -> np.ndarray:
@@ -316,9 +324,9 @@ def wrench_force(system, body, wrench, point, q) -> np.ndarray:
     out = np.zeros(system.n)
     s = system.body_slice(body)
     Qb = q[s].reshape(4, 3)
-    n_c = np.asarray(wrench[:3], dtype=float) + np.cross(np.asarray(point, dtype=float) - Qb[0], wrench[3:])
+    n_c = np.asarray(wrench[:3], dtype=float) + cross(np.asarray(point, dtype=float) - Qb[0], wrench[3:])
     out[s.start:s.start + 3] = wrench[3:]
-    out[s.start + 3:s.stop] = 0.5 * np.cross(n_c, Qb[1:]).ravel()
+    out[s.start + 3:s.stop] = 0.5 * cross(n_c, Qb[1:]).ravel()
     return out
 
 
@@ -338,3 +346,41 @@ def actuator_forces(model, efforts, q) -> np.ndarray:
         if a.parent.body is not None:
             f -= wrench_force(system, a.parent.body, w, point, q)
     return f
+
+
+def efforts_force(model, efforts):
+    """``f(t, q, v)``: gravity plus constant actuator ``efforts`` (:func:`actuator_forces`) of a
+    loader model, for :class:`JointReactions` and :func:`~pkm.absolute.standard.projected_ode`."""
+    gravity = model.system.gravity_force(model.gravity)
+    efforts = np.array(efforts, dtype=float)
+    if efforts.shape != (len(model.actuators),):
+        raise ValueError(f"{efforts.size} efforts for {len(model.actuators)} actuators")
+    return lambda t, q, v: gravity + actuator_forces(model, efforts, q)
+
+
+def actuated_jacobian(model, q) -> np.ndarray:
+    """The joints' ``Φ_q P_int`` (rows × 6N, twists (ω; v) per body) with one row per actuator
+    appended: the actuator's joint rate, ``z·(ω_child − ω_parent)`` (R) or ``z·(v_child − v_parent)``
+    at the child's marker (P), z the joint axis. Square for a mechanism with as many actuators as
+    DOF; it loses rank where locking the actuators leaves the mechanism movable — the singular
+    configurations of the driven mechanism (type II), where a formulation in actuator coordinates
+    cannot solve for the other velocities. With the actuators driven by forces (as here) the joints'
+    own Jacobian may stay regular there."""
+    system = model.system
+    nint = 6 * len(system.bodies)
+    G = system.jacobian(q)[nint:] @ system.internal_null_space(q)
+    rows = np.zeros((len(model.actuators), G.shape[1]))
+    for r, a in enumerate(model.actuators):
+        qp = None if a.parent.body is None else q[system.body_slice(a.parent.body)]
+        axis = a.parent.world_pose(qp)[:3, 2]
+        point = a.child.world_pose(q[system.body_slice(a.child.body)])[:3, 3]
+        for sign, body in ((1.0, a.child.body), (-1.0, a.parent.body)):
+            if body is None:
+                continue
+            k = system.bodies.index(body)
+            if a.type == "R":
+                rows[r, 6 * k:6 * k + 3] += sign * axis
+            else:   # velocity of the point: v_φ + ω × (point − φ) → axis·v_φ + ((point − φ) × axis)·ω
+                rows[r, 6 * k + 3:6 * k + 6] += sign * axis
+                rows[r, 6 * k:6 * k + 3] += sign * cross(point - q[NQ * k:NQ * k + 3], axis)
+    return np.vstack([G, rows])
