@@ -34,12 +34,14 @@ constraint too. The reactions reported at node n are ``½(Q'_{n−1} + Q_n)``.
 Singularities. The paper claims the step matrix is regular at kinematic singularities for any finite
 Δt because of ``Φ_qq κ``. That holds for the *left* factor only: at a configuration where ``Φ_q``
 loses rank a self-stress ``Q₀ ≠ 0`` with ``Zᵀ Q₀ = 0`` exists, and it is a null vector of the step
-matrix whatever Δt (digest §4.4 claim 2 and its caution). What the step does gain is that the
-singular factor is met only where a node lands *on* the singular set, and near it the smallest
-singular value behaves like ``ε (ε + c Δt |v|)`` instead of the index-1 form's ``ε²`` (ε the
-distance); :meth:`JointReactions.step_matrix` gives the matrix for such studies. Passing a
-singular configuration of the *motor-driven* mechanism (where the actuated joints lose control
-of the platform; the drives are forces here, not constraints) needs no regularisation at all.
+matrix whatever Δt (digest §4.4 claim 2 and its caution; tests/test_joint_reactions.py shows it on
+two collinear rods). What the formulation does not need is any map that a singularity of the
+*driven* mechanism or of its task coordinates makes singular: the motors are forces, the unknowns
+are the joints' reactions, so the matrix stays regular where actuator coordinates (type II) or task
+coordinates (pkm's minimal-coordinate engine; the seed's 3-(RR)S starts on a singularity of its
+tilt–heave task map) fail — as does the index-1 form of the same absolute-coordinate DAE
+(:func:`~pkm.absolute.standard.projected_ode`), with which it agrees. :meth:`JointReactions.step_matrix`
+gives the matrix and :func:`actuated_jacobian` the actuator-locked Jacobian for such studies.
 """
 from __future__ import annotations
 
