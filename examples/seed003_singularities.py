@@ -76,7 +76,7 @@ def main():
     az = np.gradient(vz, t)
     print(f"{tr.scheme}: {steps} steps of {args.dt:g} s, {jr.unknowns} reaction unknowns; max|Φ| "
           f"{np.max(tr.constraint_residual):.1e}, Newton iterations {np.mean(tr.iterations):.2f}, step matrix "
-          f"condition ≤ {np.max(tr.condition):.3g}, velocity matrix ≤ {np.max(tr.info['velocity_condition']):.3g}")
+          f"condition ≤ {np.nanmax(tr.condition):.3g}, velocity matrix ≤ {np.max(tr.info['velocity_condition']):.3g}")
     crossings = t[np.flatnonzero(np.sign(z[1:]) != np.sign(z[:-1]))]
     peaks = [n for n in range(1, len(t) - 1) if abs(vz[n]) > abs(vz[n - 1]) and abs(vz[n]) >= abs(vz[n + 1])
              and abs(vz[n]) > 2.0]

@@ -291,7 +291,7 @@ class JointReactions:
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
         """``steps`` steps of ``dt`` from a consistent ``(q0, v0)``: a
         :class:`~pkm.absolute.results.Trajectory`; ``condition`` is the largest condition number of
-        the position step's Newton matrices, and ``info`` holds ``velocity_condition`` (per step),
+        the position step's Newton matrices (NaN for a step whose start guess needed none), and ``info`` holds ``velocity_condition`` (per step),
         ``joints`` (names) and ``wrenches`` (N+1, joints, 6): each joint's reaction on its body j
         (the file's child) as (moment about the joint point; force), world axes, at the nodes —
         ``½(Q'_{n−1} + Q_n)`` inside, ``Q_0`` and ``Q'_{N−1}`` at the ends (the two are O(Δt) apart
