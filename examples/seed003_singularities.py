@@ -17,7 +17,7 @@ the joints' residual, the step matrix's condition, and optionally (``--compare T
 with the index-1 DAE integrated by RK45 with projection (pkm.absolute.standard.projected_ode) up
 to T.
 
-    python examples/seed003_singularities.py [--plot FILE.png] [--compare 0.8] [--dt 1e-3]
+    python examples/seed003_singularities.py [--plot FILE.png] [--compare 0.8] [--dt 1e-3] [--torques 10 10 10]
 """
 from __future__ import annotations
 
@@ -55,11 +55,13 @@ def main():
     ap.add_argument("--compare", type=float, default=0.0, help="compare with projected_ode up to this time (s)")
     ap.add_argument("--dt", type=float, default=1e-3)
     ap.add_argument("--duration", type=float, default=2.0)
+    ap.add_argument("--torques", type=float, nargs=3, default=[10.0, 10.0, 10.0],
+                    help="motor torques J7 J8 J9 in N·m (10 -10 10 crosses type-II singularities)")
     args = ap.parse_args()
 
     model = absolute_model(load_spec(ROBOT))
     system = model.system
-    force = efforts_force(model, [10.0, 10.0, 10.0])
+    force = efforts_force(model, args.torques)
     q0, v0 = model.reference, np.zeros(system.n)
     robot = pkm.load(ROBOT)
     try:
@@ -86,6 +88,10 @@ def main():
     every = max(1, int(round(0.01 / args.dt)))
     ts = t[::every]
     r = np.array([ratios(model, q) for q in tr.q[::every]])
+    dets = np.array([np.linalg.det(actuated_jacobian(model, q)) for q in tr.q])
+    type2 = t[np.flatnonzero(np.sign(dets[1:]) != np.sign(dets[:-1]))]
+    print("type-II singular configurations crossed (actuator-locked det changes sign) at t =",
+          ", ".join(f"{c:.3f}" for c in type2) or "none", "s")
     for name, col in (("Φ_q P_int", 0), ("actuator-locked Jacobian", 1), ("tilt–heave task map", 2)):
         n = int(np.argmin(r[:, col]))
         print(f"  smallest σ_min/σ_max of the {name}: {r[n, col]:.2e} at t = {ts[n]:.2f} s")
@@ -113,7 +119,7 @@ def main():
             ax[0].axvline(c, color="0.7", lw=0.8)
         for c in (0.76, 1.32, 1.72):
             ax[0].axvline(c, color="r", lw=0.8, ls=":")
-        ax[0].set_title("3-(RR)S platform, 10 N·m motors, gravity (red dotted: the paper's kinks)")
+        ax[0].set_title(f"3-(RR)S platform, motors {args.torques} N·m, gravity (red dotted: the paper's kinks)")
         ax[0].legend()
         ax[1].plot(t, az)
         ax[1].set_ylabel("a_z (m/s²)")
