@@ -13,7 +13,8 @@ Time integration (seed 002): ``energy_momentum`` (the energy–momentum scheme, 
 the discrete null space method), built on ``tree`` (spanning tree, each joint's relative motion),
 ``reparam`` (the product-of-exponentials update F(μ)), ``nullspace`` (discrete null space matrices),
 ``hessian`` (constraint Hessians for Newton), ``potentials`` (gravity, springs, discrete gradient);
-``standard`` (generalized-α, projected ODE, for comparison); ``results`` (trajectories with their
+``standard`` (generalized-α, projected ODE, for comparison); ``joint_reactions`` (seed 003: joint
+reactions as the unknowns of a Taylor step, output per joint); ``results`` (trajectories with their
 health); ``examples`` (seed 002's gyro top, cylindrical and planar pairs, six-body linkage). These
 load numba (through :mod:`pkm.lie`) and are imported on first use: ``pkm.absolute.EnergyMomentum``.
 """
@@ -35,7 +36,7 @@ from pkm.absolute.system import AssemblyError, System
 
 _LAZY = {"EnergyMomentum": "energy_momentum", "simulate": "energy_momentum", "ConvergenceError": "energy_momentum",
          "GeneralizedAlpha": "standard", "projected_ode": "standard", "Trajectory": "results",
-         "Gravity": "potentials", "Spring": "potentials", "Tree": "tree"}
+         "Gravity": "potentials", "Spring": "potentials", "Tree": "tree", "JointReactions": "joint_reactions"}
 
 
 def __getattr__(name):
