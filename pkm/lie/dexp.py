@@ -23,6 +23,25 @@ def dexp_so3(x):
 
 
 @_jit
+def dexp_so3_dot(x, xd):
+    """Time derivative of ``dexp_so3(x(t))`` along ``ẋ = xd``: ``β̇K + βK̇ + γ̇K² + γ(K̇K + KK̇)``
+    with ``K = skew(x)``, ``β̇ = (β'/φ)(x·ẋ)``, ``γ̇ = (γ'/φ)(x·ẋ)``. It is the block ``D(x, ẋ)`` of
+    ``dexp_se3`` (spec §1.7: D is the directional derivative of dexp on SO(3)). The body-fixed
+    angular acceleration of ``R(t) = exp(x(t))`` (eq. 7 differentiated, spec §11.1) is
+    ``ω̇ = dexp_so3(−x) ẍ + dexp_so3_dot(−x, −ẋ) ẋ``.
+
+    >>> import numpy as np; from pkm.lie import dexp_so3, dexp_so3_dot
+    >>> x, xd, h = np.array([.3, -1., 2.]), np.array([1., .5, -.2]), 1e-6
+    >>> fd = (dexp_so3(x + h * xd) - dexp_so3(x - h * xd)) / (2 * h)
+    >>> bool(np.allclose(dexp_so3_dot(x, xd), fd, atol=1e-9))
+    True
+    """
+    out = np.empty((3, 3))
+    _fill_D(out, 0, 0, x, xd)
+    return out
+
+
+@_jit
 def dexp_inv_so3(x):
     """Inverse of dexp_so3: I − K/2 + αK², α = (1 − (φ/2)cot(φ/2))/φ² (App. A); singular only
     at φ = 2π, 4π, ….
