@@ -1,11 +1,29 @@
 """The user-facing robot: a loaded, compiled PKM with its limbs (``pkm.load``).
 
-Task coordinates ``x`` (spec §7): the platform's reference pose ``A_p = (R_0, r_0)`` is kept in
-every component the task space does not select. Selected translational components are the platform
-origin's coordinates along the axes of ``R_0`` (the world axes when the platform frame is parallel to
-the world frame, as for the Delta and the IRSBot-2); selected rotational components form a rotation
-vector ``ρ`` with ``R_p = R_0 exp(ρ)``. The task velocity ``V_t`` holds the selected components of
-the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82).
+Task coordinates ``x`` (spec §7, §1.7, §11.1): the platform's reference pose ``A_p = (R_0, r_0)``
+is kept in every component the task space does not select. Selected translational components are
+the platform origin's coordinates ``l`` along the axes of ``R_0`` (the world axes when the platform
+frame is parallel to the world frame, as for the Delta and the IRSBot-2), ``r_p = R_0 l``. Selected
+rotational components form a rotation vector ``ρ`` **about the reference orientation**:
+``R_p = R_0 exp(ρ)`` (components not selected are 0), singular only at ``|ρ| = 2π``; a full SE(3)
+task space (6 DOF, e.g. a hexapod) has ``x = (ρ; l)`` or any order of the six, a spherical one
+(``type = "rotational"``) ``x = ρ``.
+
+Rates: ``xd = ẋ`` and ``xdd = ẍ`` are the time derivatives of these coordinates everywhere
+(inverse kinematics, inverse and forward dynamics, simulation, trajectories). The **velocity
+variable** of the equations of motion is the task velocity ``V_t = P_pᵀ V_p``, the selected
+components of the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82; spec §11.1: the platform twist,
+free of parameterisation singularities): ``ω = dexp_{−ρ} ρ̇`` (eq. 7, spec §1.7), ``v = exp(ρ)ᵀ l̇``,
+and their derivatives ``ω̇ = dexp_{−ρ} ρ̈ + (d/dt dexp_{−ρ}) ρ̇`` (:func:`pkm.lie.dexp_so3_dot`),
+``v̇ = exp(ρ)ᵀ l̈ − ω × v`` (:meth:`Robot.platform_twist`). J_IK (eq. 98), the EOM terms ``M_t``,
+``C_t V_t``, ``W_t^grav`` (eq. 107–112) and the forward dynamics' ``V̇_t`` refer to ``V_t``;
+:meth:`Robot.task_velocity`, :meth:`Robot.coordinate_rates` and
+:meth:`Robot.coordinate_accelerations` convert. This needs ``V_p = P_p V_t``: the selected twist
+components must be closed under the platform's rotations (no rotation, one rotation with the
+translations along its axis and/or across it, or all three rotations with none or all three
+translations: translational, planar, SCARA, spherical, SE(3)). A selection such as tilt–heave
+``(wx, wy, vz)`` is not (its platform twist has ``ω_z ≠ 0`` and ``v_x, v_y ≠ 0`` when tilted): its
+inverse kinematics and joint rates work, its dynamics raise :class:`pkm.PkmError`.
 """
 
 from __future__ import annotations
@@ -19,10 +37,10 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS,
                                                check_branch_policy, check_solver, fmt_x, limb_rates,
                                                solve_limb)
 from pkm.errors import IKError, PkmError, SingularityError
-from pkm.lie import dexp_so3, exp_so3
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
+from pkm.description.taskspace import TaskCoordinates, _real, twist_closed
 from pkm.description.topology import limb_topologies, mobility
 
 
@@ -51,7 +69,7 @@ class IKSolution:
 
 
 
-class Robot:
+class Robot(TaskCoordinates):
     """A PKM compiled from a robot file: its limbs (:class:`pkm.algorithms.limb.LimbModel`) and task space.
 
     >>> import pkm
@@ -74,6 +92,7 @@ class Robot:
         self.r0 = A_p[:3, 3].copy()
         self._trans = [i for i, c in enumerate(spec.task.components) if c.startswith("v")]
         self._rot = [i for i, c in enumerate(spec.task.components) if c.startswith("w")]
+        self._closed = twist_closed(spec.task.components)
         self.actuator_names = [limb.tree.variable_names[a] for limb in self.limbs for a in limb.actuated]
         self._act_slices = []
         k = 0
@@ -111,49 +130,6 @@ class Robot:
     def mobility(self):
         """Mobility at the reference configuration (:func:`pkm.description.topology.mobility`)."""
         return mobility(self.spec)
-
-    # ------------------------------------------------------------------ task space
-    def _split(self, x):
-        local = self.R0.T @ self.r0
-        rho = np.zeros(3)
-        for i, c in enumerate(self.task.components):
-            axis = "xyz".index(c[1])
-            if c.startswith("v"):
-                local[axis] = x[i]
-            else:
-                rho[axis] = x[i]
-        return local, rho
-
-    def platform_pose(self, x) -> np.ndarray:
-        """The platform pose ``C_p`` (4×4) for task coordinates ``x``."""
-        x = self._check_x(_real(x, "x").reshape(-1), "x")
-        local, rho = self._split(x)
-        C = np.eye(4)
-        C[:3, :3] = self.R0 @ exp_so3(rho)
-        C[:3, 3] = self.R0 @ local
-        return C
-
-    def platform_twist(self, x, xd, xdd=None):
-        """Body-fixed platform twist ``V_p`` and, with ``xdd``, its derivative ``V̇_p`` (eq. 7, 82)."""
-        _, rho = self._split(x)
-        ld, rhod = self._split_rates(xd)
-        R = exp_so3(rho)
-        V = np.concatenate([dexp_so3(-rho) @ rhod, R.T @ ld])
-        if xdd is None:
-            return V, None
-        ldd, rhodd = self._split_rates(xdd)
-        if np.count_nonzero(rho) > 1 or np.count_nonzero(rhod) > 1:
-            raise PkmError("accelerations of task spaces that rotate about more than one axis are not supported yet")
-        # rotation about one fixed axis: ω = ρ̇, ω̇ = ρ̈ and d/dt(Rᵀ ṗ) = Rᵀ p̈ − ω × (Rᵀ ṗ)
-        w = V[:3]
-        dV = np.concatenate([rhodd, R.T @ ldd - np.cross(w, V[3:])])
-        return V, dV
-
-    def _split_rates(self, xd):
-        lin, rot = np.zeros(3), np.zeros(3)
-        for i, c in enumerate(self.task.components):
-            (lin if c.startswith("v") else rot)["xyz".index(c[1])] = xd[i]
-        return lin, rot
 
     def _check_x(self, x, name):
         if x.shape[-1] != self.task_dof:
@@ -290,6 +266,7 @@ class Robot:
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult
 
+        self.check_dynamics()
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
         XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
@@ -366,6 +343,7 @@ class Robot:
         from pkm.sim.forward import forward_dynamics
 
         self.spec.check_actuation()
+        self.check_dynamics()
         X = np.atleast_2d(_real(x, "x"))
         XD = np.atleast_2d(_real(xd, "xd"))
         U = np.atleast_2d(_real(u, "u"))
@@ -413,6 +391,7 @@ class Robot:
         from pkm.algorithms.manipulator import mass_matrix
 
         self.spec.check_actuation()
+        self.check_dynamics()
         return mass_matrix(self, _real(x, "x"))
 
     def eom(self, x, xd):
@@ -420,6 +399,7 @@ class Robot:
         from pkm.algorithms.manipulator import eom
 
         self.spec.check_actuation()
+        self.check_dynamics()
         return eom(self, _real(x, "x"), _real(xd, "xd"))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
@@ -443,20 +423,6 @@ class Robot:
                 raise
             except IKError:
                 raise first from None
-
-
-def _real(value, name: str) -> np.ndarray:
-    """``value`` as a float array; ValueError for complex or non-numeric input (never a silently
-    dropped imaginary part)."""
-    a = np.asarray(value)
-    if np.iscomplexobj(a):
-        raise ValueError(f"{name} must be real numbers, got complex values")
-    if a.dtype.kind not in "biuf":
-        try:
-            a = a.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be numbers, got {a.dtype} values") from None
-    return a.astype(float, copy=False)
 
 
 def _along(limb, poses, theta, tol, max_iter, threshold):

@@ -5,7 +5,9 @@ The kernel solves each state's IK once and evaluates the inverse dynamics (eq. 1
 times, for the task accelerations ``0, e_1, …, e_δp``: that gives ``u_0 = J_IK⁻ᵀ(C_t V_t +
 W_t^grav − W_t^EE)`` and ``A = J_IK⁻ᵀ M_t`` column by column, and ``V̇_t = A⁻¹(u − u_0)`` (eq. 129)
 without forming ``M_t``, ``C_t``, ``W_t^grav`` or ``J_IK`` in Python. For a translational task
-space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``.
+space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``; with rotations the kernel's ``V̇_t``
+(the selected components of the platform's body-fixed twist acceleration) is turned into ``ẍ`` by
+:meth:`pkm.robot.Robot.coordinate_accelerations` (eq. 130 differentiated; :func:`task_accelerations`).
 
 :class:`ForwardKernel` holds one robot's scratch (allocated once) for repeated calls, e.g. the
 right-hand sides of a simulation; :func:`forward_dynamics` is the batched entry point behind
@@ -150,6 +152,16 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     out[0][:] = theta
     kernel.run(Cd, Vp, Wee, np.ascontiguousarray(U), out, theta_given=True, X=X)
     th, thd, thdd, xdd, bias, J = out
+    task_accelerations(robot, X, XD, xdd)
     act = robot._act_limb, robot._act_var
     return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
                            qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)
+
+
+def task_accelerations(robot, X, XD, Vtd):
+    """``ẍ`` in place of the kernel's ``V̇_t`` (N, δ_p) at states ``(X, XD)`` (a no-op for a task space
+    without rotations, where ``V_t = ẋ``)."""
+    if robot._rot:
+        for s in range(X.shape[0]):
+            Vtd[s] = robot.coordinate_accelerations(X[s], XD[s], Vtd[s])
+    return Vtd

@@ -1,7 +1,8 @@
 """The task-coordinate form of the simulation (spec §11.1, 8.1.1; paper eq. 129–130): its
 right-hand side on the forward-dynamics kernel, and the fixed-step RK4 run entirely inside numba.
 
-The state is ``y = (x, ẋ, w)``, with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
+The state is ``y = (x, ẋ, w)`` (with rotations: ``ẍ`` from the kernel's ``V̇_t``,
+:func:`pkm.sim.forward.task_accelerations`), with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
 (:mod:`pkm.sim.simulate`). :class:`TaskRhs` evaluates ``y'`` for scipy's solvers or a Python RK4
 (any input, controllers included) with one call of :func:`pkm.kernels.forward.forward_range` on
 preallocated arrays; its IK starts from the last evaluation's joint coordinates, so the run stays
@@ -19,7 +20,7 @@ from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.batch import blocks
 from pkm.kernels.forward import rk4_run
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
-from pkm.sim.forward import ForwardKernel, raise_status
+from pkm.sim.forward import ForwardKernel, raise_status, task_accelerations
 from pkm.sim.inputs import Constant, Table
 
 
@@ -77,6 +78,7 @@ class TaskRhs:
         self.U[0] = u
         try:
             self.kernel.run(self.Cd, self.Vp, self.Wee, self.U, self.out)
+            task_accelerations(self.robot, x[None], xd[None], self.out[3])
         except PkmError as exc:  # the same error, naming the time
             hint = f": {self.DEGENERATE}" if isinstance(exc, SingularityError) else ""
             exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}{hint}",) + exc.args[1:]
