@@ -1,0 +1,248 @@
+"""Task spaces that rotate about several axes (issue 17): the 3-RRR spherical wrist
+(robots/wrist_3rrr.toml), the rotation-vector coordinates and their conversions, the platform
+twist's derivative against finite differences (incl. rotations near π), orientation trajectories,
+mirrored mounts in the file format and the clear error of a task space that is not twist-closed.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm.absolute.loader import load_spec as load_absolute
+from pkm.algorithms.dynamics import kinetic_energy, potential_energy
+from pkm.algorithms.kinematics import forward_kinematics
+from pkm.algorithms.manipulator import dynamics_trees, inverse_dynamics as reference_inverse_dynamics, platform_inertia
+from pkm.description.robotfile import parse_spec
+from pkm.description.taskspace import twist_closed
+from pkm.errors import PkmError, RobotFileError
+from pkm.lie import exp_so3
+from pkm.trajectory import from_spec
+
+ROOT = Path(__file__).resolve().parents[1]
+WRIST = ROOT / "robots" / "wrist_3rrr.toml"
+HEXAPOD = ROOT / "robots" / "hexapod_6ups.toml"
+
+
+@pytest.fixture(scope="module")
+def wrist():
+    return pkm.load(WRIST)
+
+
+@pytest.fixture(scope="module")
+def wrist_motion(wrist):
+    tr = from_spec(wrist.spec.trajectory, wrist.task.coordinate_names())
+    return tr, wrist.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+
+
+# ----------------------------------------------------------------------------- platform twist
+def _vee(S):
+    return np.array([S[2, 1] - S[1, 2], S[0, 2] - S[2, 0], S[1, 0] - S[0, 1]]) / 2
+
+
+FD8 = ((1, 4 / 5), (2, -1 / 5), (3, 4 / 105), (4, -1 / 280))
+
+
+def _fd(f, h):
+    return sum(c * (f(k * h) - f(-k * h)) for k, c in FD8) / h
+
+
+@pytest.mark.parametrize("angle", [0.0, 0.4, 2.0, np.pi - 1e-6, np.pi - 1e-3, np.pi + 1e-3, 3.0])
+def test_platform_twist_derivative_fd(angle):
+    """V_p and V̇_p of the hexapod (SE(3) task) against finite differences of the pose C_p(t) alone
+    along x(t) = x + tẋ + t²ẍ/2, random directions, rotations up to and past π (≤ 1e-7)."""
+    robot = pkm.load(HEXAPOD)
+    rng = np.random.default_rng(int(angle * 1000))
+    for _ in range(5):
+        axis = rng.normal(size=3)
+        x = np.concatenate([angle * axis / np.linalg.norm(axis), [0.1, -0.2, 2.0]])
+        xd, xdd = rng.normal(size=6), rng.normal(size=6)
+
+        def twist(t):  # body twist from finite differences of the pose
+            C = robot.platform_pose(x + t * xd + 0.5 * t * t * xdd)
+            dC = _fd(lambda s: robot.platform_pose(x + (t + s) * xd + 0.5 * (t + s) ** 2 * xdd), 1e-3)
+            B = np.linalg.inv(C) @ dC
+            return np.concatenate([_vee(B[:3, :3]), B[:3, 3]])
+
+        V, dV = robot.platform_twist(x, xd, xdd)
+        scale = max(1.0, np.abs(V).max())
+        assert np.abs(V - twist(0.0)).max() <= 1e-7 * scale
+        assert np.abs(dV - _fd(twist, 1e-2)).max() <= 1e-7 * max(1.0, np.abs(dV).max())
+        # the conversions invert it
+        Vt = robot.task_velocity(x, xd)
+        np.testing.assert_allclose(robot.coordinate_rates(x, Vt), xd, rtol=0, atol=1e-9 * np.abs(xd).max())
+        np.testing.assert_allclose(robot.coordinate_accelerations(x, xd, robot.P_p.T @ dV), xdd, rtol=0,
+                                   atol=1e-9 * max(1.0, np.abs(xdd).max()))
+
+
+def test_rotation_vector_about_the_reference_orientation(wrist):
+    x = np.array([0.2, -0.1, 0.3])
+    C = wrist.platform_pose(x)
+    np.testing.assert_allclose(C[:3, :3], wrist.R0 @ exp_so3(x), atol=1e-15)
+    np.testing.assert_allclose(C[:3, 3], wrist.r0, atol=1e-15)
+
+
+# ----------------------------------------------------------------------------- the spherical wrist
+def test_wrist_kernel_equals_reference_path(wrist, wrist_motion):
+    tr, res = wrist_motion
+    s = slice(None, None, 7)
+    ref = reference_inverse_dynamics(wrist, tr.x[s], tr.xd[s], tr.xdd[s])
+    np.testing.assert_allclose(res.tau[s], ref.tau, rtol=0, atol=1e-12 * np.abs(ref.tau).max())
+    np.testing.assert_allclose(res.qdd_act[s], ref.qdd_act, rtol=0, atol=1e-12 * np.abs(ref.qdd_act).max())
+
+
+def test_wrist_absolute_coordinates(wrist, wrist_motion):
+    """Second method: the absolute-coordinate formulation with rheonomic drives (drive multipliers
+    give the torques) equals pkm's minimal-coordinate inverse dynamics."""
+    _, res = wrist_motion
+    model = load_absolute(wrist.spec)
+    assert model.dof == 3
+    peak, err = np.abs(res.tau).max(), 0.0
+    for s in range(0, len(res.tau), 9):
+        poses = {}
+        for limb in wrist.limbs:
+            C = forward_kinematics(limb.tree, res.joints[limb.name][s])
+            poses.update({n: C[k] for k, n in enumerate(limb.tree.body_names) if not limb.tree.virtual[k]})
+        tau, *_ = model.solve_instant(res.q_act[s], res.qd_act[s], res.qdd_act[s], model.coordinates(poses))
+        err = max(err, float(np.abs(tau - res.tau[s]).max()))
+    assert err <= 1e-9 * peak, (err, peak)
+
+
+def test_wrist_power_balance(wrist, wrist_motion):
+    """τ·θ̇_act = d/dt (T + V), energies from pkm's trees and platform, 8th-order stencil (≤ 1e-8)."""
+    tr, res = wrist_motion
+    trees, Mp = dynamics_trees(wrist), platform_inertia(wrist)
+    plat = wrist.spec.body(wrist.spec.platform)
+    local = plat.frame[:3, :3].T @ (plat.com - plat.frame[:3, 3])
+    w = 2 * np.pi / tr.t[-1]
+    c = np.radians([5, -3, 4])
+    a = np.radians([20, -15, 25])
+
+    def energy(t, start):
+        x, xd = c + a * np.sin(w * t), a * w * np.cos(w * t)
+        sol = wrist.inverse_kinematics(x, xd, start=start)
+        E = sum(kinetic_energy(tr_, sol.joints[l.name][0], sol.joints_d[l.name][0])
+                + potential_energy(tr_, sol.joints[l.name][0], wrist.spec.gravity) for tr_, l in zip(trees, wrist.limbs))
+        Cp = wrist.platform_pose(x)
+        Vp, _ = wrist.platform_twist(x, xd)
+        return E + 0.5 * Vp @ Mp @ Vp - plat.mass * wrist.spec.gravity @ (Cp[:3, :3] @ local + Cp[:3, 3])
+
+    worst = scale = 0.0
+    for s in (3, 22, 48, 77, 96):
+        start = [res.joints[l.name][s] for l in wrist.limbs]
+        dE = _fd(lambda h: energy(tr.t[s] + h, start), 1e-3)
+        worst = max(worst, abs(res.tau[s] @ res.qd_act[s] - dE))
+        scale = max(scale, np.abs(res.tau[s] * res.qd_act[s]).max())
+    assert worst <= 1e-8 * scale, (worst, scale)
+
+
+def test_wrist_forward_dynamics_inverts_inverse_dynamics(wrist, wrist_motion):
+    """forward_dynamics at the trajectory's states under the inverse dynamics' torques returns the
+    trajectory's coordinate accelerations ẍ (V̇_t converted through the derivative of dexp)."""
+    tr, res = wrist_motion
+    s = [5, 40, 81]
+    fd = wrist.forward_dynamics(tr.x[s], tr.xd[s], res.tau[s])
+    np.testing.assert_allclose(fd.xdd, tr.xdd[s], rtol=0, atol=1e-9 * np.abs(tr.xdd).max())
+
+
+def test_wrist_simulation_follows_computed_torques(wrist, wrist_motion):
+    """Simulating the inverse dynamics' torques (a table) reproduces the orientation sine."""
+    tr, res = wrist_motion
+    n = 21
+    from pkm.sim.inputs import Table
+
+    table = Table(tr.t[:n], res.tau[:n])
+    out = wrist.simulate(table, (0.0, tr.t[n - 1]), x0=tr.x[0], xd0=tr.xd[0], rtol=1e-11, atol=1e-13,
+                         t_eval=tr.t[:n])
+    assert np.abs(out.x - tr.x[:n]).max() <= 1e-4 * np.abs(tr.x).max()
+    assert np.abs(out.energy_error).max() <= 1e-6 * max(1e-3, np.abs(out.kinetic).max())
+
+
+# ----------------------------------------------------------------------------- task spaces
+@pytest.mark.parametrize("components, closed", [
+    (("vx", "vy", "vz"), True), (("wz", "vx", "vy"), True), (("wz", "vx", "vy", "vz"), True),
+    (("wx", "wy", "wz"), True), (("wx", "wy", "wz", "vx", "vy", "vz"), True), (("wz", "vz"), True),
+    (("wx", "wy", "vz"), False), (("wx", "wy"), False), (("wz", "vx"), False), (("wx", "wy", "wz", "vz"), False)])
+def test_twist_closed(components, closed):
+    assert twist_closed(components) == closed
+
+
+def test_tilt_heave_dynamics_clear_error(wrist):
+    """A task space that is not twist-closed: velocities work, accelerations raise PkmError."""
+    import dataclasses
+
+    robot = pkm.load(WRIST)
+    robot.task = dataclasses.replace(robot.task, kind="select", components=("wx", "wy"))
+    robot.P_p = robot.task.selection_matrix()
+    robot._closed = twist_closed(robot.task.components)
+    robot._rot = [0, 1]
+    V, _ = robot.platform_twist([0.3, 0.2], [1.0, -0.5])
+    assert abs(V[2]) > 1e-3  # the tilted platform's twist has ω_z ≠ 0
+    with pytest.raises(PkmError, match="not closed"):
+        robot.platform_twist([0.3, 0.2], [1.0, -0.5], [0.0, 0.0])
+
+
+# ----------------------------------------------------------------------------- file format
+def _mirror_spec(mirror):
+    return {"name": "m", "platform": {"name": "p", "mass": 1.0, "com": [0, 0, 0], "inertia": [1, 1, 1, 0, 0, 0]},
+            "task": {"type": "translational"},
+            "limb": {"bodies": [{"name": "a", "mass": 2.0, "com": [1, 0.5, 0], "inertia": [2, 2.5, 3, 0.1, 0.2, 0.3],
+                                 "frame": {"axis": [0, 0, 1], "angle_deg": 30, "origin": [1, 0.5, 0]}}],
+                     "joints": [{"name": "r", "type": "R", "parent": "ground", "child": "a", "point": [1, 0.5, 0],
+                                 "axis": [0, 1, 1]},
+                                {"name": "p", "type": "P", "parent": "a", "child": "p", "axis": [1, 2, 3]},
+                                {"name": "h", "type": "H", "parent": "ground", "child": "p", "point": [0, 1, 0],
+                                 "axis": [1, 0, 0], "pitch": 0.01}],
+                     "mounts": [{"name": "m", "frame": {"axis": [0, 0, 1], "angle_deg": 90}, "mirror": mirror}]}}
+
+
+def test_mirrored_mount_is_the_mirror_image():
+    """Points and centres of mass reflected, the inertia tensor reflected (M I Mᵀ in world axes),
+    body frames proper, rotation axes as axial vectors, prismatic axes as vectors, pitch negated."""
+    spec = parse_spec(_mirror_spec("y"))
+    plain = parse_spec({**_mirror_spec("y"), "limb": {**_mirror_spec("y")["limb"],
+                                                       "mounts": [{"name": "m", "frame": {"axis": [0, 0, 1],
+                                                                                          "angle_deg": 90}}]}})
+    Rz = np.array([[0.0, -1, 0], [1, 0, 0], [0, 0, 1]])
+    M = Rz @ np.diag([1.0, -1, 1])
+    joints = spec.expanded()[1]
+    b = [x for x in spec.expanded()[0] if x.name == "m/a"][0]
+    b0 = [x for x in plain.expanded()[0] if x.name == "m/a"][0]
+    np.testing.assert_allclose(b.com, M @ np.array([1, 0.5, 0]), atol=1e-15)
+    assert np.linalg.det(b.frame[:3, :3]) > 0
+    Iw = lambda body: body.frame[:3, :3] @ body.inertia @ body.frame[:3, :3].T  # noqa: E731
+    Rb0 = Rz.T @ b0.frame[:3, :3]  # the limb's own body frame in F_0'
+    np.testing.assert_allclose(Iw(b), M @ (Rb0 @ b0.inertia @ Rb0.T) @ M.T, atol=1e-14)
+    j = {x.name: x for x in joints}
+    np.testing.assert_allclose(j["m/r"].axes[0], -M @ (np.array([0, 1, 1]) / np.sqrt(2)), atol=1e-15)
+    np.testing.assert_allclose(j["m/p"].axes[0], M @ (np.array([1, 2, 3]) / np.sqrt(14)), atol=1e-15)
+    assert j["m/h"].pitch == -0.01
+    np.testing.assert_allclose(j["m/h"].point, M @ np.array([0, 1, 0]), atol=1e-15)
+
+
+@pytest.mark.parametrize("value", ["w", "xy", 1])
+def test_bad_mirror(value):
+    with pytest.raises(RobotFileError, match="mirror"):
+        parse_spec(_mirror_spec(value))
+
+
+# ----------------------------------------------------------------------------- trajectories
+def test_orientation_trajectories_from_spec(wrist):
+    """sine and line (rest-to-rest) of the rotation vector from a robot file's keys (degrees)."""
+    traj = dict(wrist.spec.trajectory)
+    tr = from_spec(traj, ("rx", "ry", "rz"))
+    np.testing.assert_allclose(tr.x[0], np.radians([5, -3, 4]), atol=1e-15)
+    np.testing.assert_allclose(tr.xd[0], np.radians([20, -15, 25]) * 2 * np.pi, atol=1e-12)
+    line = {"type": "line", "start": np.zeros(3), "end": np.zeros(3), "duration": 1.0, "dt": 0.1,
+            "start_rotation": np.array([0.1, 0.0, 0.0]), "end_rotation": np.array([0.3, -0.2, 0.5])}
+    tl = from_spec(line, ("rx", "ry", "rz"))
+    np.testing.assert_allclose(tl.x[[0, -1]], [[0.1, 0, 0], [0.3, -0.2, 0.5]], atol=1e-15)
+    assert np.abs(tl.xd[[0, -1]]).max() == 0.0 and np.abs(tl.xdd[[0, -1]]).max() == 0.0
+    # a rotation the task does not control is an error; a translational task keeps its rotations at 0
+    with pytest.raises(ValueError, match="rx"):
+        from_spec(line, ("ry", "rz"))
+    hexa = pkm.load(HEXAPOD)
+    th = from_spec(hexa.spec.trajectory, hexa.task.coordinate_names())
+    assert th.names == ("rx", "ry", "rz", "x", "y", "z") and np.all(np.ptp(th.x, axis=0) > 0)
