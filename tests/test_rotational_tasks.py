@@ -246,3 +246,19 @@ def test_orientation_trajectories_from_spec(wrist):
     hexa = pkm.load(HEXAPOD)
     th = from_spec(hexa.spec.trajectory, hexa.task.coordinate_names())
     assert th.names == ("rx", "ry", "rz", "x", "y", "z") and np.all(np.ptp(th.x, axis=0) > 0)
+
+
+@pytest.mark.parametrize("path", [WRIST, HEXAPOD])
+def test_eom_reproduces_inverse_dynamics(path):
+    """M_t V̇_t + C_t V_t + W_t^grav = J_IKᵀ u (eq. 107) in the task velocity V_t = P_pᵀ V_p, with u
+    from the inverse dynamics at (x, ẋ, ẍ) and V̇_t from the derivative of dexp."""
+    robot = pkm.load(path)
+    rng = np.random.default_rng(3)
+    x = robot.x_ref + rng.uniform(-0.1, 0.1, robot.task_dof)
+    xd, xdd = rng.normal(size=robot.task_dof), rng.normal(size=robot.task_dof)
+    u = robot.inverse_dynamics(x, xd, xdd).tau[0]
+    V, dV = robot.platform_twist(x, xd, xdd)
+    Vt, dVt = robot.P_p.T @ V, robot.P_p.T @ dV
+    e = robot.eom(x, Vt)
+    lhs = e.M_t @ dVt + e.C_t_V_t + e.W_t_grav
+    np.testing.assert_allclose(lhs, e.J_IK.T @ u, rtol=0, atol=1e-9 * np.abs(e.J_IK.T @ u).max())

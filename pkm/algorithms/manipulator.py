@@ -166,15 +166,20 @@ def mass_matrix(robot, x, trees=None) -> np.ndarray:
 
 
 def eom(robot, x, xd) -> EOM:
-    """All terms of eq. (107) and (116) at task coordinates ``x`` with rates ``xd = ẋ``, in the task
-    velocity ``V_t = robot.task_velocity(x, xd)`` (:mod:`pkm.robot`; ``V_t = ẋ`` for a translational
-    task space). ``C_t V_t`` is the residual at ``V̇_t = 0``, i.e. at ``ẍ = robot.coordinate_accelerations(x, ẋ, 0)``."""
+    """All terms of eq. (107) and (116) at task coordinates ``x`` and task velocity ``V_t = xd`` (the
+    selected components of the body-fixed platform twist, :mod:`pkm.robot`; ``V_t = ẋ`` for a
+    translational task space). With rotations the sample is evaluated at the coordinate rates
+    ``ẋ = robot.coordinate_rates(x, V_t)`` and, for ``C_t V_t`` (the residual at ``V̇_t = 0``),
+    ``ẍ = robot.coordinate_accelerations(x, ẋ, 0)``."""
     x = np.asarray(x, float)
     xd = np.asarray(xd, float)
     zero = np.zeros_like(x)
     trees = dynamics_trees(robot)
     M_t = mass_matrix(robot, x, trees)
-    xdd0 = robot.coordinate_accelerations(x, xd, zero) if robot._rot else zero  # V̇_t = 0
+    xdd0 = zero
+    if robot._rot:  # V_t → ẋ, and the ẍ of V̇_t = 0
+        xd = robot.coordinate_rates(x, xd)
+        xdd0 = robot.coordinate_accelerations(x, xd, zero)
     Wl, Wp, J_IK, sol = task_residual(robot, x, xd, xdd0, trees=trees)
     Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, trees=trees)
     W_grav = Wl0.sum(axis=0) + Wp0
