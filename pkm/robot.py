@@ -18,12 +18,15 @@ and their derivatives ``ω̇ = dexp_{−ρ} ρ̈ + (d/dt dexp_{−ρ}) ρ̇`` (:
 ``v̇ = exp(ρ)ᵀ l̈ − ω × v`` (:meth:`Robot.platform_twist`). J_IK (eq. 98), the EOM terms ``M_t``,
 ``C_t V_t``, ``W_t^grav`` (eq. 107–112) and the forward dynamics' ``V̇_t`` refer to ``V_t``;
 :meth:`Robot.task_velocity`, :meth:`Robot.coordinate_rates` and
-:meth:`Robot.coordinate_accelerations` convert. This needs ``V_p = P_p V_t``: the selected twist
-components must be closed under the platform's rotations (no rotation, one rotation with the
-translations along its axis and/or across it, or all three rotations with none or all three
-translations: translational, planar, SCARA, spherical, SE(3)). A selection such as tilt–heave
-``(wx, wy, vz)`` is not (its platform twist has ``ω_z ≠ 0`` and ``v_x, v_y ≠ 0`` when tilted): its
-inverse kinematics and joint rates work, its dynamics raise :class:`pkm.PkmError`.
+:meth:`Robot.coordinate_accelerations` convert. When the selected twist components are closed under
+the platform's rotations (no rotation, one rotation with the translations along its axis and/or
+across it, or all three rotations with none or all three translations: translational, planar,
+SCARA, spherical, SE(3)), ``V_p = P_p V_t`` and the batched numba kernels run. A selection such as
+tilt–heave ``(wx, wy, vz)`` is not closed: the tilted platform's twist has ``ω_z, v_x, v_y ≠ 0``, so
+``V_p = P(x) V_t`` with a configuration-dependent distribution (:meth:`Robot.velocity_distribution`,
+``P(x) = H_p (P_pᵀH_p)⁻¹``); its inverse dynamics, EOM, forward dynamics and simulation run the
+Python reference path with ``F_(l) = L_p⁺ P(x)`` and the platform term ``P(x)ᵀ φ_p`` (the unselected
+motions are held by an ideal constraint).
 """
 
 from __future__ import annotations
@@ -197,14 +200,14 @@ class Robot(TaskCoordinates):
             try:
                 sols, check = self._solve_sample(X, s, prev if follow else first, follow, tol, max_iter,
                                                  singularity_threshold, on_branch_change)
-                J = self._jik(sols)
+                J = self._jik(sols, X[s])
                 if check and square and branch_suspect(prev, [x.theta for x in sols], J_IK[s - 1], J):
                     cont = self._continue(X, s, prev, tol, max_iter, singularity_threshold)
                     if cont is None:
                         branch_event("changed", self.name, s, X[s - 1], X[s], on_branch_change)
                     elif max(float(np.max(np.abs(a.theta - b.theta))) for a, b in zip(cont, sols)) > SAME_SOLUTION:
                         branch_event("continued", self.name, s, X[s - 1], X[s])
-                        sols, J = cont, self._jik(cont)
+                        sols, J = cont, self._jik(cont, X[s])
                 if square:
                     _check_condition(J, singularity_threshold, "the IK Jacobian J_IK")
             except (IKError, SingularityError) as exc:
@@ -264,9 +267,8 @@ class Robot(TaskCoordinates):
         trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
         """
         from pkm.kernels.batch import inverse_dynamics_batch
-        from pkm.algorithms.manipulator import DynamicsResult
+        from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
-        self.check_dynamics()
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
         XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
@@ -278,6 +280,9 @@ class Robot(TaskCoordinates):
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
+        if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
+            self.spec.check_actuation()
+            return reference(self, X, XD, XDD, wrench, gravity, tol=tol)
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
             threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
@@ -323,11 +328,13 @@ class Robot(TaskCoordinates):
         except IKError:
             return None
 
-    def _jik(self, sols) -> np.ndarray:
-        """J_IK (n_act, δ_p) from the limbs' solutions (eq. 91, 97–98): the actuated rows of F = L_p⁺ P_p."""
+    def _jik(self, sols, x) -> np.ndarray:
+        """J_IK (n_act, δ_p) from the limbs' solutions at ``x`` (eq. 91, 97–98): the actuated rows of
+        F = L_p⁺ P(x) (``P_p`` for a twist-closed task space, :meth:`velocity_distribution`)."""
         J = np.empty((self.n_act, self.task_dof))
+        P = self.velocity_distribution(x)
         for k, (limb, sol) in enumerate(zip(self.limbs, sols)):
-            F = sol.Lp_pinv @ self.P_p
+            F = sol.Lp_pinv @ P
             pos = {int(v): c for c, v in enumerate(limb.q_index)}
             J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
         return J
@@ -338,12 +345,13 @@ class Robot(TaskCoordinates):
         """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
         (n_act,) or (N, n_act) in ``actuator_names`` order (paper eq. 129): a
         :class:`pkm.sim.forward.ForwardDynamics` with ``.xdd``, ``.qd_act``, ``.qdd_act``, ``.J_IK``.
-        One call of the batched inverse-dynamics kernel per batch; ``start`` and ``solver`` as for
+        One call of the batched inverse-dynamics kernel per batch (a task space that is not
+        twist-closed: the reference path, eq. 129 with ``M_t``, ``C_t V_t``, ``W_t^grav`` of
+        :meth:`eom`); ``xdd`` are the coordinate accelerations ``ẍ``; ``start`` and ``solver`` as for
         :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where J_IK degenerates."""
         from pkm.sim.forward import forward_dynamics
 
         self.spec.check_actuation()
-        self.check_dynamics()
         X = np.atleast_2d(_real(x, "x"))
         XD = np.atleast_2d(_real(xd, "xd"))
         U = np.atleast_2d(_real(u, "u"))
@@ -391,7 +399,6 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import mass_matrix
 
         self.spec.check_actuation()
-        self.check_dynamics()
         return mass_matrix(self, _real(x, "x"))
 
     def eom(self, x, xd):
@@ -399,7 +406,6 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import eom
 
         self.spec.check_actuation()
-        self.check_dynamics()
         return eom(self, _real(x, "x"), _real(xd, "xd"))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:

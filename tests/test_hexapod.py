@@ -122,13 +122,15 @@ INERTIA = [(M_LOWER, M_LOWER * (3 * (RO ** 2 + RI ** 2) + (mp.mpf("0.75") * L0) 
            (M_TOP, M_TOP * (3 * RT ** 2 + THICK ** 2) / 12, M_TOP * RT ** 2 / 2)]
 
 
-def bodies(x):
+def bodies(x, legs=range(6)):
     """Every body's (rotation from its home orientation, COM, mass, transverse, axial inertia, axis
-    at home) and the six leg lengths at task coordinates x = (ρ, p) (mpmath)."""
+    at home) and the leg lengths at platform coordinates x = (ρ, p) (mpmath), for the legs ``legs``
+    (0-based)."""
     R = _rotvec(mp.matrix(x[:3]))
     p = mp.matrix(x[3:])
     out, lengths = [], []
-    for (b, a), (_, u0, L0_, E) in zip(LEG_POINTS, HOME):
+    for i in legs:
+        (b, a), (_, u0, L0_, E) = LEG_POINTS[i], HOME[i]
         d = p + R * a - b
         L = mp.norm(d)
         u = d / L
@@ -149,39 +151,47 @@ def _vee_skew(M):
     return mp.matrix([(M[2, 1] - M[1, 2]) / 2, (M[0, 2] - M[2, 0]) / 2, (M[1, 0] - M[0, 1]) / 2])
 
 
-def reference_forces(t):
-    """Actuator forces (leg order 1…6) at time t by virtual work over the six task directions."""
+def reference_forces(t, coords=None, to_pose=None, legs=range(6)):
+    """Actuator forces (legs ``legs`` in order) at time t by virtual work over the task directions:
+    ``coords(t)`` the task coordinates (default: :func:`motion`'s six), ``to_pose(q)`` the platform's
+    (ρ, p) (default: q itself). ``Σ_i τ_i ∂L_i/∂q_k = Σ_b (m(a − g))·∂c/∂q_k + (Iω̇ + ω × Iω)·δω_k``:
+    the balance along the task's motions (an ideal constraint holds the others, for a task space
+    with fewer than six coordinates)."""
     h = mp.mpf("1e-15")
     w = 2 * mp.pi
 
-    def x_at(tt):
+    def motion6(tt):
         return [mp.mpf(C[k]) + mp.mpf(A[k]) * mp.sin(w * tt + mp.mpf(PHI[k])) for k in range(6)]
 
+    coords = coords or motion6
+    to_pose = to_pose or (lambda q: q)
+    legs = list(legs)
     t = mp.mpf(t)
-    x = x_at(t)
-    (B0, L), (Bp, _), (Bm, _) = bodies(x), bodies(x_at(t + h)), bodies(x_at(t - h))
-    # generalised forces Q_k = Σ_b (m(a − g))·∂c/∂x_k + (I ω̇ + ω × I ω)·δω_k
+    q = coords(t)
+    d = len(q)
+    (B0, _), (Bp, _), (Bm, _) = (bodies(to_pose(coords(tt)), legs) for tt in (t, t + h, t - h))
+    # per body: the inertial and gravity force m(a − g) and moment Iω̇ + ω × Iω (world axes)
     per_body = []
     for (R, c, m, It, Ia, e0), (Rp, cp, *_), (Rm, cm, *_) in zip(B0, Bp, Bm):
-        v, acc = (cp - cm) / (2 * h), (cp - 2 * c + cm) / (h * h)
+        acc = (cp - 2 * c + cm) / (h * h)
         Rd, Rdd = (Rp - Rm) / (2 * h), (Rp - 2 * R + Rm) / (h * h)
         om, omd = _vee_skew(Rd * R.T), _vee_skew(Rdd * R.T)
         e = R * e0
         Iw = It * (mp.eye(3) - e * e.T) + Ia * e * e.T  # axisymmetric about e
         per_body.append((m * (acc - G), Iw * omd + _cross(om, Iw * om)))
-    Q, J = mp.zeros(6, 1), mp.zeros(6, 6)
+    Q, J = mp.zeros(d, 1), mp.zeros(d, len(legs))
     hx = mp.mpf("1e-20")
-    for k in range(6):
-        xp, xm = list(x), list(x)
-        xp[k] += hx
-        xm[k] -= hx
-        (Bxp, Lp), (Bxm, Lm) = bodies(xp), bodies(xm)
+    for k in range(d):
+        qp, qm = list(q), list(q)
+        qp[k] += hx
+        qm[k] -= hx
+        (Bxp, Lp), (Bxm, Lm) = bodies(to_pose(qp), legs), bodies(to_pose(qm), legs)
         for (F, N), (R, *_), (Rp, cp, *_), (Rm, cm, *_) in zip(per_body, B0, Bxp, Bxm):
             dc = (cp - cm) / (2 * hx)
             dw = _vee_skew((Rp - Rm) / (2 * hx) * R.T)
             Q[k] += (F.T * dc)[0] + (N.T * dw)[0]
-        for i in range(6):
-            J[k, i] = (Lp[i] - Lm[i]) / (2 * hx)  # ∂L_i/∂x_k
+        for i in range(len(legs)):
+            J[k, i] = (Lp[i] - Lm[i]) / (2 * hx)  # ∂L_i/∂q_k
     return np.array(mp.lu_solve(J, Q).tolist(), dtype=float).ravel()
 
 

@@ -169,19 +169,15 @@ def test_twist_closed(components, closed):
     assert twist_closed(components) == closed
 
 
-def test_tilt_heave_dynamics_clear_error(wrist):
-    """A task space that is not twist-closed: velocities work, accelerations raise PkmError."""
-    import dataclasses
+def test_kernels_need_a_twist_closed_task_space():
+    """The batched kernels select twist rows (V_p = P_p V_t): called on a tilt–heave task space they
+    raise PkmError (Robot.inverse_dynamics takes the reference path there instead)."""
+    from pkm.kernels.batch import inverse_dynamics_batch
 
-    robot = pkm.load(WRIST)
-    robot.task = dataclasses.replace(robot.task, kind="select", components=("wx", "wy"))
-    robot.P_p = robot.task.selection_matrix()
-    robot._closed = twist_closed(robot.task.components)
-    robot._rot = [0, 1]
-    V, _ = robot.platform_twist([0.3, 0.2], [1.0, -0.5])
-    assert abs(V[2]) > 1e-3  # the tilted platform's twist has ω_z ≠ 0
+    robot = pkm.load(ROOT / "tests" / "robots_ok" / "tilt_heave_3ups.toml")
+    x = np.array([[0.1, 0.05, 2.0]])
     with pytest.raises(PkmError, match="not closed"):
-        robot.platform_twist([0.3, 0.2], [1.0, -0.5], [0.0, 0.0])
+        inverse_dynamics_batch(robot, x, x * 0, x * 0)
 
 
 # ----------------------------------------------------------------------------- file format
@@ -262,3 +258,69 @@ def test_eom_reproduces_inverse_dynamics(path):
     e = robot.eom(x, Vt)
     lhs = e.M_t @ dVt + e.C_t_V_t + e.W_t_grav
     np.testing.assert_allclose(lhs, e.J_IK.T @ u, rtol=0, atol=1e-9 * np.abs(e.J_IK.T @ u).max())
+
+
+# ----------------------------------------------------------------------------- tilt–heave (not twist-closed)
+TILT = ROOT / "tests" / "robots_ok" / "tilt_heave_3ups.toml"
+
+
+def _tilt_motion(t):
+    """(rx, ry, z) = c + a sin(2πt + φ) and its derivatives."""
+    c, a, ph = np.array([0.04, -0.03, 2.03]), np.array([0.08, 0.06, -0.1]), np.array([0.0, 1.3, 0.6])
+    w = 2 * np.pi
+    return c + a * np.sin(w * t + ph), a * w * np.cos(w * t + ph), -a * w * w * np.sin(w * t + ph)
+
+
+def test_tilt_heave_velocity_distribution():
+    """V_p = P(x) V_t with V_t the selected twist components; the tilted platform's ω_z and v_x, v_y
+    are not zero; P(x) is P_p at the reference orientation; P(x) against finite differences of H_p A⁻¹
+    is not needed: V_p itself is checked against the pose's finite differences."""
+    robot = pkm.load(TILT)
+    assert not robot._closed
+    x, xd, xdd = _tilt_motion(0.2)
+    V, dV = robot.platform_twist(x, xd, xdd)
+    Vt = robot.task_velocity(x, xd)
+    np.testing.assert_allclose(robot.velocity_distribution(x) @ Vt, V, rtol=0, atol=1e-14)
+    assert min(abs(V[2]), abs(V[3]), abs(V[4])) > 1e-4
+    np.testing.assert_allclose(robot.velocity_distribution(robot.x_ref), robot.P_p, atol=1e-15)
+    C = lambda t: robot.platform_pose(x + t * xd + 0.5 * t * t * xdd)  # noqa: E731
+    B = np.linalg.inv(C(0.0)) @ _fd(C, 1e-3)
+    np.testing.assert_allclose(V, np.concatenate([_vee(B[:3, :3]), B[:3, 3]]), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(robot.coordinate_accelerations(x, xd, robot.P_p.T @ dV), xdd, rtol=0, atol=1e-12)
+
+
+def test_tilt_heave_inverse_dynamics_against_reference():
+    """Actuator forces of the three legs along a tilt–heave motion against the hexapod test's
+    independent virtual-work reference restricted to (rx, ry, z) (≤ 1e-9 relative), and the EOM and
+    forward dynamics (reference path, V_p = P(x) V_t) consistent with them."""
+    import mpmath as mp
+    from test_hexapod import reference_forces
+
+    robot = pkm.load(TILT)
+    times = [0.0, 0.21, 0.64]
+    X, XD, XDD = (np.array(v) for v in zip(*(_tilt_motion(t) for t in times)))
+    res = robot.inverse_dynamics(X, XD, XDD)
+    c, a, ph = [0.04, -0.03, 2.03], [0.08, 0.06, -0.1], [0.0, 1.3, 0.6]
+
+    def coords(t):
+        return [mp.mpf(c[k]) + mp.mpf(a[k]) * mp.sin(2 * mp.pi * t + mp.mpf(ph[k])) for k in range(3)]
+
+    ref = np.array([reference_forces(t, coords, lambda q: [q[0], q[1], 0, 0, 0, q[2]], legs=(0, 2, 4))
+                    for t in times])
+    assert np.abs(res.tau - ref).max() <= 1e-9 * np.abs(ref).max(), np.abs(res.tau - ref).max()
+    fd = robot.forward_dynamics(X, XD, res.tau)
+    np.testing.assert_allclose(fd.xdd, XDD, rtol=0, atol=1e-8 * np.abs(XDD).max())
+
+
+def test_tilt_heave_ik_jacobian_and_simulation():
+    """θ̇_act = J_IK V_t with J_IK = actuated rows of L_p⁺ P(x); a short simulation (task form on the
+    reference path) under the torques that hold the initial state stays there, energy conserved."""
+    robot = pkm.load(TILT)
+    x, xd, _ = _tilt_motion(0.37)
+    sol = robot.inverse_kinematics(x, xd)
+    np.testing.assert_allclose(sol.qd_act[0], sol.J_IK[0] @ robot.task_velocity(x, xd), rtol=0, atol=1e-12)
+    out = robot.simulate("hold", (0.0, 0.02), x0=x, dt=0.01, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(out.x[-1], x, rtol=0, atol=1e-9)
+    free = robot.simulate("zero", (0.0, 0.02), x0=x, dt=0.01, rtol=1e-10, atol=1e-12)
+    assert free.x[-1, 2] < x[2] - 1e-4
+    assert np.abs(free.energy_error).max() <= 1e-7 * max(1.0, np.abs(free.kinetic).max())

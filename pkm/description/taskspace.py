@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.errors import PkmError
-from pkm.lie import dexp_inv_so3, dexp_so3, dexp_so3_dot, exp_so3
+from pkm.lie import dexp_so3, dexp_so3_dot, exp_so3
 
 
 class TaskCoordinates:
@@ -51,48 +51,64 @@ class TaskCoordinates:
         V = np.concatenate([w, v])
         if xdd is None:
             return V, None
-        self.check_dynamics()
         ldd, rhodd = self._split_rates(xdd)
         dw = dexp_so3(-rho) @ rhodd + dexp_so3_dot(-rho, -rhod) @ rhod
         return V, np.concatenate([dw, R.T @ ldd - np.cross(w, v)])
 
     def check_dynamics(self):
         """:class:`pkm.PkmError` unless the task space's twist components are closed under its
-        rotations (``V_p = P_p V_t``, module docstring): the condition of accelerations, J_IK and
-        the dynamics."""
+        rotations (``V_p = P_p V_t`` with the constant ``P_p``, module docstring of :mod:`pkm.robot`):
+        the condition of the batched numba kernels (inverse and forward dynamics, simulation). Other
+        task spaces run the reference path (:meth:`velocity_distribution`)."""
         if not self._closed:
             raise PkmError(f"{self.name}: the task components ({', '.join(self.task.components)}) are not closed under "
-                           "the platform's rotations (the platform twist of a tilted platform has components outside "
-                           "them): accelerations and dynamics need a task space with no rotation, one rotation (with "
+                           "the platform's rotations (the twist of the tilted platform has components outside them, "
+                           "V_p = P(x) V_t): the batched kernels need a task space with no rotation, one rotation (with "
                            "translations along and/or across its axis) or all three rotations (with none or all three "
-                           "translations)")
+                           "translations); its inverse dynamics, EOM and forward dynamics run the reference path")
+
+    def coordinate_jacobian(self, x) -> np.ndarray:
+        """``H_p(x)`` (6 × δ_p) with ``V_p = H_p ẋ`` (eq. 7): a rotational coordinate's column is the
+        column of ``dexp_{−ρ}`` for its axis (over ``ω``), a translational one's ``exp(ρ)ᵀ e_a`` (over ``v``)."""
+        _, rho = self._split(np.asarray(x, float))
+        D, R = dexp_so3(-rho), exp_so3(rho)
+        H = np.zeros((6, self.task_dof))
+        for i, c in enumerate(self.task.components):
+            a = "xyz".index(c[1])
+            if c.startswith("w"):
+                H[:3, i] = D[:, a]
+            else:
+                H[3:, i] = R[a]
+        return H
+
+    def velocity_distribution(self, x) -> np.ndarray:
+        """``P(x)`` (6 × δ_p) with ``V_p = P(x) V_t`` (eq. 82 generalised): ``P_p`` for a twist-closed task
+        space, else ``H_p A⁻¹`` with ``A = P_pᵀ H_p`` (its selected rows are the identity; the others give
+        the platform twist's components outside the task, e.g. ``ω_z`` of a tilted tilt–heave platform).
+        The virtual platform motions of the task space are its columns: ``F_(l) = L_p⁺ P(x)``, the
+        platform enters as ``P(x)ᵀ φ_p`` (eq. 140)."""
+        if self._closed:
+            return self.P_p
+        H = self.coordinate_jacobian(x)
+        return H @ np.linalg.inv(self.P_p.T @ H)
 
     def task_velocity(self, x, xd) -> np.ndarray:
         """``V_t = P_pᵀ V_p`` at coordinates ``x`` with rates ``xd = ẋ`` (eq. 82)."""
         return self.P_p.T @ self.platform_twist(x, xd)[0]
 
     def coordinate_rates(self, x, Vt) -> np.ndarray:
-        """``ẋ`` for task velocity ``V_t`` at ``x``: ``ρ̇ = dexp_{−ρ}⁻¹ ω``, ``l̇ = exp(ρ) v``
-        (the inverse of :meth:`task_velocity`, eq. 130; singular at ``|ρ| = 2π``)."""
-        self.check_dynamics()
-        _, rho = self._split(x)
-        V = self.P_p @ np.asarray(Vt, float)
-        return self._task_order(exp_so3(rho) @ V[3:], dexp_inv_so3(-rho) @ V[:3])
+        """``ẋ = A⁻¹ V_t`` for task velocity ``V_t`` at ``x``, ``A = P_pᵀ H_p(x)`` (:meth:`coordinate_jacobian`;
+        e.g. ``ρ̇ = dexp_{−ρ}⁻¹ ω``, ``l̇ = exp(ρ) v`` for SE(3)): the inverse of :meth:`task_velocity`,
+        eq. 130 (singular at ``|ρ| = 2π``)."""
+        return np.linalg.solve(self.P_p.T @ self.coordinate_jacobian(x), np.asarray(Vt, float))
 
     def coordinate_accelerations(self, x, xd, Vtd) -> np.ndarray:
-        """``ẍ`` for task acceleration ``V̇_t`` at ``(x, ẋ)``: ``ρ̈ = dexp_{−ρ}⁻¹(ω̇ − (d/dt dexp_{−ρ}) ρ̇)``,
-        ``l̈ = exp(ρ)(v̇ + ω × v)`` (the inverse of :meth:`platform_twist`'s derivative)."""
-        self.check_dynamics()
-        _, rho = self._split(x)
-        ld, rhod = self._split_rates(xd)
-        R = exp_so3(rho)
-        w, v = dexp_so3(-rho) @ rhod, R.T @ ld
-        dV = self.P_p @ np.asarray(Vtd, float)
-        rhodd = dexp_inv_so3(-rho) @ (dV[:3] - dexp_so3_dot(-rho, -rhod) @ rhod)
-        return self._task_order(R @ (dV[3:] + np.cross(w, v)), rhodd)
-
-    def _task_order(self, lin, rot) -> np.ndarray:
-        return np.array([(lin if c.startswith("v") else rot)["xyz".index(c[1])] for c in self.task.components])
+        """``ẍ`` for task acceleration ``V̇_t`` at ``(x, ẋ)``: ``ẍ = A⁻¹(V̇_t − P_pᵀ V̇_p(x, ẋ, 0))``, the
+        inverse of :meth:`platform_twist`'s derivative (``P_pᵀ V̇_p(x, ẋ, 0)`` holds the derivative of
+        dexp, ``ω × v`` and, for a task space that is not twist-closed, ``Ȧ ẋ``)."""
+        A = self.P_p.T @ self.coordinate_jacobian(x)
+        dV0 = self.platform_twist(x, xd, np.zeros(self.task_dof))[1]
+        return np.linalg.solve(A, np.asarray(Vtd, float) - self.P_p.T @ dV0)
 
     def _split_rates(self, xd):
         lin, rot = np.zeros(3), np.zeros(3)

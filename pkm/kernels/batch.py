@@ -68,8 +68,7 @@ def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
     """:func:`platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
     ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
     :func:`pkm.lie.rotvec_motions_into` (spec §1.7, §11.1)."""
-    if XDD.any():
-        robot.check_dynamics()
+    robot.check_dynamics()  # the kernels select twist rows: V_p = P_p V_t
     N = X.shape[0]
     rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
     lin[:] = robot.R0.T @ robot.r0

@@ -142,6 +142,8 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     Wee = np.zeros((N, 6))
     if wrench is not None:
         Wee[:] = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))
+    if not robot._closed:
+        return reference_forward_dynamics(robot, X, XD, U, Wee, gravity, start, **solver)
     # the branch: the batched IK (+ inverse dynamics at zero acceleration) follows it from `start`
     theta = inverse_dynamics_batch(robot, X, XD, np.zeros_like(X), Wee, gravity, start=start, threads=threads,
                                    on_branch_change=on_branch_change, **solver)[0]
@@ -165,3 +167,30 @@ def task_accelerations(robot, X, XD, Vtd):
         for s in range(X.shape[0]):
             Vtd[s] = robot.coordinate_accelerations(X[s], XD[s], Vtd[s])
     return Vtd
+
+
+def reference_forward_dynamics(robot, X, XD, U, Wee, gravity=None, start=None, **solver) -> ForwardDynamics:
+    """Eq. (129) on the reference path, for a task space that is not twist-closed (``V_p = P(x) V_t``,
+    :meth:`pkm.robot.Robot.velocity_distribution`, which the kernels' row selection cannot hold):
+    ``V̇_t = M_t⁻¹(J_IKᵀu + P(x)ᵀW^EE − C_tV_t − W_t^grav)`` from
+    :func:`pkm.algorithms.manipulator.eom` at ``V_t = P_pᵀ V_p(x, ẋ)``, then ``ẍ`` and the joint rates."""
+    from pkm.algorithms.manipulator import eom
+
+    N, d = X.shape
+    L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
+    xdd, bias = np.empty((N, d)), np.empty((N, robot.n_act))
+    J = np.empty((N, robot.n_act, d))
+    th, thd, thdd = (np.zeros((N, L, nmax)) for _ in range(3))
+    solver = {k: v for k, v in solver.items() if k in ("tol", "max_iter", "singularity_threshold")}
+    for s in range(N):
+        e = eom(robot, X[s], robot.task_velocity(X[s], XD[s]), gravity)
+        b = e.C_t_V_t + e.W_t_grav - robot.velocity_distribution(X[s]).T @ Wee[s]
+        J[s], bias[s] = e.J_IK, np.linalg.solve(e.J_IK.T, b)
+        xdd[s] = robot.coordinate_accelerations(X[s], XD[s], np.linalg.solve(e.M_t, e.J_IK.T @ U[s] - b))
+        sol = robot.inverse_kinematics(X[s], XD[s], xdd[s], start=start, **solver)
+        start = [sol.joints[l.name][0] for l in robot.limbs]
+        for k, l in enumerate(robot.limbs):
+            th[s, k, :l.n], thd[s, k, :l.n], thdd[s, k, :l.n] = start[k], sol.joints_d[l.name][0], sol.joints_dd[l.name][0]
+    act = robot._act_limb, robot._act_var
+    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
+                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)

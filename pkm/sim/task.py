@@ -20,7 +20,7 @@ from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.batch import blocks
 from pkm.kernels.forward import rk4_run
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
-from pkm.sim.forward import ForwardKernel, raise_status, task_accelerations
+from pkm.sim.forward import ForwardKernel, raise_status, reference_forward_dynamics, task_accelerations
 from pkm.sim.inputs import Constant, Table
 
 
@@ -43,6 +43,7 @@ class TaskRhs:
                                               max_condition)
         self.kernel = ForwardKernel(robot, gravity, **solver)
         self.kernel.set_start(start)
+        self.start = start
         self.d, self.n = robot.task_dof, robot.n_act
         L, nmax = self.kernel.th.shape
         d, na = self.d, self.n
@@ -74,6 +75,8 @@ class TaskRhs:
         """The forces at ``(t, x, ẋ)`` and the kernel's outputs ``(θ, θ̇, θ̈, ẍ, u_0, J_IK)`` (each with
         a leading axis of 1; overwritten by the next call)."""
         u = forces(self.u, t, x, xd, self.n)
+        if not self.robot._closed:  # V_p = P(x) V_t: the reference path (one state)
+            return u, self._reference(t, x, xd, u)
         self._state(x, xd)
         self.U[0] = u
         try:
@@ -85,6 +88,21 @@ class TaskRhs:
             raise exc from None
         self.nfev += 1
         return u, self.out
+
+    def _reference(self, t, x, xd, u):
+        """:func:`pkm.sim.forward.reference_forward_dynamics` at one state into ``self.out``, its IK
+        started from the last evaluation's joint coordinates."""
+        th = self.out[0][0]
+        start = [th[k, :l.n] for k, l in enumerate(self.robot.limbs)] if self.nfev else self.start
+        try:
+            fd = reference_forward_dynamics(self.robot, x[None], xd[None], u[None], self.Wee, self.kernel.g0, start)
+        except PkmError as exc:
+            exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",) + exc.args[1:]
+            raise exc from None
+        for dst, src in zip(self.out, (fd.theta, fd.thetad, fd.thetadd, fd.xdd, fd.bias, fd.J_IK)):
+            dst[:] = src
+        self.nfev += 1
+        return self.out
 
     def __call__(self, t, y):
         d = self.d
