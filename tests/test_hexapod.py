@@ -282,3 +282,20 @@ def test_free_fall_conserves_energy(robot):
     assert res.x[-1, 5] < C[5] - 1e-4  # it fell
     assert np.abs(res.energy_error).max() <= 1e-7 * np.abs(res.kinetic).max()
     assert np.abs(res.work).max() == 0.0
+
+
+def test_absolute_coordinates(robot, result):
+    """A third method: the absolute-coordinate formulation (rheonomic drives, torques from their
+    multipliers, pkm.absolute.loader) gives the same leg forces."""
+    from pkm.absolute.loader import load_spec as load_absolute
+    from pkm.algorithms.kinematics import forward_kinematics
+
+    model = load_absolute(robot.spec)
+    assert model.dof == 6
+    for s in (1, 4):
+        poses = {}
+        for limb in robot.limbs:
+            Cs = forward_kinematics(limb.tree, result.joints[limb.name][s])
+            poses.update({n: Cs[k] for k, n in enumerate(limb.tree.body_names) if not limb.tree.virtual[k]})
+        tau, *_ = model.solve_instant(result.q_act[s], result.qd_act[s], result.qdd_act[s], model.coordinates(poses))
+        np.testing.assert_allclose(tau, result.tau[s], rtol=0, atol=1e-9 * np.abs(result.tau).max())
