@@ -68,7 +68,6 @@ def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
     """:func:`platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
     ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
     :func:`pkm.lie.rotvec_motions_into` (spec §1.7, §11.1)."""
-    robot.check_dynamics()  # the kernels select twist rows: V_p = P_p V_t
     N = X.shape[0]
     rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
     lin[:] = robot.R0.T @ robot.r0
@@ -150,6 +149,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
+    robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
     check_solver(tol, max_iter, singularity_threshold)
     km = robot._packed()
     N = X.shape[0]

@@ -60,6 +60,7 @@ class ForwardKernel:
 
     def __init__(self, robot, gravity=None, *, tol=1e-12, max_iter=50, singularity_threshold=SINGULARITY_THRESHOLD):
         check_solver(tol, max_iter, singularity_threshold)
+        robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
         self.robot = robot
         self.km = km = robot._packed()
         self.g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)

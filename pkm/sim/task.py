@@ -41,11 +41,14 @@ class TaskRhs:
         solver = {k: v for k, v in solver.items() if k != "threads"}
         solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
                                               max_condition)
-        self.kernel = ForwardKernel(robot, gravity, **solver)
-        self.kernel.set_start(start)
-        self.start = start
+        self.start, self.solver = start, solver
+        self.g0 = np.asarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
+        self.kernel = None  # a task space that is not twist-closed runs the reference path (_reference)
+        if robot._closed:
+            self.kernel = ForwardKernel(robot, gravity, **solver)
+            self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
-        L, nmax = self.kernel.th.shape
+        L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
         self.Wee[:] = 0.0 if wrench is None else np.asarray(wrench, dtype=float)
@@ -95,7 +98,8 @@ class TaskRhs:
         th = self.out[0][0]
         start = [th[k, :l.n] for k, l in enumerate(self.robot.limbs)] if self.nfev else self.start
         try:
-            fd = reference_forward_dynamics(self.robot, x[None], xd[None], u[None], self.Wee, self.kernel.g0, start)
+            fd = reference_forward_dynamics(self.robot, x[None], xd[None], u[None], self.Wee, self.g0, start,
+                                            **self.solver)
         except PkmError as exc:
             exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",) + exc.args[1:]
             raise exc from None
