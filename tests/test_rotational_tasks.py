@@ -324,3 +324,25 @@ def test_tilt_heave_ik_jacobian_and_simulation():
     free = robot.simulate("zero", (0.0, 0.02), x0=x, dt=0.01, rtol=1e-10, atol=1e-12)
     assert free.x[-1, 2] < x[2] - 1e-4
     assert np.abs(free.energy_error).max() <= 1e-7 * max(1.0, np.abs(free.kinetic).max())
+
+
+def test_cli_orientation_trajectory(tmp_path):
+    """`pkm inverse-dynamics` with a rest-to-rest orientation move from the command line: the CSV's
+    rotation columns start and end at the given rotation vectors, the torques equal the API's."""
+    from conftest import run_pkm
+
+    out = tmp_path / "w.csv"
+    proc = run_pkm("inverse-dynamics", WRIST, "--trajectory", "line", "--start-rotation", "0.1", "0", "0",
+                   "--end-rotation", "0.3", "-0.2", "0.4", "--duration", "0.5", "--dt", "0.01", "--out", out,
+                   cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = np.genfromtxt(out, delimiter=",", names=True)
+    np.testing.assert_allclose([data["rx"][0], data["ry"][0], data["rz"][0]], [0.1, 0, 0], atol=1e-15)
+    np.testing.assert_allclose([data["rx"][-1], data["ry"][-1], data["rz"][-1]], [0.3, -0.2, 0.4], atol=1e-15)
+    robot = pkm.load(WRIST)
+    tr = from_spec({"type": "line", "start": np.zeros(3), "end": np.zeros(3), "duration": 0.5, "dt": 0.01,
+                    "start_rotation": np.array([0.1, 0, 0]), "end_rotation": np.array([0.3, -0.2, 0.4])},
+                   robot.task.coordinate_names())
+    tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd).tau
+    got = np.column_stack([data[n] for n in data.dtype.names if n.startswith("tau_")])
+    np.testing.assert_allclose(got, tau, rtol=0, atol=1e-12 * np.abs(tau).max())
