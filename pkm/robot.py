@@ -265,6 +265,9 @@ class Robot(TaskCoordinates):
         differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
         ``progress``: a callable receiving the number of samples each time a segment of the
         trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
+        A task space that is not twist-closed (module docstring) runs the Python reference path
+        (:func:`pkm.algorithms.manipulator.inverse_dynamics`, one sample at a time; ``threads``,
+        ``t``, ``start``, ``on_branch_change`` and ``progress`` do not apply there).
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
