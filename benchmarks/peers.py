@@ -179,6 +179,13 @@ def delta_tree_model(robot) -> PinTrees:
     return pinocchio_model(dynamics_trees(robot), robot.spec.gravity, names=[l.name for l in robot.limbs])
 
 
+def hexapod_tree_model(robot) -> PinTrees:
+    """The 6-UPS hexapod's spanning tree in one Pinocchio model: its six leg trees (U = two ``RZ``,
+    P = one ``PZ``, S = three ``RZ``; platform massless in each, as pkm's limb dynamics use them) side
+    by side: 6 × 6 = 36 joints. The same builder as :func:`delta_tree_model`."""
+    return delta_tree_model(robot)
+
+
 # ============================================================================ closed-loop Delta with Pinocchio
 class PinocchioDeltaID:
     """Closed-loop inverse dynamics of a translational PKM written as a Pinocchio user would.

@@ -1,11 +1,32 @@
 """The user-facing robot: a loaded, compiled PKM with its limbs (``pkm.load``).
 
-Task coordinates ``x`` (spec §7): the platform's reference pose ``A_p = (R_0, r_0)`` is kept in
-every component the task space does not select. Selected translational components are the platform
-origin's coordinates along the axes of ``R_0`` (the world axes when the platform frame is parallel to
-the world frame, as for the Delta and the IRSBot-2); selected rotational components form a rotation
-vector ``ρ`` with ``R_p = R_0 exp(ρ)``. The task velocity ``V_t`` holds the selected components of
-the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82).
+Task coordinates ``x`` (spec §7, §1.7, §11.1): the platform's reference pose ``A_p = (R_0, r_0)``
+is kept in every component the task space does not select. Selected translational components are
+the platform origin's coordinates ``l`` along the axes of ``R_0`` (the world axes when the platform
+frame is parallel to the world frame, as for the Delta and the IRSBot-2), ``r_p = R_0 l``. Selected
+rotational components form a rotation vector ``ρ`` **about the reference orientation**:
+``R_p = R_0 exp(ρ)`` (components not selected are 0), singular only at ``|ρ| = 2π``; a full SE(3)
+task space (6 DOF, e.g. a hexapod) has ``x = (ρ; l)`` or any order of the six, a spherical one
+(``type = "rotational"``) ``x = ρ``.
+
+Rates: ``xd = ẋ`` and ``xdd = ẍ`` are the time derivatives of these coordinates everywhere
+(inverse kinematics, inverse and forward dynamics, simulation, trajectories). The **velocity
+variable** of the equations of motion is the task velocity ``V_t = P_pᵀ V_p``, the selected
+components of the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82; spec §11.1: the platform twist,
+free of parameterisation singularities): ``ω = dexp_{−ρ} ρ̇`` (eq. 7, spec §1.7), ``v = exp(ρ)ᵀ l̇``,
+and their derivatives ``ω̇ = dexp_{−ρ} ρ̈ + (d/dt dexp_{−ρ}) ρ̇`` (:func:`pkm.lie.dexp_so3_dot`),
+``v̇ = exp(ρ)ᵀ l̈ − ω × v`` (:meth:`Robot.platform_twist`). J_IK (eq. 98), the EOM terms ``M_t``,
+``C_t V_t``, ``W_t^grav`` (eq. 107–112) and the forward dynamics' ``V̇_t`` refer to ``V_t``;
+:meth:`Robot.task_velocity`, :meth:`Robot.coordinate_rates` and
+:meth:`Robot.coordinate_accelerations` convert. When the selected twist components are closed under
+the platform's rotations (no rotation, one rotation with the translations along its axis and/or
+across it, or all three rotations with none or all three translations: translational, planar,
+SCARA, spherical, SE(3)), ``V_p = P_p V_t`` and the batched numba kernels run. A selection such as
+tilt–heave ``(wx, wy, vz)`` is not closed: the tilted platform's twist has ``ω_z, v_x, v_y ≠ 0``, so
+``V_p = P(x) V_t`` with a configuration-dependent distribution (:meth:`Robot.velocity_distribution`,
+``P(x) = H_p (P_pᵀH_p)⁻¹``); its inverse dynamics, EOM, forward dynamics and simulation run the
+Python reference path with ``F_(l) = L_p⁺ P(x)`` and the platform term ``P(x)ᵀ φ_p`` (the unselected
+motions are held by an ideal constraint).
 """
 
 from __future__ import annotations
@@ -19,10 +40,10 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS,
                                                check_branch_policy, check_solver, fmt_x, limb_rates,
                                                solve_limb)
 from pkm.errors import IKError, PkmError, SingularityError
-from pkm.lie import dexp_so3, exp_so3
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
+from pkm.description.taskspace import TaskCoordinates, _real, twist_closed
 from pkm.description.topology import limb_topologies, mobility
 
 
@@ -51,7 +72,7 @@ class IKSolution:
 
 
 
-class Robot:
+class Robot(TaskCoordinates):
     """A PKM compiled from a robot file: its limbs (:class:`pkm.algorithms.limb.LimbModel`) and task space.
 
     >>> import pkm
@@ -74,6 +95,7 @@ class Robot:
         self.r0 = A_p[:3, 3].copy()
         self._trans = [i for i, c in enumerate(spec.task.components) if c.startswith("v")]
         self._rot = [i for i, c in enumerate(spec.task.components) if c.startswith("w")]
+        self._closed = twist_closed(spec.task.components)
         self.actuator_names = [limb.tree.variable_names[a] for limb in self.limbs for a in limb.actuated]
         self._act_slices = []
         k = 0
@@ -111,49 +133,6 @@ class Robot:
     def mobility(self):
         """Mobility at the reference configuration (:func:`pkm.description.topology.mobility`)."""
         return mobility(self.spec)
-
-    # ------------------------------------------------------------------ task space
-    def _split(self, x):
-        local = self.R0.T @ self.r0
-        rho = np.zeros(3)
-        for i, c in enumerate(self.task.components):
-            axis = "xyz".index(c[1])
-            if c.startswith("v"):
-                local[axis] = x[i]
-            else:
-                rho[axis] = x[i]
-        return local, rho
-
-    def platform_pose(self, x) -> np.ndarray:
-        """The platform pose ``C_p`` (4×4) for task coordinates ``x``."""
-        x = self._check_x(_real(x, "x").reshape(-1), "x")
-        local, rho = self._split(x)
-        C = np.eye(4)
-        C[:3, :3] = self.R0 @ exp_so3(rho)
-        C[:3, 3] = self.R0 @ local
-        return C
-
-    def platform_twist(self, x, xd, xdd=None):
-        """Body-fixed platform twist ``V_p`` and, with ``xdd``, its derivative ``V̇_p`` (eq. 7, 82)."""
-        _, rho = self._split(x)
-        ld, rhod = self._split_rates(xd)
-        R = exp_so3(rho)
-        V = np.concatenate([dexp_so3(-rho) @ rhod, R.T @ ld])
-        if xdd is None:
-            return V, None
-        ldd, rhodd = self._split_rates(xdd)
-        if np.count_nonzero(rho) > 1 or np.count_nonzero(rhod) > 1:
-            raise PkmError("accelerations of task spaces that rotate about more than one axis are not supported yet")
-        # rotation about one fixed axis: ω = ρ̇, ω̇ = ρ̈ and d/dt(Rᵀ ṗ) = Rᵀ p̈ − ω × (Rᵀ ṗ)
-        w = V[:3]
-        dV = np.concatenate([rhodd, R.T @ ldd - np.cross(w, V[3:])])
-        return V, dV
-
-    def _split_rates(self, xd):
-        lin, rot = np.zeros(3), np.zeros(3)
-        for i, c in enumerate(self.task.components):
-            (lin if c.startswith("v") else rot)["xyz".index(c[1])] = xd[i]
-        return lin, rot
 
     def _check_x(self, x, name):
         if x.shape[-1] != self.task_dof:
@@ -221,14 +200,14 @@ class Robot:
             try:
                 sols, check = self._solve_sample(X, s, prev if follow else first, follow, tol, max_iter,
                                                  singularity_threshold, on_branch_change)
-                J = self._jik(sols)
+                J = self._jik(sols, X[s])
                 if check and square and branch_suspect(prev, [x.theta for x in sols], J_IK[s - 1], J):
                     cont = self._continue(X, s, prev, tol, max_iter, singularity_threshold)
                     if cont is None:
                         branch_event("changed", self.name, s, X[s - 1], X[s], on_branch_change)
                     elif max(float(np.max(np.abs(a.theta - b.theta))) for a, b in zip(cont, sols)) > SAME_SOLUTION:
                         branch_event("continued", self.name, s, X[s - 1], X[s])
-                        sols, J = cont, self._jik(cont)
+                        sols, J = cont, self._jik(cont, X[s])
                 if square:
                     _check_condition(J, singularity_threshold, "the IK Jacobian J_IK")
             except (IKError, SingularityError) as exc:
@@ -286,9 +265,12 @@ class Robot:
         differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
         ``progress``: a callable receiving the number of samples each time a segment of the
         trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
+        A task space that is not twist-closed (module docstring) runs the Python reference path
+        (:func:`pkm.algorithms.manipulator.inverse_dynamics`, one sample at a time; ``threads``,
+        ``t``, ``start``, ``on_branch_change`` and ``progress`` do not apply there).
         """
         from pkm.kernels.batch import inverse_dynamics_batch
-        from pkm.algorithms.manipulator import DynamicsResult
+        from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
@@ -301,6 +283,9 @@ class Robot:
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
+        if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
+            self.spec.check_actuation()
+            return reference(self, X, XD, XDD, wrench, gravity, tol=tol)
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
             threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
@@ -346,11 +331,13 @@ class Robot:
         except IKError:
             return None
 
-    def _jik(self, sols) -> np.ndarray:
-        """J_IK (n_act, δ_p) from the limbs' solutions (eq. 91, 97–98): the actuated rows of F = L_p⁺ P_p."""
+    def _jik(self, sols, x) -> np.ndarray:
+        """J_IK (n_act, δ_p) from the limbs' solutions at ``x`` (eq. 91, 97–98): the actuated rows of
+        F = L_p⁺ P(x) (``P_p`` for a twist-closed task space, :meth:`velocity_distribution`)."""
         J = np.empty((self.n_act, self.task_dof))
+        P = self.velocity_distribution(x)
         for k, (limb, sol) in enumerate(zip(self.limbs, sols)):
-            F = sol.Lp_pinv @ self.P_p
+            F = sol.Lp_pinv @ P
             pos = {int(v): c for c, v in enumerate(limb.q_index)}
             J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
         return J
@@ -361,7 +348,9 @@ class Robot:
         """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
         (n_act,) or (N, n_act) in ``actuator_names`` order (paper eq. 129): a
         :class:`pkm.sim.forward.ForwardDynamics` with ``.xdd``, ``.qd_act``, ``.qdd_act``, ``.J_IK``.
-        One call of the batched inverse-dynamics kernel per batch; ``start`` and ``solver`` as for
+        One call of the batched inverse-dynamics kernel per batch (a task space that is not
+        twist-closed: the reference path, eq. 129 with ``M_t``, ``C_t V_t``, ``W_t^grav`` of
+        :meth:`eom`); ``xdd`` are the coordinate accelerations ``ẍ``; ``start`` and ``solver`` as for
         :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where J_IK degenerates."""
         from pkm.sim.forward import forward_dynamics
 
@@ -443,20 +432,6 @@ class Robot:
                 raise
             except IKError:
                 raise first from None
-
-
-def _real(value, name: str) -> np.ndarray:
-    """``value`` as a float array; ValueError for complex or non-numeric input (never a silently
-    dropped imaginary part)."""
-    a = np.asarray(value)
-    if np.iscomplexobj(a):
-        raise ValueError(f"{name} must be real numbers, got complex values")
-    if a.dtype.kind not in "biuf":
-        try:
-            a = a.astype(float)
-        except (TypeError, ValueError):
-            raise ValueError(f"{name} must be numbers, got {a.dtype} values") from None
-    return a.astype(float, copy=False)
 
 
 def _along(limb, poses, theta, tol, max_iter, threshold):

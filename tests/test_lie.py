@@ -21,7 +21,7 @@ from pkm import lie
 from pkm.lie import series as lie_series
 from pkm.lie import (Ad, Ad_apply_into, Ad_into, Ad_inv, Ad_inv_apply_into, Ad_inv_into, ad,
                      ad_apply_into, coad, coad_apply_into, dexp_inv_se3, dexp_inv_so3, dexp_se3,
-                     dexp_so3, exp_se3, exp_se3_into, exp_so3, hat, inv_se3, inv_se3_into,
+                     dexp_so3, dexp_so3_dot, rotvec_motions_into, exp_se3, exp_se3_into, exp_so3, hat, inv_se3, inv_se3_into,
                      log_se3, log_se3_into, log_so3, log_so3_into, mul_se3_into, skew, vee)
 
 PI = np.pi
@@ -304,6 +304,40 @@ def test_dexp_so3_fd(x, xd):
     check(Rd @ R.T, skew(dexp_so3(x) @ xd), 1e-9)
     check(R.T @ Rd, skew(dexp_so3(-x) @ xd), 1e-9)
     check(dexp_so3(-x), dexp_so3(x).T, 1e-15)
+
+
+@SET
+@given(rotvecs(A_ALL), st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1)).map(np.array),
+       st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1)).map(np.array))
+def test_dexp_so3_dot_fd(x, xd, xdd):
+    """d/dt dexp_x along ẋ against the 8th-order central difference (any angle, incl. near π and
+    2π), and the body angular acceleration ω̇ = dexp_{−x}ẍ + dexp_dot(−x, −ẋ)ẋ of R(t) = exp(x(t)),
+    x(t) = x + tẋ + t²ẍ/2, against the difference of ω(t) = vee(RᵀṘ) from finite differences of R."""
+    check(dexp_so3_dot(x, xd), fd(lambda s: dexp_so3(x + s * xd), 1e-2), 1e-9)
+
+    def xt(s):
+        return x + s * xd + 0.5 * s * s * xdd
+
+    def omega(t):  # body angular velocity from finite differences of R(t) alone
+        R = exp_so3(xt(t))
+        return vee(np.block([[R.T @ fd(lambda s: exp_so3(xt(t + s)), 1e-3), np.zeros((3, 1))],
+                             [np.zeros((1, 4))]]))[:3]
+
+    check(omega(0.0), dexp_so3(-x) @ xd, 1e-7)
+    wd = dexp_so3(-x) @ xdd + dexp_so3_dot(-x, -xd) @ xd
+    check(wd, fd(omega, 1e-2), 1e-7)
+
+
+@SET
+@given(rotvecs(A_ALL), st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1)).map(np.array),
+       st.tuples(fl(-1, 1), fl(-1, 1), fl(-1, 1)).map(np.array))
+def test_rotvec_motions_into(x, xd, xdd):
+    """The batched vector form equals exp, dexp_{−x}ẋ and dexp_{−x}ẍ + dexp_dot(−x, −ẋ)ẋ (matrices)."""
+    R, W, WD = np.empty((1, 3, 3)), np.empty((1, 3)), np.empty((1, 3))
+    rotvec_motions_into(x[None], xd[None], xdd[None], R, W, WD)
+    check(R[0], exp_so3(x), 1e-14)
+    check(W[0], dexp_so3(-x) @ xd, 1e-14)
+    check(WD[0], dexp_so3(-x) @ xdd + dexp_so3_dot(-x, -xd) @ xd, 1e-13)
 
 
 def series(M, kmax):

@@ -85,19 +85,20 @@ def task_residual(robot, x, xd, xdd, gravity=None, wrench=None, trees=None, sol=
     if sol is None:
         sol = robot.inverse_kinematics(x, xd, xdd, warm_start=False)
     Wl = np.empty((len(robot.limbs), robot.task_dof))
+    P = robot.velocity_distribution(x)  # P_p, or P(x) for a task space that is not twist-closed
     for k, limb in enumerate(robot.limbs):
         th, thd, thdd = sol.joints[limb.name][0], sol.joints_d[limb.name][0], sol.joints_dd[limb.name][0]
         phi = tree_inverse_dynamics(trees[k], th, thd, thdd, gravity=g0)
         H = limb.H(th)
         Lp = limb.platform_jacobian(th)
-        F = np.linalg.pinv(Lp) @ robot.P_p
+        F = np.linalg.pinv(Lp) @ P
         Wl[k] = F.T @ (H.T @ phi)
     Cp = robot.platform_pose(x)
     Vp, dVp = robot.platform_twist(x, xd, xdd)
     phip = platform_residual(platform_inertia(robot), Cp, Vp, dVp, g0)
     if wrench is not None:
         phip = phip - np.asarray(wrench, float)
-    return Wl, robot.P_p.T @ phip, sol.J_IK[0], sol
+    return Wl, P.T @ phip, sol.J_IK[0], sol
 
 
 def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float = 1e-12) -> DynamicsResult:
@@ -155,25 +156,34 @@ def mass_matrix(robot, x, trees=None) -> np.ndarray:
     """Task-space mass matrix ``M_t = Σ_l Fᵀ Hᵀ M̄ H F + P_pᵀ M_p P_p`` (eq. 108)."""
     trees = dynamics_trees(robot) if trees is None else trees
     sol = robot.inverse_kinematics(x, warm_start=False)
-    M_t = robot.P_p.T @ platform_inertia(robot) @ robot.P_p
+    P = robot.velocity_distribution(np.asarray(x, float).reshape(-1))
+    M_t = P.T @ platform_inertia(robot) @ P
     for k, limb in enumerate(robot.limbs):
         th = sol.joints[limb.name][0]
         H = limb.H(th)
-        F = np.linalg.pinv(limb.platform_jacobian(th)) @ robot.P_p
+        F = np.linalg.pinv(limb.platform_jacobian(th)) @ P
         HF = H @ F
         M_t = M_t + HF.T @ tree_mass_matrix(trees[k], th) @ HF
     return M_t
 
 
-def eom(robot, x, xd) -> EOM:
-    """All terms of eq. (107) and (116) at task position ``x`` and task velocity ``V_t = xd``."""
+def eom(robot, x, xd, gravity=None) -> EOM:
+    """All terms of eq. (107) and (116) at task coordinates ``x`` and task velocity ``V_t = xd`` (the
+    selected components of the body-fixed platform twist, :mod:`pkm.robot`; ``V_t = ẋ`` for a
+    translational task space). With rotations the sample is evaluated at the coordinate rates
+    ``ẋ = robot.coordinate_rates(x, V_t)`` and, for ``C_t V_t`` (the residual at ``V̇_t = 0``),
+    ``ẍ = robot.coordinate_accelerations(x, ẋ, 0)``."""
     x = np.asarray(x, float)
     xd = np.asarray(xd, float)
     zero = np.zeros_like(x)
     trees = dynamics_trees(robot)
     M_t = mass_matrix(robot, x, trees)
-    Wl, Wp, J_IK, sol = task_residual(robot, x, xd, zero, trees=trees)
-    Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, trees=trees)
+    xdd0 = zero
+    if robot._rot:  # V_t → ẋ, and the ẍ of V̇_t = 0
+        xd = robot.coordinate_rates(x, xd)
+        xdd0 = robot.coordinate_accelerations(x, xd, zero)
+    Wl, Wp, J_IK, sol = task_residual(robot, x, xd, xdd0, gravity, trees=trees)
+    Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, gravity, trees=trees)
     W_grav = Wl0.sum(axis=0) + Wp0
     CV = Wl.sum(axis=0) + Wp - W_grav
     J_FK = np.linalg.inv(J_IK)

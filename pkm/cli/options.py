@@ -10,13 +10,15 @@ from pkm.errors import PkmError
 #: Options of `pkm inverse-dynamics` that define a trajectory, per trajectory type
 #: (argparse destination -> key of the trajectory dict of pkm.trajectory.from_spec).
 _TRAJ_OPTIONS = {
-    "sine": {"center": "center", "amplitude": "amplitude", "period": "period", "duration": "duration", "dt": "dt"},
-    "line": {"start": "start", "end": "end", "duration": "duration", "dt": "dt"},
+    "sine": {"center": "center", "amplitude": "amplitude", "period": "period", "duration": "duration", "dt": "dt",
+             "rotation_center": "rotation_center", "rotation_amplitude": "rotation_amplitude"},
+    "line": {"start": "start", "end": "end", "duration": "duration", "dt": "dt", "start_rotation": "start_rotation",
+             "end_rotation": "end_rotation"},
     "pick-place": {"start": "start", "lift": "lift", "travel": "travel", "cycle_time": "cycle_time", "dt": "dt"},
     "file": {"file": "path"},
 }
 _ALL_TRAJ_OPTIONS = ("center", "amplitude", "period", "duration", "dt", "start", "end", "lift", "travel",
-                     "cycle_time", "file")
+                     "cycle_time", "file", "rotation_center", "rotation_amplitude", "start_rotation", "end_rotation")
 #: Defaults of a pick-and-place cycle that is not the robot file's own trajectory.
 PICK_PLACE_DEFAULTS = {"lift": 0.025, "travel": 0.305, "cycle_time": 0.5}
 #: A trajectory that is not the robot file's own is sampled with this many intervals unless --dt is given.
@@ -82,6 +84,8 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
 
     if kind == "sine":
         traj.setdefault("center", centre)
+        if "rotation_amplitude" in traj:  # an orientation sine: the position may stay
+            traj.setdefault("amplitude", np.zeros(3))
         need("amplitude")
         if "period" not in traj and "duration" not in traj:
             raise PkmError("a sine trajectory needs --period or --duration (each defaults to the other)")
@@ -89,6 +93,8 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
         traj.setdefault("duration", traj["period"])
     elif kind == "line":
         traj.setdefault("start", centre)
+        if "end_rotation" in traj:  # an orientation move: the position may stay
+            traj.setdefault("end", traj["start"])
         need("end")
         traj.setdefault("duration", 1.0)
     elif kind == "pick-place":
@@ -152,6 +158,15 @@ def add_trajectory_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--dt", type=float, metavar="DT", help="sample interval [s]; the duration must be a multiple")
     g.add_argument("--start", nargs=3, type=float, metavar=("X", "Y", "Z"), help="line, pick-place: start point [m]")
     g.add_argument("--end", nargs=3, type=float, metavar=("X", "Y", "Z"), help="line: end point [m]")
+    g.add_argument("--rotation-center", nargs=3, type=float, metavar=("RX", "RY", "RZ"),
+                   help="sine: centre of the orientation, a rotation vector about the platform's reference "
+                        "orientation [rad] (task coordinates rx, ry, rz)")
+    g.add_argument("--rotation-amplitude", nargs=3, type=float, metavar=("RX", "RY", "RZ"),
+                   help="sine: amplitude of the rotation vector [rad]")
+    g.add_argument("--start-rotation", nargs=3, type=float, metavar=("RX", "RY", "RZ"),
+                   help="line: start orientation, a rotation vector [rad] (default 0)")
+    g.add_argument("--end-rotation", nargs=3, type=float, metavar=("RX", "RY", "RZ"),
+                   help="line: end orientation [rad]; rest-to-rest with the position's quintic law")
     g.add_argument("--lift", type=float, metavar="L", help="pick-place: lift height along +z [m] (default 0.025)")
     g.add_argument("--travel", nargs="+", type=float, metavar="T",
                    help="pick-place: travel [m], a distance along x or a horizontal vector TX TY 0 (default 0.305)")

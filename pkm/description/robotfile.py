@@ -67,6 +67,7 @@ TASK_TYPES = {
     "planar": ("wz", "vx", "vy"),
     "scara": ("wz", "vx", "vy", "vz"),
     "rotational": ("wx", "wy", "wz"),
+    "spatial": ("wx", "wy", "wz", "vx", "vy", "vz"),
     "select": None,
 }
 #: Keys of each trajectory type and their kind: point (3 lengths), length, length-or-point, time (> 0).
@@ -77,6 +78,10 @@ TRAJECTORY_KEYS = {
                    "dt": "time"},
     "file": {"path": "path"},
 }
+#: Optional rotation keys of a trajectory (rotation vectors about the platform's reference orientation,
+#: radians, or degrees with the suffix ``_deg``): the orientation part of a sine or a line.
+TRAJECTORY_ROTATION_KEYS = {"sine": ("rotation_center", "rotation_amplitude"),
+                            "line": ("start_rotation", "end_rotation")}
 
 
 # ====================================================================== entry points
@@ -307,17 +312,26 @@ def _limb(ctx: _Ctx, value, ground: str, platform: BodySpec | None) -> LimbSpec:
         ctx.fail("limb.mounts", "a limb needs at least one mount")
     for i, item in enumerate(items):
         where = _item("limb.mounts", i, item)
-        item = _table(ctx, item, where, ("name", "frame"))
+        item = _table(ctx, item, where, ("name", "frame", "mirror"))
         name = _name(ctx, item.get("name", f"limb{i + 1}"), _sub(where, "name"))
         if name in seen:
             ctx.fail(_sub(where, "name"), f"duplicate mount name '{name}' (also {seen[name]})")
         seen[name] = where
         R, origin = _frame(ctx, item["frame"], _sub(where, "frame")) if "frame" in item else (np.eye(3), None)
         S_0 = _pose(R, np.zeros(3) if origin is None else origin)
-        S_p = _inverse_pose(A_p) @ S_0 @ A_p_prime
+        mirror = ""
+        if "mirror" in item:
+            mirror = _string(ctx, item["mirror"], _sub(where, "mirror"))
+            if mirror not in ("x", "y", "z"):
+                ctx.fail(_sub(where, "mirror"), f"expected \"x\", \"y\" or \"z\" (the coordinate of the limb's "
+                                                f"construction frame that the reflection negates), got '{mirror}'")
+        D = np.eye(4)
+        if mirror:
+            D["xyz".index(mirror), "xyz".index(mirror)] = -1.0
+        S_p = _inverse_pose(A_p) @ S_0 @ D @ A_p_prime  # improper with a mirror (a reflection)
         if not np.all(np.isfinite(S_p)):
             ctx.fail(_sub(where, "frame"), "platform mount is not finite (numbers too large)")
-        mounts.append(MountSpec(name=name, base=S_0, platform=S_p))
+        mounts.append(MountSpec(name=name, base=S_0, platform=S_p, mirror=mirror))
 
     independent = ()
     if "independent" in table:
@@ -373,8 +387,16 @@ def _trajectory(ctx: _Ctx, value) -> dict:
         ctx.fail("trajectory.type", f"unknown trajectory type '{kind}' (expected one of "
                                     f"{', '.join(TRAJECTORY_KEYS)})")
     keys = TRAJECTORY_KEYS[kind]
-    table = _table(ctx, value, "trajectory", ("type", *keys), required=("type", *keys))
+    rot_keys = TRAJECTORY_ROTATION_KEYS.get(kind, ())
+    optional = tuple(k + sfx for k in rot_keys for sfx in ("", "_deg"))
+    table = _table(ctx, value, "trajectory", ("type", *keys, *optional), required=("type", *keys))
     out: dict = {"type": kind}
+    for key in rot_keys:
+        if key in table and key + "_deg" in table:
+            ctx.fail(_sub("trajectory", key), f"give '{key}' (radians) or '{key}_deg', not both")
+        for sfx, unit in (("", 1.0), ("_deg", np.pi / 180.0)):
+            if key + sfx in table:
+                out[key] = unit * _vector(ctx, table[key + sfx], _sub("trajectory", key + sfx))
     for key, what in keys.items():
         where, val = _sub("trajectory", key), table[key]
         if what == "point" or (what == "length-or-point" and not _is_number(val) and not isinstance(val, str)):

@@ -131,11 +131,26 @@ class MountSpec:
     ``base`` is ``S_0(l)`` (maps the mount frame on the ground to ``F_0``); ``platform`` is
     ``S_p(l)`` (maps the mount frame on the platform to the platform frame ``F_p``), derived from
     ``S_p(l) = A_p^{-1} S_0(l) A_p'`` so that the platform reference pose is the same for all limbs.
+
+    ``mirror`` (``""``, ``"x"``, ``"y"`` or ``"z"``): a reflection in the mount frame — that
+    coordinate of the construction frame ``F_0'`` is negated before ``S_0(l)`` maps the limb, so the
+    instance is the mirror image of the representative limb (e.g. the second leg of each pair of a
+    hexapod). ``base`` stays a proper pose; :attr:`mirror_matrix` is the reflection ``D``, and the
+    maps of :func:`mount_limb` use ``M = R_0(l) D`` (improper, ``det M = −1``).
     """
 
     name: str
     base: np.ndarray
     platform: np.ndarray
+    mirror: str = ""
+
+    @property
+    def mirror_matrix(self) -> np.ndarray:
+        """The reflection ``D`` (3×3 diagonal, ±1) applied in the mount frame (identity without mirror)."""
+        D = np.eye(3)
+        if self.mirror:
+            D["xyz".index(self.mirror), "xyz".index(self.mirror)] = -1.0
+        return D
 
 
 @dataclass(frozen=True)
@@ -270,16 +285,36 @@ def instance_name(mount: str, name: str) -> str:
 def mount_limb(
     limb: LimbSpec, mount: MountSpec, ground: str, platform: str | None
 ) -> tuple[list[BodySpec], list[JointSpec]]:
-    """Bodies and joints of one limb instance, mapped to world coordinates by ``S_0(l)``."""
+    """Bodies and joints of one limb instance, mapped to world coordinates by ``S_0(l)`` (eq. 122–123).
+
+    A mirrored mount (:attr:`MountSpec.mirror`) maps points by ``M = R_0(l) D`` (a reflection,
+    ``det M = −1``): centres of mass and joint points ``M c + p``; a prismatic axis (a vector) to
+    ``M e``; a rotation axis (R, H, C, U, S; an axial vector) to ``−M e``, so that the same joint
+    variables give the mirror image of the limb's configuration (an H joint's pitch changes sign,
+    a C joint's translation runs along ``−M e``); a body frame to the proper frame ``M A D_z``
+    (``D_z = diag(1, 1, −1)``), in which the inertia about the centre of mass is ``D_z I D_z``.
+    """
     S = mount.base
     R, p = S[:3, :3], S[:3, 3]
     keep = {ground, platform}
+    if not mount.mirror:
+        M, flip, Dz = R, 1.0, np.eye(3)
+    else:
+        M, flip, Dz = R @ mount.mirror_matrix, -1.0, np.diag([1.0, 1.0, -1.0])
+
+    def frame(A):
+        out = np.eye(4)
+        out[:3, :3] = M @ A[:3, :3] @ Dz
+        out[:3, 3] = M @ A[:3, 3] + p
+        return out
+
     bodies = [
         replace(
             b,
             name=instance_name(mount.name, b.name),
-            frame=S @ b.frame,
-            com=R @ b.com + p,
+            frame=frame(b.frame),
+            com=M @ b.com + p,
+            inertia=Dz @ b.inertia @ Dz,
         )
         for b in limb.bodies
     ]
@@ -289,8 +324,9 @@ def mount_limb(
             name=instance_name(mount.name, j.name),
             parent=j.parent if j.parent in keep else instance_name(mount.name, j.parent),
             child=j.child if j.child in keep else instance_name(mount.name, j.child),
-            point=R @ j.point + p,
-            axes=j.axes @ R.T,
+            point=M @ j.point + p,
+            axes=(j.axes @ M.T) * (1.0 if j.type == "P" else flip),
+            pitch=flip * j.pitch,
         )
         for j in limb.joints
     ]

@@ -24,6 +24,7 @@ from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
                                           Samples, make_work, run_range)
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
+from pkm.lie import rotvec_motions_into
 
 __all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states", "SEGMENT", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
@@ -32,9 +33,11 @@ __all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platfor
 def platform_states(robot, X, XD, XDD, out=None):
     """Target platform poses ``C_p`` (N,4,4), twists ``V_p`` and ``V̇_p`` (N,6) for task samples.
 
-    Vectorised when the task space has no rotational component (the platform keeps ``R_0``):
-    ``V_p = (0; R_0ᵀ R_0 ṗ) = (0; ṗ)`` in the platform's reference axes. ``out``: three
-    C-contiguous float arrays of those shapes to fill (default: new ones).
+    Vectorised: without a rotational component the platform keeps ``R_0`` and
+    ``V_p = (0; R_0ᵀ R_0 ṗ) = (0; ṗ)`` in the platform's reference axes; with rotations
+    (:func:`_rotational_states`) ``R_p = R_0 exp(ρ)``, ``ω = dexp_{−ρ} ρ̇``, ``v = exp(ρ)ᵀ l̇`` and their
+    derivatives as :meth:`pkm.robot.Robot.platform_twist`. ``out``: three C-contiguous float
+    arrays of those shapes to fill (default: new ones).
     """
     N = X.shape[0]
     Cd, Vp, dVp = out if out is not None else blocks((N, 4, 4), (N, 6), (N, 6))
@@ -57,10 +60,30 @@ def platform_states(robot, X, XD, XDD, out=None):
         for r in range(3):
             np.matmul(local, robot.R0[r], out=rows[:, 4 * r + 3])  # p = R_0 · local
         return Cd, Vp, dVp
-    for s in range(N):
-        Cd[s] = robot.platform_pose(X[s])
-        Vp[s], dVp[s] = robot.platform_twist(X[s], XD[s], XDD[s])
+    _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp)
     return Cd, Vp, dVp
+
+
+def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
+    """:func:`platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
+    ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
+    :func:`pkm.lie.rotvec_motions_into` (spec §1.7, §11.1)."""
+    N = X.shape[0]
+    rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
+    lin[:] = robot.R0.T @ robot.r0
+    for i, c in enumerate(robot.task.components):
+        axis = "xyz".index(c[1])
+        for dst, src in zip((rho, rhod, rhodd) if c.startswith("w") else (lin, lind, lindd), (X, XD, XDD)):
+            dst[:, axis] = src[:, i]
+    R = np.empty((N, 3, 3))
+    rotvec_motions_into(rho, rhod, rhodd, R, Vp[:, :3], dVp[:, :3])
+    Cd[:] = 0.0
+    Cd[:, 3, 3] = 1.0
+    np.matmul(robot.R0, R, out=Cd[:, :3, :3])
+    Cd[:, :3, 3] = lin @ robot.R0.T
+    v = np.einsum("sji,sj->si", R, lind)
+    Vp[:, 3:] = v
+    dVp[:, 3:] = np.einsum("sji,sj->si", R, lindd) - np.cross(Vp[:, :3], v)
 
 
 def continuation_starts(robot, Xb):
@@ -126,6 +149,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
+    robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
     check_solver(tol, max_iter, singularity_threshold)
     km = robot._packed()
     N = X.shape[0]

@@ -42,7 +42,7 @@ from pkm.lie.adjoint import (
     coad,
     coad_apply_into,
 )
-from pkm.lie.dexp import dexp_inv_se3, dexp_inv_so3, dexp_se3, dexp_so3
+from pkm.lie.dexp import dexp_inv_se3, dexp_inv_so3, dexp_se3, dexp_so3, dexp_so3_dot, rotvec_motions_into
 from pkm.lie.groups import (
     exp_se3,
     exp_se3_into,
@@ -61,6 +61,6 @@ from pkm.lie.groups import (
 from pkm.lie.options import KERNEL_FASTMATH
 
 __all__ = ["Ad", "Ad_apply_into", "Ad_into", "Ad_inv", "Ad_inv_apply_into", "Ad_inv_into", "Ad_inv_T_apply_into",
-           "ad", "ad_apply_into", "coad", "coad_apply_into", "dexp_inv_se3", "dexp_inv_so3", "dexp_se3", "dexp_so3",
+           "ad", "ad_apply_into", "coad", "coad_apply_into", "dexp_inv_se3", "dexp_inv_so3", "dexp_se3", "dexp_so3", "dexp_so3_dot", "rotvec_motions_into",
            "exp_se3", "exp_se3_into", "exp_so3", "hat", "inv_se3", "inv_se3_into", "log_se3", "log_se3_into",
            "log_so3", "log_so3_into", "mul_se3_into", "skew", "vee", "KERNEL_FASTMATH"]

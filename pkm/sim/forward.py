@@ -5,7 +5,9 @@ The kernel solves each state's IK once and evaluates the inverse dynamics (eq. 1
 times, for the task accelerations ``0, e_1, …, e_δp``: that gives ``u_0 = J_IK⁻ᵀ(C_t V_t +
 W_t^grav − W_t^EE)`` and ``A = J_IK⁻ᵀ M_t`` column by column, and ``V̇_t = A⁻¹(u − u_0)`` (eq. 129)
 without forming ``M_t``, ``C_t``, ``W_t^grav`` or ``J_IK`` in Python. For a translational task
-space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``.
+space ``V_t = ẋ`` (eq. 128 with ``H_t = I``), so ``V̇_t = ẍ``; with rotations the kernel's ``V̇_t``
+(the selected components of the platform's body-fixed twist acceleration) is turned into ``ẍ`` by
+:meth:`pkm.robot.Robot.coordinate_accelerations` (eq. 130 differentiated; :func:`task_accelerations`).
 
 :class:`ForwardKernel` holds one robot's scratch (allocated once) for repeated calls, e.g. the
 right-hand sides of a simulation; :func:`forward_dynamics` is the batched entry point behind
@@ -58,6 +60,7 @@ class ForwardKernel:
 
     def __init__(self, robot, gravity=None, *, tol=1e-12, max_iter=50, singularity_threshold=SINGULARITY_THRESHOLD):
         check_solver(tol, max_iter, singularity_threshold)
+        robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
         self.robot = robot
         self.km = km = robot._packed()
         self.g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
@@ -140,6 +143,8 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     Wee = np.zeros((N, 6))
     if wrench is not None:
         Wee[:] = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))
+    if not robot._closed:
+        return reference_forward_dynamics(robot, X, XD, U, Wee, gravity, start, **solver)
     # the branch: the batched IK (+ inverse dynamics at zero acceleration) follows it from `start`
     theta = inverse_dynamics_batch(robot, X, XD, np.zeros_like(X), Wee, gravity, start=start, threads=threads,
                                    on_branch_change=on_branch_change, **solver)[0]
@@ -150,6 +155,43 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     out[0][:] = theta
     kernel.run(Cd, Vp, Wee, np.ascontiguousarray(U), out, theta_given=True, X=X)
     th, thd, thdd, xdd, bias, J = out
+    task_accelerations(robot, X, XD, xdd)
+    act = robot._act_limb, robot._act_var
+    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
+                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)
+
+
+def task_accelerations(robot, X, XD, Vtd):
+    """``ẍ`` in place of the kernel's ``V̇_t`` (N, δ_p) at states ``(X, XD)`` (a no-op for a task space
+    without rotations, where ``V_t = ẋ``)."""
+    if robot._rot:
+        for s in range(X.shape[0]):
+            Vtd[s] = robot.coordinate_accelerations(X[s], XD[s], Vtd[s])
+    return Vtd
+
+
+def reference_forward_dynamics(robot, X, XD, U, Wee, gravity=None, start=None, **solver) -> ForwardDynamics:
+    """Eq. (129) on the reference path, for a task space that is not twist-closed (``V_p = P(x) V_t``,
+    :meth:`pkm.robot.Robot.velocity_distribution`, which the kernels' row selection cannot hold):
+    ``V̇_t = M_t⁻¹(J_IKᵀu + P(x)ᵀW^EE − C_tV_t − W_t^grav)`` from
+    :func:`pkm.algorithms.manipulator.eom` at ``V_t = P_pᵀ V_p(x, ẋ)``, then ``ẍ`` and the joint rates."""
+    from pkm.algorithms.manipulator import eom
+
+    N, d = X.shape
+    L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
+    xdd, bias = np.empty((N, d)), np.empty((N, robot.n_act))
+    J = np.empty((N, robot.n_act, d))
+    th, thd, thdd = (np.zeros((N, L, nmax)) for _ in range(3))
+    solver = {k: v for k, v in solver.items() if k in ("tol", "max_iter", "singularity_threshold")}
+    for s in range(N):
+        e = eom(robot, X[s], robot.task_velocity(X[s], XD[s]), gravity)
+        b = e.C_t_V_t + e.W_t_grav - robot.velocity_distribution(X[s]).T @ Wee[s]
+        J[s], bias[s] = e.J_IK, np.linalg.solve(e.J_IK.T, b)
+        xdd[s] = robot.coordinate_accelerations(X[s], XD[s], np.linalg.solve(e.M_t, e.J_IK.T @ U[s] - b))
+        sol = robot.inverse_kinematics(X[s], XD[s], xdd[s], start=start, **solver)
+        start = [sol.joints[l.name][0] for l in robot.limbs]
+        for k, l in enumerate(robot.limbs):
+            th[s, k, :l.n], thd[s, k, :l.n], thdd[s, k, :l.n] = start[k], sol.joints_d[l.name][0], sol.joints_dd[l.name][0]
     act = robot._act_limb, robot._act_var
     return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
                            qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)

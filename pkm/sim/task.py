@@ -1,7 +1,8 @@
 """The task-coordinate form of the simulation (spec §11.1, 8.1.1; paper eq. 129–130): its
 right-hand side on the forward-dynamics kernel, and the fixed-step RK4 run entirely inside numba.
 
-The state is ``y = (x, ẋ, w)``, with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
+The state is ``y = (x, ẋ, w)`` (with rotations: ``ẍ`` from the kernel's ``V̇_t``,
+:func:`pkm.sim.forward.task_accelerations`), with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
 (:mod:`pkm.sim.simulate`). :class:`TaskRhs` evaluates ``y'`` for scipy's solvers or a Python RK4
 (any input, controllers included) with one call of :func:`pkm.kernels.forward.forward_range` on
 preallocated arrays; its IK starts from the last evaluation's joint coordinates, so the run stays
@@ -19,7 +20,7 @@ from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.batch import blocks
 from pkm.kernels.forward import rk4_run
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
-from pkm.sim.forward import ForwardKernel, raise_status
+from pkm.sim.forward import ForwardKernel, raise_status, reference_forward_dynamics, task_accelerations
 from pkm.sim.inputs import Constant, Table
 
 
@@ -40,10 +41,14 @@ class TaskRhs:
         solver = {k: v for k, v in solver.items() if k != "threads"}
         solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
                                               max_condition)
-        self.kernel = ForwardKernel(robot, gravity, **solver)
-        self.kernel.set_start(start)
+        self.start, self.solver = start, solver
+        self.g0 = np.asarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
+        self.kernel = None  # a task space that is not twist-closed runs the reference path (_reference)
+        if robot._closed:
+            self.kernel = ForwardKernel(robot, gravity, **solver)
+            self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
-        L, nmax = self.kernel.th.shape
+        L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
         self.Wee[:] = 0.0 if wrench is None else np.asarray(wrench, dtype=float)
@@ -73,16 +78,35 @@ class TaskRhs:
         """The forces at ``(t, x, ẋ)`` and the kernel's outputs ``(θ, θ̇, θ̈, ẍ, u_0, J_IK)`` (each with
         a leading axis of 1; overwritten by the next call)."""
         u = forces(self.u, t, x, xd, self.n)
+        if not self.robot._closed:  # V_p = P(x) V_t: the reference path (one state)
+            return u, self._reference(t, x, xd, u)
         self._state(x, xd)
         self.U[0] = u
         try:
             self.kernel.run(self.Cd, self.Vp, self.Wee, self.U, self.out)
+            task_accelerations(self.robot, x[None], xd[None], self.out[3])
         except PkmError as exc:  # the same error, naming the time
             hint = f": {self.DEGENERATE}" if isinstance(exc, SingularityError) else ""
             exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}{hint}",) + exc.args[1:]
             raise exc from None
         self.nfev += 1
         return u, self.out
+
+    def _reference(self, t, x, xd, u):
+        """:func:`pkm.sim.forward.reference_forward_dynamics` at one state into ``self.out``, its IK
+        started from the last evaluation's joint coordinates."""
+        th = self.out[0][0]
+        start = [th[k, :l.n] for k, l in enumerate(self.robot.limbs)] if self.nfev else self.start
+        try:
+            fd = reference_forward_dynamics(self.robot, x[None], xd[None], u[None], self.Wee, self.g0, start,
+                                            **self.solver)
+        except PkmError as exc:
+            exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",) + exc.args[1:]
+            raise exc from None
+        for dst, src in zip(self.out, (fd.theta, fd.thetad, fd.thetadd, fd.xdd, fd.bias, fd.J_IK)):
+            dst[:] = src
+        self.nfev += 1
+        return self.out
 
     def __call__(self, t, y):
         d = self.d

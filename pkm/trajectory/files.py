@@ -135,8 +135,12 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
     * Positions (``center``, ``start``) may have any value in a world axis the task does not
       control (the robot's fixed offset); displacements (``amplitude``, ``end − start``,
       ``travel``) must be 0 there, else the motion could not be followed -- ValueError.
-    * Rotational task coordinates (``rx``, ``ry``, ``rz``) are held at 0 (the reference
-      orientation); a task with no translational coordinate cannot use these trajectories.
+    * Rotational task coordinates (``rx``, ``ry``, ``rz``, the rotation vector about the reference
+      orientation) follow ``rotation_center`` + ``rotation_amplitude``·sin (``sine``) or move
+      rest-to-rest from ``start_rotation`` to ``end_rotation`` with the same quintic law (``line``)
+      where the table gives them (radians), else they are held at 0 (the reference orientation);
+      a rotation in an axis the task does not control is a ValueError. A task with no translational
+      coordinate needs these keys (its ``center``/``start`` are then unused).
     * ``pick-place`` lifts along world +z (a ``z`` task coordinate is required); a scalar
       ``travel`` is along world x.
     * ``file`` reads the CSV at ``path`` with :func:`read_csv`, taking the columns named by
@@ -166,7 +170,10 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
         return read_csv(traj["path"], names=names)
 
     trans = tuple(n for n in names if n in _WORLD_AXES)
-    if not trans:
+    rots = tuple(n for n in names if n in _ROTATIONS)
+    rot_keys = {"sine": ("rotation_center", "rotation_amplitude"), "line": ("start_rotation", "end_rotation")}.get(kind)
+    rotating = rot_keys is not None and any(k in traj for k in rot_keys)
+    if not trans and not rotating:
         raise ValueError(f"a {kind} trajectory moves the platform's position, but the task "
                          f"coordinates {', '.join(names)} have no translation")
     idx = [_WORLD_AXES[n] for n in trans]
@@ -182,13 +189,26 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
                                  f"({v[a]!r}), but the task coordinates are {', '.join(names)}")
         return v[idx]
 
+    def rotation(key):
+        v = _vector(traj[key], f"{kind} trajectory {key}", 3) if key in traj else np.zeros(3)
+        for a in range(3):
+            if v[a] != 0 and _ROTATIONS[a] not in rots:
+                raise ValueError(f"{kind} trajectory {key} has a non-zero {_ROTATIONS[a]} component ({v[a]!r}), "
+                                 f"but the task coordinates are {', '.join(names)}")
+        return v[[_ROTATIONS.index(n) for n in rots]]
+
     if kind == "sine":
-        tr = sine(world("center")[idx], displacement(world("amplitude"), "amplitude"), traj["period"],
-                  traj["duration"], traj["dt"], names=trans)
+        c, a = world("center")[idx], displacement(world("amplitude"), "amplitude")
+        if rotating:
+            c, a = np.concatenate([c, rotation("rotation_center")]), np.concatenate([a, rotation("rotation_amplitude")])
+        tr = sine(c, a, traj["period"], traj["duration"], traj["dt"], names=trans + rots if rotating else trans)
     elif kind == "line":
         p0, p1 = world("start"), world("end")
         displacement(p1 - p0, "end - start")
-        tr = line(p0[idx], p1[idx], traj["duration"], traj["dt"], names=trans)
+        p0, p1 = p0[idx], p1[idx]
+        if rotating:
+            p0, p1 = np.concatenate([p0, rotation("start_rotation")]), np.concatenate([p1, rotation("end_rotation")])
+        tr = line(p0, p1, traj["duration"], traj["dt"], names=trans + rots if rotating else trans)
     else:
         if "z" not in trans:
             raise ValueError(f"a pick-place trajectory lifts along z, but the task coordinates "
@@ -199,13 +219,13 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
         travel = displacement(_vector(travel, f"{kind} trajectory travel", 3), "travel")
         tr = pick_place(world("start")[idx], traj["lift"], travel, traj["cycle_time"], traj["dt"],
                         vertical_axis=trans.index("z"), names=trans)
-    if trans == names:
+    if tr.names == names:
         return tr
-    # Insert the rotational coordinates, held at 0, in task order.
+    # Task order; rotational coordinates without a motion are held at 0.
     out = {key: np.zeros((len(tr), len(names))) for key in ("x", "xd", "xdd")}
     for col, n in enumerate(names):
-        if n in trans:
-            j = trans.index(n)
+        if n in tr.names:
+            j = tr.names.index(n)
             for key in out:
                 out[key][:, col] = getattr(tr, key)[:, j]
     return Trajectory(t=tr.t, names=names, **out)
