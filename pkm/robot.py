@@ -10,6 +10,7 @@ the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82).
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,9 +100,18 @@ class Robot:
         return self.P_p.shape[1]
 
     @property
+    def position_ref(self) -> np.ndarray:
+        """The platform origin at the reference configuration in task position coordinates: along
+        the axes of the platform frame at the reference configuration, ``R0ᵀ r0`` (world X Y Z
+        where the platform frame is not rotated, as in the shipped PKMs). Task positions ``x``
+        place the platform at ``R0 x`` (:meth:`platform_pose`), so velocities are the body-fixed
+        twist's components at the reference orientation (eq. 82)."""
+        return self.R0.T @ self.r0
+
+    @property
     def x_ref(self) -> np.ndarray:
         """Task coordinates of the reference configuration."""
-        local = self.R0.T @ self.r0
+        local = self.position_ref
         x = np.zeros(self.task_dof)
         for i, c in enumerate(self.task.components):
             if c.startswith("v"):
@@ -301,10 +311,13 @@ class Robot:
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
-        th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
-            self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
-            threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
-            progress=progress)
+        try:
+            th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
+                self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
+                threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
+                progress=progress)
+        except (IKError, SingularityError) as exc:
+            raise _with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -476,6 +489,32 @@ def _at_sample(exc, s, x):
     return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
 
 
-def load(path, parameters: dict | None = None) -> Robot:
-    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``."""
-    return Robot(load_spec(Path(path), parameters=parameters))
+def _with_time(exc, t):
+    """``exc`` naming its sample's time ``t[sample]`` too ("at sample 633 (t = 6.33 s, x = …)"), so
+    the failing point of a trajectory can be found in its CSV and plot; ``exc`` itself without
+    times or a sample."""
+    s = getattr(exc, "sample", None)
+    if t is None or s is None or not 0 <= s < len(t) or f"sample {s} (" not in str(exc):
+        return exc
+    new = copy.copy(exc)
+    new.args = (str(exc).replace(f"sample {s} (", f"sample {s} (t = {t[s]:.6g} s, ", 1),) + exc.args[1:]
+    return new
+
+
+def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``.
+
+    With ``check`` (default) the robot must have one actuated joint per task coordinate
+    (:meth:`pkm.description.spec.RobotSpec.check_actuation`; the actuator-space EOM and the inverse
+    dynamics need a square ``J_IK``, eq. 116) and no more task coordinates than platform DOF
+    (:func:`pkm.description.topology.check_task_mobility`); either raises a one-line
+    :class:`pkm.RobotFileError` (entry ``task``). ``check=False`` loads any robot file, e.g. one with
+    more actuators than task coordinates for inverse kinematics only.
+    """
+    spec = load_spec(Path(path), parameters=parameters)
+    if check:
+        from pkm.description.topology import check_task_mobility
+
+        spec.check_actuation()
+        check_task_mobility(spec)
+    return Robot(spec)

@@ -221,14 +221,17 @@ def build_parser() -> argparse.ArgumentParser:
 Without trajectory options the robot file's default trajectory ([trajectory] table) is run;
 options override its values. Choosing another --trajectory type builds that trajectory from the
 options, with these defaults: the centre (sine --center, line/pick-place --start) is the
-default trajectory's centre (or the platform's reference position); sine: --period and
+default trajectory's centre (or the platform's reference position, pkm info prints it); sine: --period and
 --duration default to each other; line: --duration 1 s; pick-place: --lift 0.025 m,
 --travel 0.305 m along x, --cycle-time 0.5 s; --dt: the span divided by 200.
 
-Vectors (--center, --amplitude, --start, --end, 3-value --travel) are in SI metres and world
-coordinates X Y Z, always three numbers. The robot's task coordinates select their components,
-as in the robot file: x, y, z for a Delta; x and z for the IRSBot-2 (the y value of a position
-is ignored there; displacements must have y = 0). A pick-and-place cycle lifts along world +z.
+Vectors (--center, --amplitude, --start, --end, 3-value --travel) are in SI metres along the
+task axes X Y Z, always three numbers: the world's axes, or, where the robot file rotates the
+platform frame, that frame's axes at the reference configuration (task coordinates are the
+platform origin's position along them; see docs/robot-file-format.md, "Task coordinates").
+The robot's task coordinates select their components, as in the robot file: x, y, z for a
+Delta; x and z for the IRSBot-2 (the y value of a position is ignored there; displacements
+must have y = 0). A pick-and-place cycle lifts along the task axis +z.
 A --file CSV holds the columns t, the task coordinates, their rates (suffix d) and
 accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2.
 

@@ -206,9 +206,10 @@ class RobotSpec:
         actuated joint per task coordinate, as the actuator-space equations (square ``J_IK``,
         eq. 116) and the inverse dynamics need; nothing to check without a platform or a task.
 
-        Not checked on load: inverse kinematics works with any number of actuators (the benchmarks'
-        robots with L limbs of a 3-DOF platform). The ``pkm`` commands that need square actuation
-        (``inverse-dynamics``, ``eom``, ``sweep``) call it first.
+        ``pkm.load`` and every ``pkm`` command check it on load (``pkm.load(..., check=False)`` and
+        :class:`pkm.Robot` built from a spec do not: inverse kinematics works with any number of
+        actuators, e.g. the benchmarks' robots with L limbs of a 3-DOF platform); the inverse
+        dynamics, the EOM and sweeps check it again.
         """
         if self.task is None or self.platform is None:
             return

@@ -213,6 +213,26 @@ def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
     return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof)
 
 
+def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
+    """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) when the task space has more
+    coordinates than the platform has DOF at the reference configuration (:func:`mobility`):
+    such a task cannot be followed, and inverse kinematics would fail at every point off the
+    reference. The reference DOF is an upper bound of the generic one (a singular reference
+    configuration adds DOF), so a robot that passes elsewhere never fails here.
+    """
+    from pkm.errors import RobotFileError
+
+    if spec.task is None or spec.platform is None:
+        return
+    mob = mobility(spec) if mob is None else mob
+    n_task = len(spec.task.components)
+    if mob.platform_dof is not None and mob.platform_dof < n_task:
+        raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({', '.join(spec.task.components)}) "
+                             f"but the platform has {mob.platform_dof} DOF at the reference configuration "
+                             f"(mechanism DOF {mob.dof}): choose at most {mob.platform_dof} task components, or "
+                             f"check the joints' axes and the loops (pkm info lists them)")
+
+
 def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
     if G.size == 0:
         return np.eye(N)
