@@ -95,6 +95,18 @@ class Robot:
         return len(self.actuator_names)
 
     @property
+    def actuator_kinds(self) -> list[str]:
+        """Each actuated axis's kind in ``actuator_names`` order: ``"R"`` (a revolute actuator:
+        torque [N·m], angle [rad]), ``"P"`` (prismatic: force [N], position [m]) or ``"H"`` (screw:
+        torque, angle)."""
+        return [limb.tree.axis_kind[int(a)] for limb in self.limbs for a in limb.actuated]
+
+    @property
+    def actuator_units(self) -> list[tuple[str, str]]:
+        """``(force unit, position unit)`` of each actuator: ``("N·m", "rad")`` or ``("N", "m")``."""
+        return [ACTUATOR_UNITS[k] for k in self.actuator_kinds]
+
+    @property
     def task_dof(self) -> int:
         """``δ_p``: number of task coordinates."""
         return self.P_p.shape[1]
@@ -456,6 +468,10 @@ class Robot:
                 raise
             except IKError:
                 raise first from None
+
+
+#: (generalized force unit, joint variable unit) of an actuated axis of each kind.
+ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
 
 
 def _real(value, name: str) -> np.ndarray:

@@ -255,6 +255,31 @@ class RobotSpec:
                 return b
         raise KeyError(name)
 
+    def with_payload(self, mass: float, point=None) -> "RobotSpec":
+        """This robot with a point mass ``mass`` [kg] fixed to the platform at ``point`` (world
+        coordinates at the reference configuration; default the platform frame's origin): the
+        platform's mass, centre of mass and inertia about it combined (parallel-axis theorem,
+        the inertia resolved in the platform frame's axes)."""
+        if self.platform is None:
+            raise RobotFileError(self.source, "platform", "a payload needs a platform")
+        if not (np.isfinite(mass) and mass >= 0.0):
+            raise RobotFileError(self.source, "platform", f"payload mass must be a finite number >= 0 kg, got {mass!r}")
+        old = next((b for b in self.bodies if b.name == self.platform), None)
+        if old is None:
+            raise RobotFileError(self.source, "platform", f"platform {self.platform!r} is not a body of the file")
+        R = old.frame[:3, :3]
+        p = old.frame[:3, 3] if point is None else np.asarray(point, dtype=float)
+        M = old.mass + mass
+        com = (old.mass * old.com + mass * p) / M
+
+        def steiner(m, d):  # inertia of a point mass m at offset d (world) from com, in body axes
+            d = R.T @ d
+            return m * (d @ d * np.eye(3) - np.outer(d, d))
+
+        inertia = old.inertia + steiner(old.mass, old.com - com) + steiner(mass, p - com)
+        body = replace(old, mass=M, com=com, inertia=inertia)
+        return replace(self, bodies=tuple(body if b is old else b for b in self.bodies))
+
     def joint(self, name: str) -> JointSpec:
         """The joint called ``name`` (after expansion); KeyError if there is none."""
         for j in self.expanded()[1]:

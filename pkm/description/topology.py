@@ -7,7 +7,7 @@ This module knows nothing about specific robots; it works on the expanded bodies
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pkm.errors import TopologyError
@@ -176,6 +176,8 @@ class Mobility:
     constraint_rank: int  # rank of the stacked loop-closure matrix
     dof: int  # N − rank
     platform_dof: int | None  # rank of the platform twist on the admissible velocities
+    #: (6, k) spatial platform twists of a basis of the admissible velocities (None without a platform)
+    platform_twists: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
@@ -210,7 +212,8 @@ def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
         PN = P @ _null_space(G, N, rank)
         s = np.linalg.svd(PN, compute_uv=False) if PN.size else np.zeros(0)
         platform_dof = int(np.sum(s > tol * max(1.0, s[0]))) if s.size else 0
-    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof)
+    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof,
+                    platform_twists=PN if spec.platform is not None else None)
 
 
 def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
@@ -226,11 +229,34 @@ def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
         return
     mob = mobility(spec) if mob is None else mob
     n_task = len(spec.task.components)
+    comps = ", ".join(spec.task.components)
     if mob.platform_dof is not None and mob.platform_dof < n_task:
-        raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({', '.join(spec.task.components)}) "
+        raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({comps}) "
                              f"but the platform has {mob.platform_dof} DOF at the reference configuration "
                              f"(mechanism DOF {mob.dof}): choose at most {mob.platform_dof} task components, or "
                              f"check the joints' axes and the loops (pkm info lists them)")
+    if mob.platform_twists is None or mob.platform_twists.shape[1] == 0:
+        return
+    # the task's twist directions (eq. 82: V_p = P_p ẋ, body-fixed) must be admissible platform motions
+    A = spec.body(spec.platform).frame
+    R, r = A[:3, :3], A[:3, 3]
+    Ad_inv = np.zeros((6, 6))
+    Ad_inv[:3, :3] = Ad_inv[3:, 3:] = R.T
+    Ad_inv[3:, :3] = -R.T @ np.cross(np.eye(3), r)   # Ad_A⁻¹ = [[Rᵀ, 0], [−Rᵀ[r]×, Rᵀ]]; np.cross(I, r) = [r]×
+    body = Ad_inv @ mob.platform_twists
+    P = spec.task.selection_matrix()
+
+    def rank(M):
+        sv = np.linalg.svd(M, compute_uv=False)
+        return int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
+
+    if rank(np.hstack([body, P])) > rank(body):
+        # the components the platform can move in: those whose unit twist lies in the admissible space
+        ok = [c for c, p in zip(spec.task.components, P.T) if rank(np.column_stack([body, p])) == rank(body)]
+        raise RobotFileError(spec.source, "task", f"the task components ({comps}) are not all motions the platform "
+                             f"can make at the reference configuration (of these it can move along "
+                             f"{', '.join(ok) if ok else 'none'} alone): choose the components the mechanism allows, "
+                             f"along the platform frame's axes")
 
 
 def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
