@@ -1,6 +1,6 @@
 """The user-facing robot: a loaded, compiled PKM with its limbs (``pkm.load``).
 
-Task coordinates ``x`` (spec §7): the platform's reference pose ``A_p = (R_0, r_0)`` is kept in
+Task coordinates ``x`` (paper Sec. 3.6, eq. 82–83, 85): the platform's reference pose ``A_p = (R_0, r_0)`` is kept in
 every component the task space does not select. Selected translational components are the platform
 origin's coordinates along the axes of ``R_0`` (the world axes when the platform frame is parallel to
 the world frame, as for the Delta and the IRSBot-2); selected rotational components form a rotation

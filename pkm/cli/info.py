@@ -54,7 +54,7 @@ def robot_info(path) -> str:
 
 
 def _limb_report(spec) -> list[str]:
-    """Per-limb counts (spec §1.8): N_l, variables, n_l, γ_l, cut joints, δ_l; γ of the PKM."""
+    """Per-limb counts (paper App. C): N_l, variables, n_l, γ_l, cut joints, δ_l; γ of the PKM."""
     from pkm.robot import Robot
 
     robot = Robot(spec)

@@ -307,6 +307,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     p_eom.add_argument("--json", action="store_true",
                        help="print JSON: M_t, C_t_V_t, W_t_grav, J_IK, M_a (nested lists), x, velocity")
     p_eom.set_defaults(func=_cmd_eom)
+    from pkm.cli.compile import add_parser as add_compile_parser
     from pkm.cli.fk import add_parser as add_fk_parser
     from pkm.cli.reactions import add_parser as add_reactions_parser
     from pkm.cli.show import add_animate_parser
@@ -320,7 +321,20 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_animate_parser(sub)
     add_reactions_parser(sub)
     add_fk_parser(sub)
+    add_compile_parser(sub)
     return parser
+
+
+def _announcer(args, write):
+    """Says "compiling kernels (first run only, ~N s)" before numba compiles (commands that load a
+    robot import numba; others need no message)."""
+    import contextlib
+
+    if getattr(args, "robot", None) is None and getattr(args, "command", None) != "compile":
+        return contextlib.nullcontext()
+    from pkm.lie.numba_cache import CompileAnnouncer
+
+    return CompileAnnouncer(write)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -336,8 +350,11 @@ def main(argv: list[str] | None = None) -> int:
     def show(message, category, *rest, **kw):  # one line, no source location
         print(f"pkm: warning: {message}", file=sys.stderr)
 
+    def announce(message):
+        print(f"\npkm: {message} …", file=sys.stderr, flush=True)
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _announcer(args, announce):
             warnings.simplefilter("always", BranchWarning)
             warnings.showwarning = show
             return args.func(args)

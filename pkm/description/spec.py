@@ -4,7 +4,7 @@ A :class:`RobotSpec` is what :func:`pkm.description.robotfile.load_spec` returns
 robot file. Everything in it is in SI units and expressed in the world frame ``F_0`` at the
 reference configuration (all joint variables zero), except the representative limb
 (:class:`LimbSpec`), whose geometry is expressed in its construction frame ``F_0'`` and is mounted
-once per :class:`MountSpec` (spec §10, eq. 121–123).
+once per :class:`MountSpec` (paper Sec. 7, eq. 121–126, eq. 121–123).
 
 Nothing here computes kinematics; the compiled, array-based model lives in :mod:`pkm.description.model`.
 """
@@ -35,7 +35,7 @@ class BodySpec:
         Unique body name.
     frame:
         4×4 pose ``A`` of the body frame in the world (or construction) frame at the reference
-        configuration (spec §3.1, ``A_k = C_k(0)``).
+        configuration (paper eq. 1, 2, 146, 147, ``A_k = C_k(0)``).
     mass:
         Mass in kg (0 only for the ground).
     com:
@@ -126,7 +126,7 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class MountSpec:
-    """Where instance ``name`` of the representative limb is mounted (spec §10).
+    """Where instance ``name`` of the representative limb is mounted (paper Sec. 7, eq. 121–126).
 
     ``base`` is ``S_0(l)`` (maps the mount frame on the ground to ``F_0``); ``platform`` is
     ``S_p(l)`` (maps the mount frame on the platform to the platform frame ``F_p``), derived from
@@ -159,7 +159,7 @@ class TaskSpec:
 
     ``kind`` is ``translational``, ``planar``, ``scara``, ``rotational`` or ``select``;
     ``components`` are the selected names from :data:`TWIST_COMPONENTS`, in ``V_t`` order
-    (spec §7, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
+    (paper Sec. 3.6, eq. 82–83, 85, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
     """
 
     kind: str

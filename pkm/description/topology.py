@@ -1,4 +1,4 @@
-"""The topological graph of a mechanism: spanning tree, fundamental cycles, mobility (spec §2, §5).
+"""The topological graph of a mechanism: spanning tree, fundamental cycles, mobility (paper Sec. 2, 3.1; Sec. 3.4).
 
 Bodies are vertices and joints are edges (a multigraph: two joints may join the same two bodies).
 This module knows nothing about specific robots; it works on the expanded bodies and joints of a
@@ -136,7 +136,7 @@ class Graph:
 
     def fundamental_cycles(self) -> list[list[tuple[int, int]]]:
         """One cycle per cut joint: a list of ``(joint index, σ)`` with σ = +1 when the cycle
-        traverses the joint from its parent to its child, −1 against (spec §5, eq. 49–52)."""
+        traverses the joint from its parent to its child, −1 against (paper Sec. 3.4, eq. 49–52)."""
         idx = self._index()
         _, cut = self.spanning_tree()
         path_to_root = self.path_to_ground
@@ -169,7 +169,7 @@ def joint_screws(joint: JointSpec) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Mobility:
-    """Instantaneous mobility at the reference configuration (cut-body formulation, spec §5)."""
+    """Instantaneous mobility at the reference configuration (cut-body formulation, paper Sec. 3.4)."""
 
     variables: int  # N: all joint variables, cut joints included
     cycles: int  # γ: number of fundamental cycles
@@ -267,7 +267,7 @@ def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ limbs
-#: Number of loop constraints a cut joint of each type imposes (6 − DOF, spec §4.1); H joints are
+#: Number of loop constraints a cut joint of each type imposes (6 − DOF, paper Sec. 3.3, eq. 12–14); H joints are
 #: not supported as cut joints.
 CUT_CONSTRAINTS = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}
 
@@ -301,11 +301,11 @@ def limb_topologies(spec: RobotSpec) -> list[LimbTopology]:
     """Partition the graph into limbs, find their fundamental cycles and choose the cut joints.
 
     A limb is a connected component of the graph without the ground and the platform, together
-    with its joints to them (spec §2.1, Definition 1). Each limb must be *hybrid*: its fundamental
+    with its joints to them (paper Sec. 2, Definition 1). Each limb must be *hybrid*: its fundamental
     cycles are pairwise edge-disjoint (equivalently, two cycles share at most one body, Definition 2
     and Assumption 1) — otherwise :class:`TopologyError` names the limb and the shared joints.
 
-    Cut joints (spec §2.2, Remark 3): a joint the file marks ``cut = true``; otherwise, per cycle,
+    Cut joints (paper Sec. 3.1, Remark 3): a joint the file marks ``cut = true``; otherwise, per cycle,
     the non-actuated joint (not marked ``cut = false``) that imposes the fewest constraints (S < U, C <
     R, P), the last one in file order on a tie.
     """

@@ -1,4 +1,4 @@
-"""Batched inverse kinematics + inverse dynamics of a PKM (spec §11.2–11.3): the Python side.
+"""Batched inverse kinematics + inverse dynamics of a PKM (paper Sec. 8.2, eq. 137–140, 144; Sec. 8.3): the Python side.
 
 :func:`inverse_dynamics_batch` (what :meth:`pkm.robot.Robot.inverse_dynamics` runs) checks the
 input, computes the target platform states and the continuation poses of each chunk's cold start,

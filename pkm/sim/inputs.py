@@ -1,5 +1,5 @@
 """Actuator forces for a simulation: ``u(t, x, xd)`` from a constant, a table, a CSV file or a
-controller (spec §11.1: the ``u(t)`` of eq. 129)."""
+controller (paper Sec. 8.1: the ``u(t)`` of eq. 129)."""
 from __future__ import annotations
 
 from pathlib import Path
