@@ -54,11 +54,22 @@ def eom_args(path):
     return ["eom", path, "--at", *map(repr, robot.x_ref.tolist())]
 
 
+def id_args(path):
+    """`pkm inverse-dynamics ROBOT`: its default trajectory, else a 50 mm line from its reference pose."""
+    import pkm
+
+    robot = pkm.load(path)
+    if robot.spec.trajectory:
+        return ["inverse-dynamics", path]
+    end = robot.position_ref + [0.05, 0.0, 0.0]
+    return ["inverse-dynamics", path, "--trajectory", "line", "--end", *map(repr, end.tolist())]
+
+
 def measure(robots) -> list[dict]:
     rows = []
     for path in robots:
         rel = path.relative_to(C.ROOT)
-        for what, args in (("inverse-dynamics", ["inverse-dynamics", rel]), ("eom", eom_args(rel))):
+        for what, args in (("inverse-dynamics", id_args(rel)), ("eom", eom_args(rel))):
             with tempfile.TemporaryDirectory(prefix="pkm-numba-") as cold:
                 for situation in ("cold", "cached"):
                     wall, cpu, status = run(args, cold)

@@ -10,7 +10,6 @@ the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82).
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,7 +18,7 @@ import numpy as np
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
                                                check_branch_policy, check_solver, fmt_x, limb_rates,
                                                solve_limb)
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import IKError, PkmError, SingularityError, with_time
 from pkm.lie import dexp_so3, exp_so3
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
@@ -329,7 +328,7 @@ class Robot:
                 threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
                 progress=progress)
         except (IKError, SingularityError) as exc:
-            raise _with_time(exc, t) from None
+            raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -505,28 +504,11 @@ def _at_sample(exc, s, x):
     return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
 
 
-def _with_time(exc, t):
-    """``exc`` naming its sample's time ``t[sample]`` too ("at sample 633 (t = 6.33 s, x = …)"), so
-    the failing point of a trajectory can be found in its CSV and plot; ``exc`` itself without
-    times or a sample."""
-    s = getattr(exc, "sample", None)
-    if t is None or s is None or not 0 <= s < len(t) or f"sample {s} (" not in str(exc):
-        return exc
-    new = copy.copy(exc)
-    new.args = (str(exc).replace(f"sample {s} (", f"sample {s} (t = {t[s]:.6g} s, ", 1),) + exc.args[1:]
-    return new
-
-
 def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
-    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``.
-
-    With ``check`` (default) the robot must have one actuated joint per task coordinate
-    (:meth:`pkm.description.spec.RobotSpec.check_actuation`; the actuator-space EOM and the inverse
-    dynamics need a square ``J_IK``, eq. 116) and no more task coordinates than platform DOF
-    (:func:`pkm.description.topology.check_task_mobility`); either raises a one-line
-    :class:`pkm.RobotFileError` (entry ``task``). ``check=False`` loads any robot file, e.g. one with
-    more actuators than task coordinates for inverse kinematics only.
-    """
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``. With
+    ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square
+    ``J_IK``, eq. 116) and a platform that can move in every task component
+    (``topology.check_task_mobility``), else a one-line :class:`pkm.RobotFileError` (entry ``task``)."""
     spec = load_spec(Path(path), parameters=parameters)
     if check:
         from pkm.description.topology import check_task_mobility

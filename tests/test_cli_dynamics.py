@@ -47,7 +47,9 @@ def check_against_library(robot_path, header, data, traj, tol=1e-9):
     robot = pkm.load(ROOT / robot_path)
     names = robot.task.coordinate_names()
     acts = robot.actuator_names
-    assert header == ["t", *names, *(f"q_{a}" for a in acts), *(f"tau_{a}" for a in acts)]
+    units = robot.actuator_units                                    # q_<a> [rad|m], tau_<a> [N·m|N]
+    assert header == ["t", *names, *(f"q_{a} [{u[1]}]" for a, u in zip(acts, units)),
+                      *(f"tau_{a} [{u[0]}]" for a, u in zip(acts, units))]
     d, n = len(names), len(acts)
     assert data.shape == (len(traj), 1 + d + 2 * n)
     np.testing.assert_array_equal(data[:, 0], traj.t)               # repr floats: exact round trip

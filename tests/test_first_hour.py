@@ -220,7 +220,8 @@ def test_version(capsys):
     assert info.value.code == 0 and capsys.readouterr().out.strip() == f"pkm {pkm.__version__}"
 
 
-@pytest.mark.parametrize("path,q", [(DELTA_PATH, [0.1, 0.2, -0.1]), (RPR, [0.01, 0.02, -0.01])])
+@pytest.mark.parametrize("path,q", [(DELTA_PATH, [0.1, 0.2, -0.1]), (RPR, [0.01, 0.02, -0.01]),
+                                    (SERIAL, [0.1, 0.2, 0.3, 0.1, -0.2, 0.3])])
 def test_fk_gives_back_the_actuators_by_ik(capsys, path, q):
     import json
 

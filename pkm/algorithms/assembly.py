@@ -47,6 +47,8 @@ def _system(robot, thetas):
         block[:, offs[k]:offs[k + 1]] = D @ Jp[k]
         block[:, offs[0]:offs[1]] = -D @ Ad_inv(E) @ Jp[0]
         rows.append(block)
+    if not res:   # one limb without loops (a serial arm): nothing to close
+        return np.zeros(0), np.zeros((0, offs[-1])), offs, Cp[0]
     return np.concatenate(res), np.vstack(rows), offs, Cp[0]
 
 

@@ -233,14 +233,26 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from pkm import __version__
+def _version() -> str:
+    """pkm's version: the installed distribution's, else the one in the checkout's pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version
 
+    try:
+        return version("pkm")
+    except PackageNotFoundError:
+        import re
+        from pathlib import Path
+
+        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+        return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pkm",
         description="Kinematics and dynamics of parallel kinematic machines (PKM) with hybrid complex limbs.",
     )
-    parser.add_argument("--version", action="version", version=f"pkm {__version__}")
+    parser.add_argument("--version", action="version", version=f"pkm {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_info = sub.add_parser("info", help="describe a robot file: bodies, joints, DOF, masses")
     p_info.add_argument("robot", help="path to a robot file (TOML), e.g. robots/delta_3rr2rrr.toml")

@@ -113,8 +113,8 @@ DEFAULT_COMPILE_SECONDS = 15
 
 
 def compile_estimate(root: Path = PACKAGE) -> int:
-    """Seconds the kernels took to compile in the last run that compiled them here (rounded to 5 s),
-    else :data:`DEFAULT_COMPILE_SECONDS`."""
+    """Seconds the longest compile of a run took here (a first run; rounded to 5 s), else
+    :data:`DEFAULT_COMPILE_SECONDS`."""
     try:
         seconds = float(_stamp(root).with_name(TIMING).read_text())
     except (OSError, ValueError):
@@ -126,8 +126,8 @@ class CompileAnnouncer:
     """Says so before numba compiles anything (a cache miss: the first run, a changed source, a new
     robot structure) and measures the time spent compiling. ``with CompileAnnouncer(write):`` —
     ``write(message)`` is called once, when the first compile starts; :attr:`seconds` is the wall
-    time of the top-level compiles; on exit, a run that compiled for more than a second records it
-    for the next estimate (:func:`compile_estimate`). numba emits its ``numba:compile`` event only
+    time of the top-level compiles; on exit, a run that compiled for longer than any before records
+    it for the next estimate (:func:`compile_estimate`). numba emits its ``numba:compile`` event only
     when a function is neither in memory nor in the disk cache, so a cached run says nothing."""
 
     def __init__(self, write, root: Path = PACKAGE):
@@ -165,9 +165,14 @@ class CompileAnnouncer:
         from numba.core import event
 
         event.unregister("numba:compile", self._listener)
-        if self.seconds > 1.0:
+        if self.seconds > 1.0:   # the longest compile seen here (a full first run, not a partial one)
+            path = _stamp(self.root).with_name(TIMING)
             try:
-                _stamp(self.root).with_name(TIMING).write_text(f"{self.seconds:.1f}\n")
+                previous = float(path.read_text())
+            except (OSError, ValueError):
+                previous = 0.0
+            try:
+                path.write_text(f"{max(previous, self.seconds):.1f}\n")
             except OSError:
                 pass
         return False
