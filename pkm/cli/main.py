@@ -338,15 +338,19 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
 
 
 def _announcer(args, write):
-    """Says "compiling kernels (first run only, ~N s)" before numba compiles (commands that load a
-    robot import numba; others need no message)."""
+    """Says "compiling kernels (first run only, ~N s)" on stderr before numba compiles, when stderr
+    is a terminal (someone is waiting; logs, pipes and captured output stay one line per error) or
+    ``PKM_COMPILE_MESSAGE=1`` (``0`` silences it). Only commands that load a robot compile."""
     import contextlib
+    import os
 
     if getattr(args, "robot", None) is None and getattr(args, "command", None) != "compile":
         return contextlib.nullcontext()
     from pkm.lie.numba_cache import CompileAnnouncer
 
-    return CompileAnnouncer(write)
+    wanted = os.environ.get("PKM_COMPILE_MESSAGE")
+    loud = wanted == "1" or (wanted is None and sys.stderr.isatty())
+    return CompileAnnouncer(write if loud else (lambda message: None))
 
 
 def main(argv: list[str] | None = None) -> int:
