@@ -164,7 +164,10 @@ def test_plot_actuators_returns_figure(tmp_path):
     check_png(tmp_path / "f.png")
     top, bottom = fig.axes
     assert top.get_ylabel() == "actuator torque [N·m]" and bottom.get_ylabel() == "actuator angle [deg]"
-    assert [l.get_label() for l in top.get_lines()] == robot.actuator_names
+    from pkm.plotting import display_name
+
+    assert [l.get_label() for l in top.get_lines()] == [display_name(n) for n in robot.actuator_names]
+    assert [l.get_label() for l in top.get_lines()] == ["limb1, joint 1", "limb2, joint 1"]
     np.testing.assert_array_equal(top.get_lines()[1].get_ydata(), res.tau[:, 1])
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), np.degrees(res.q_act[:, 0]))
 
