@@ -288,7 +288,9 @@ The robot's task coordinates select their components, as in the robot file: x, y
 Delta; x and z for the IRSBot-2 (the y value of a position is ignored there; displacements
 must have y = 0). A pick-and-place cycle lifts along the task axis +z.
 A --file CSV holds the columns t, the task coordinates, their rates (suffix d) and
-accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2.
+accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2 -- or t and the
+coordinates only (t,x,z), whose rates and accelerations are then those of a cubic spline
+through the samples (sample the motion finely).
 
 The --out CSV has a header and one row per sample: t, the task coordinates, one actuator
 position q_<actuator> [unit] per actuator, one force or torque tau_<actuator> [unit] per

@@ -158,4 +158,5 @@ def add_trajectory_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--travel", nargs="+", type=float, metavar="T",
                    help="pick-place: travel [m], a distance along x or a horizontal vector TX TY 0 (default 0.305)")
     g.add_argument("--cycle-time", type=float, metavar="T", help="pick-place: cycle time [s] (default 0.5)")
-    g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd)")
+    g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd; or t and "
+                        "coordinates only, differentiated by a cubic spline)")

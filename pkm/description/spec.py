@@ -269,6 +269,8 @@ class RobotSpec:
             raise RobotFileError(self.source, "platform", f"platform {self.platform!r} is not a body of the file")
         R = old.frame[:3, :3]
         p = old.frame[:3, 3] if point is None else np.asarray(point, dtype=float)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise RobotFileError(self.source, "platform", f"payload point must be 3 finite coordinates, got {point!r}")
         M = old.mass + mass
         com = (old.mass * old.com + mass * p) / M
 
