@@ -116,3 +116,17 @@ def test_positions_only_trajectory_is_differentiated(tmp_path, capsys):
     code, _, err = run_main(capsys, "inverse-dynamics", ROBOTS / "delta_3rr2rrr.toml", "--trajectory", "file",
                             "--file", partial)
     one_line_error(code, err, "missing column 'xdd'", "positions only")
+
+
+def test_try_it_commands_of_the_doc_run(tmp_path, capsys, monkeypatch):
+    """Every command of the doc's "Try it" block exits 0 (run in a scratch directory)."""
+    import shlex
+
+    block = re.search(r"Try it:\n\n```bash\n(.*?)```", DOC.read_text(), flags=re.S).group(1)
+    commands = [shlex.split(line.split("#")[0]) for line in block.splitlines() if line.strip()]
+    assert len(commands) >= 5 and all(c[0] == "pkm" for c in commands)
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        args = [str(ROOT / a) if a.startswith("robots/") else a for a in argv[1:]]
+        code, _, err = run_main(capsys, *args)
+        assert code == 0, (argv, err)
