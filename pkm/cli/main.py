@@ -103,7 +103,7 @@ def run_inverse_dynamics(robot, traj, progress: bool | None = None, wrench=None)
 def actuator_columns(robot, names) -> tuple[list[str], list[str]]:
     """CSV headers of the actuators' positions and forces with their units, per column:
     ``q_limb1/1 [rad]``, ``tau_limb1/1 [N·m]``; ``q_leg1/leg [m]``, ``tau_leg1/leg [N]`` for a
-    prismatic actuator (readers strip the `` [unit]`` suffix: :func:`pkm.sim.inputs.read_torque_table`)."""
+    prismatic actuator (readers strip the `` [unit]`` suffix: :func:`pkm.sim.inputs.read_table`)."""
     units = robot.actuator_units
     return [f"q_{n} [{u[1]}]" for n, u in zip(names, units)], [f"tau_{n} [{u[0]}]" for n, u in zip(names, units)]
 
