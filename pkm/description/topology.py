@@ -220,8 +220,11 @@ def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
     """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) when the task space has more
     coordinates than the platform has DOF at the reference configuration (:func:`mobility`):
     such a task cannot be followed, and inverse kinematics would fail at every point off the
-    reference. The reference DOF is an upper bound of the generic one (a singular reference
-    configuration adds DOF), so a robot that passes elsewhere never fails here.
+    reference. At a parallel (type-II) singularity the reference DOF exceed the generic ones, at
+    a serial (type-I) one — a limb stretched or folded — they fall short; the message says so,
+    since pkm also starts inverse kinematics there. Also raises when a task component is not an
+    admissible platform motion (its unit twist, body-fixed at the reference pose, outside the
+    span of the admissible platform twists).
     """
     from pkm.errors import RobotFileError
 
@@ -234,7 +237,9 @@ def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
         raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({comps}) "
                              f"but the platform has {mob.platform_dof} DOF at the reference configuration "
                              f"(mechanism DOF {mob.dof}): choose at most {mob.platform_dof} task components, or "
-                             f"check the joints' axes and the loops (pkm info lists them)")
+                             f"check the joints' axes and the loops; if the reference pose (all joint variables 0) "
+                             f"is singular (a limb stretched or folded, axes aligned), describe the robot in a "
+                             f"regular pose")
     if mob.platform_twists is None or mob.platform_twists.shape[1] == 0:
         return
     # the task's twist directions (eq. 82: V_p = P_p ẋ, body-fixed) must be admissible platform motions
