@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
 import peers  # noqa: E402
 
-PAPER_US = 2.74  # Müller 2024, Table 1, Exp. 1 (spec §12.8)
+PAPER_US = 2.74  # Müller 2024, Table 1, Exp. 1 (paper Sec. 9.4, Table 1)
 PAPER_CPU = "Intel i7-8700 (6 cores, 3.2 GHz), Mathematica-generated C (MATLAB C-mex, MinGW64), 2 IK iterations per limb"
 ROBOTS = {
     "delta_3rr2rrr": "3RR[2RR]R Delta",

@@ -71,3 +71,17 @@ class SingularityError(PkmError, ArithmeticError):
         self.threshold = threshold
         self.sample = sample
         super().__init__(message)
+
+
+def with_time(exc, t):
+    """``exc`` (an error naming ``exc.sample`` of a trajectory, "at sample 633 (x = …)") naming the
+    sample's time ``t[sample]`` too ("at sample 633 (t = 6.33 s, x = …)"), so that the point can be
+    found in the trajectory's CSV and plot; ``exc`` itself without times or a sample."""
+    import copy
+
+    s = getattr(exc, "sample", None)
+    if t is None or s is None or not 0 <= s < len(t) or f"sample {s} (" not in str(exc):
+        return exc
+    new = copy.copy(exc)
+    new.args = (str(exc).replace(f"sample {s} (", f"sample {s} (t = {t[s]:.6g} s, ", 1),) + exc.args[1:]
+    return new

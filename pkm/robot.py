@@ -1,6 +1,6 @@
 """The user-facing robot: a loaded, compiled PKM with its limbs (``pkm.load``).
 
-Task coordinates ``x`` (spec §7, §1.7, §11.1): the platform's reference pose ``A_p = (R_0, r_0)``
+Task coordinates ``x`` (paper Sec. 3.6, eq. 82–83, 85; eq. 7 and App. A; Sec. 8.1): the platform's reference pose ``A_p = (R_0, r_0)``
 is kept in every component the task space does not select. Selected translational components are
 the platform origin's coordinates ``l`` along the axes of ``R_0`` (the world axes when the platform
 frame is parallel to the world frame, as for the Delta and the IRSBot-2), ``r_p = R_0 l``. Selected
@@ -12,8 +12,8 @@ task space (6 DOF, e.g. a hexapod) has ``x = (ρ; l)`` or any order of the six, 
 Rates: ``xd = ẋ`` and ``xdd = ẍ`` are the time derivatives of these coordinates everywhere
 (inverse kinematics, inverse and forward dynamics, simulation, trajectories). The **velocity
 variable** of the equations of motion is the task velocity ``V_t = P_pᵀ V_p``, the selected
-components of the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82; spec §11.1: the platform twist,
-free of parameterisation singularities): ``ω = dexp_{−ρ} ρ̇`` (eq. 7, spec §1.7), ``v = exp(ρ)ᵀ l̇``,
+components of the body-fixed platform twist ``V_p = (ω; v)`` (eq. 82; paper Sec. 8.1: the platform twist,
+free of parameterisation singularities): ``ω = dexp_{−ρ} ρ̇`` (eq. 7, paper eq. 7 and App. A), ``v = exp(ρ)ᵀ l̇``,
 and their derivatives ``ω̇ = dexp_{−ρ} ρ̈ + (d/dt dexp_{−ρ}) ρ̇`` (:func:`pkm.lie.dexp_so3_dot`),
 ``v̇ = exp(ρ)ᵀ l̈ − ω × v`` (:meth:`Robot.platform_twist`). J_IK (eq. 98), the EOM terms ``M_t``,
 ``C_t V_t``, ``W_t^grav`` (eq. 107–112) and the forward dynamics' ``V̇_t`` refer to ``V_t``;
@@ -39,7 +39,7 @@ import numpy as np
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
                                                check_branch_policy, check_solver, fmt_x, limb_rates,
                                                solve_limb)
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import IKError, PkmError, SingularityError, with_time
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
@@ -116,14 +116,35 @@ class Robot(TaskCoordinates):
         return len(self.actuator_names)
 
     @property
+    def actuator_kinds(self) -> list[str]:
+        """Each actuated axis's kind in ``actuator_names`` order: ``"R"`` (a revolute actuator:
+        torque [N·m], angle [rad]), ``"P"`` (prismatic: force [N], position [m]) or ``"H"`` (screw:
+        torque, angle)."""
+        return [limb.tree.axis_kind[int(a)] for limb in self.limbs for a in limb.actuated]
+
+    @property
+    def actuator_units(self) -> list[tuple[str, str]]:
+        """``(force unit, position unit)`` of each actuator: ``("N·m", "rad")`` or ``("N", "m")``."""
+        return [ACTUATOR_UNITS[k] for k in self.actuator_kinds]
+
+    @property
     def task_dof(self) -> int:
         """``δ_p``: number of task coordinates."""
         return self.P_p.shape[1]
 
     @property
+    def position_ref(self) -> np.ndarray:
+        """The platform origin at the reference configuration in task position coordinates: along
+        the axes of the platform frame at the reference configuration, ``R0ᵀ r0`` (world X Y Z
+        where the platform frame is not rotated, as in the shipped PKMs). Task positions ``x``
+        place the platform at ``R0 x`` (:meth:`platform_pose`), so velocities are the body-fixed
+        twist's components at the reference orientation (eq. 82)."""
+        return self.R0.T @ self.r0
+
+    @property
     def x_ref(self) -> np.ndarray:
         """Task coordinates of the reference configuration."""
-        local = self.R0.T @ self.r0
+        local = self.position_ref
         x = np.zeros(self.task_dof)
         for i, c in enumerate(self.task.components):
             if c.startswith("v"):
@@ -286,10 +307,13 @@ class Robot(TaskCoordinates):
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
             return reference(self, X, XD, XDD, wrench, gravity, tol=tol)
-        th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
-            self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
-            threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
-            progress=progress)
+        try:
+            th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
+                self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
+                threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
+                progress=progress)
+        except (IKError, SingularityError) as exc:
+            raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -434,6 +458,10 @@ class Robot(TaskCoordinates):
                 raise first from None
 
 
+#: (generalized force unit, joint variable unit) of an actuated axis of each kind.
+ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
+
+
 def _along(limb, poses, theta, tol, max_iter, threshold):
     """The limb's IK continued from ``theta`` through ``poses`` (each solve starts from the one
     before); the singularity check at the last pose only. Raises IKError where a step fails."""
@@ -451,6 +479,15 @@ def _at_sample(exc, s, x):
     return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
 
 
-def load(path, parameters: dict | None = None) -> Robot:
-    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``."""
-    return Robot(load_spec(Path(path), parameters=parameters))
+def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``. With
+    ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square
+    ``J_IK``, eq. 116) and a platform that can move in every task component
+    (``topology.check_task_mobility``), else a one-line :class:`pkm.RobotFileError` (entry ``task``)."""
+    spec = load_spec(Path(path), parameters=parameters)
+    if check:
+        from pkm.description.topology import check_task_mobility
+
+        spec.check_actuation()
+        check_task_mobility(spec)
+    return Robot(spec)

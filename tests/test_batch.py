@@ -161,7 +161,7 @@ def test_per_sample_path_allocates_nothing():
 
 # ----------------------------------------------------------------------------- constant-H (affine) limbs
 def test_affine_closure_is_detected_only_for_linear_loops():
-    """The Delta's parallelogram closes linearly (θ3 = θ5 = −θ4, spec §4.7); the IRSBot-2's 4U loop
+    """The Delta's parallelogram closes linearly (θ3 = θ5 = −θ4, paper Sec. 3.3, Ex. 7–9); the IRSBot-2's 4U loop
     and the 3R[2US] rod loop do not; a serial limb is trivially affine with H selecting q."""
     delta = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     for limb in delta.limbs:

@@ -74,7 +74,7 @@ def test_inertia_parameters_round_trip_and_check():
 @pytest.mark.parametrize("name", FILES)
 def test_packed_inertias_are_the_limb_trees(name):
     """Back in the body frames, the packed 10 parameters are the limb trees' mass matrices with the
-    platform massless (spec §9.1)."""
+    platform massless (paper Sec. 6.1, eq. 99)."""
     robot = pkm.load(ROBOTS / name)
     km = pack(robot)
     for l, tree in enumerate(dynamics_trees(robot)):

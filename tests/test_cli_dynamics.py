@@ -47,7 +47,9 @@ def check_against_library(robot_path, header, data, traj, tol=1e-9):
     robot = pkm.load(ROOT / robot_path)
     names = robot.task.coordinate_names()
     acts = robot.actuator_names
-    assert header == ["t", *names, *(f"q_{a}" for a in acts), *(f"tau_{a}" for a in acts)]
+    units = robot.actuator_units                                    # q_<a> [rad|m], tau_<a> [N·m|N]
+    assert header == ["t", *names, *(f"q_{a} [{u[1]}]" for a, u in zip(acts, units)),
+                      *(f"tau_{a} [{u[0]}]" for a, u in zip(acts, units))]
     d, n = len(names), len(acts)
     assert data.shape == (len(traj), 1 + d + 2 * n)
     np.testing.assert_array_equal(data[:, 0], traj.t)               # repr floats: exact round trip
@@ -162,7 +164,10 @@ def test_plot_actuators_returns_figure(tmp_path):
     check_png(tmp_path / "f.png")
     top, bottom = fig.axes
     assert top.get_ylabel() == "actuator torque [N·m]" and bottom.get_ylabel() == "actuator angle [deg]"
-    assert [l.get_label() for l in top.get_lines()] == robot.actuator_names
+    from pkm.plotting import display_name
+
+    assert [l.get_label() for l in top.get_lines()] == [display_name(n) for n in robot.actuator_names]
+    assert [l.get_label() for l in top.get_lines()] == ["limb1, joint 1", "limb2, joint 1"]
     np.testing.assert_array_equal(top.get_lines()[1].get_ydata(), res.tau[:, 1])
     np.testing.assert_allclose(bottom.get_lines()[0].get_ydata(), np.degrees(res.q_act[:, 0]))
 

@@ -1,9 +1,9 @@
-"""Cut-joint constraints (spec §4): residual g, Jacobian G and convective vector Ġθ̇.
+"""Cut-joint constraints (paper Sec. 3.3): residual g, Jacobian G and convective vector Ġθ̇.
 
 Checked against things they were not derived from: finite differences of g and G at random,
 NON-closed configurations of a branched tree, the relative motion of each joint type built with
 scipy's matrix exponential (g ≡ 0 on it, and exactly 6 − DOF independent rows), and the Delta
-parallelogram's known solution θ3 = θ5 = −θ4 (spec §4.7, eq. 48).
+parallelogram's known solution θ3 = θ5 = −θ4 (paper Sec. 3.3, Ex. 7–9, eq. 48).
 """
 
 from __future__ import annotations
@@ -214,7 +214,7 @@ def test_jacobian_matches_finite_differences(type_, placement):
 @cases
 @placements
 def test_jacobian_columns_outside_the_loop_vanish(type_, placement):
-    """Joints on both paths (or on neither) do not move r relative to k (spec §4.3, eq. 32)."""
+    """Joints on both paths (or on neither) do not move r relative to k (paper eq. 16, 22, 28, 32, eq. 32)."""
     cj = make_cut(type_, placement)
     loop = cj.loop_variables(TREE)
     outside = np.setdiff1d(np.arange(TREE.n), loop)

@@ -1,6 +1,6 @@
-"""The Delta's robot file reproduces the paper's §9.1 reference data (spec §12.1–12.7).
+"""The Delta's robot file reproduces the paper's §9.1 reference data (paper Sec. 9.1; Sec. 9.3).
 
-The expected numbers below are the paper's printed *numeric* values (spec §12.2–12.3, with the
+The expected numbers below are the paper's printed *numeric* values (paper Sec. 9.1, eq. 148; Sec. 9.1, with the
 typos of §14.4 corrected: Y4' fifth entry (Rp·d − h²)/c, ^3X_3' = (1,0,0,0,c/2,0)); the file itself
 only holds points, axes and dimensions, never screw coordinates.
 """
@@ -39,7 +39,7 @@ def test_numbering_follows_the_paper(tree):
 
 
 def test_spatial_screws_eq148(tree):
-    """Y_i' of spec §12.2 (numeric column, Y4' corrected)."""
+    """Y_i' of paper Sec. 9.1, eq. 148 (numeric column, Y4' corrected)."""
     Y = np.array([
         [0, -1, 0, 0, 0, 0.15],
         [0, -1, 0, 0, 0, 0.40],
@@ -54,7 +54,7 @@ def test_spatial_screws_eq148(tree):
 
 
 def test_body_frames(tree):
-    """A_i' = (R_i', p_i') of spec §12.3."""
+    """A_i' = (R_i', p_i') of paper Sec. 9.1."""
     R25 = np.array([[h / c, 0, -d / c], [0, 1, 0], [d / c, 0, h / c]])
     rotations = [np.eye(3), R25, R25, R25, R25, np.eye(3)]
     origins = [(-a / 2 - R0, 0, 0), (-a - R0, 0, 0), (-d / 2 - Rp, -b / 2, -h / 2), (-Rp, 0, -h), (-d / 2 - Rp, b / 2, -h / 2), (0, 0, -h)]
@@ -64,7 +64,7 @@ def test_body_frames(tree):
 
 
 def test_body_fixed_screws_equal_the_papers_numbers(tree):
-    """^iX_i' = Ad_{A_i'}⁻¹ Y_i' equals the paper's printed numbers (§9.1; spec §12.3)."""
+    """^iX_i' = Ad_{A_i'}⁻¹ Y_i' equals the paper's printed numbers (§9.1; paper Sec. 9.1)."""
     X = np.array([
         [0, -1, 0, 0, 0, -1 / 8],
         [0, -1, 0, 0, 0, 0],
@@ -93,7 +93,7 @@ def test_joint_points_and_axes_of_every_limb(spec):
 
 
 def test_parallelogram_closes_and_platform_pose_matches_closed_form(tree):
-    """With θ3 = θ5 = −θ4 the cut joint 7 closes, and C_p equals spec §12.4's closed form."""
+    """With θ3 = θ5 = −θ4 the cut joint 7 closes, and C_p equals paper Sec. 9.1's closed form."""
     rng = np.random.default_rng(7)
     for _ in range(50):
         t1, t2, t4, t6 = rng.uniform(-0.8, 0.8, 4)
@@ -115,7 +115,7 @@ def test_parallelogram_closes_and_platform_pose_matches_closed_form(tree):
 
 def test_masses_of_the_aluminium_cylinders(spec):
     """Spec §12.7: solid aluminium cylinders, ρ = 2700 kg/m³."""
-    # (printed value, its last digit, diameter, length) per body, spec §12.7
+    # (printed value, its last digit, diameter, length) per body, paper Sec. 9.3
     expected = {"limb1/arm": (0.477129, 1e-6, 0.030, a), "limb1/upper_link": (0.0678584, 1e-7, 0.020, b),
                 "limb1/rod1": (0.212058, 1e-6, 0.010, c), "limb1/lower_link": (0.0678584, 1e-7, 0.020, b),
                 "limb1/rod2": (0.212058, 1e-6, 0.010, c), "platform": (1.717666, 1e-6, 0.090, 0.100)}

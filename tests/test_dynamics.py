@@ -1,4 +1,4 @@
-"""Tree dynamics (spec §9.2; paper eq. 100–101, App. B eq. 167–175).
+"""Tree dynamics (paper eq. 100–101, App. B eq. 167–175).
 
 The recursive kernels of :mod:`pkm.algorithms.dynamics` are checked against things they were not derived
 from: the dense closed forms (171)–(175) assembled from 𝖠, 𝖷, 𝖺, 𝖻, 𝖴 with plain numpy; finite

@@ -1,4 +1,4 @@
-"""Mechanism inverse kinematics (spec §8; paper §4–5, eq. 85–98) and the errors it raises."""
+"""Mechanism inverse kinematics (paper §4–5, eq. 85–98) and the errors it raises."""
 
 from __future__ import annotations
 

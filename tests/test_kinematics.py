@@ -1,8 +1,8 @@
-"""Tree kinematics: POE forward kinematics, body Jacobians and their derivatives (spec §3).
+"""Tree kinematics: POE forward kinematics, body Jacobians and their derivatives (paper Sec. 3.2, App. A).
 
 Checked against things they were not derived from: finite differences of the forward kinematics,
 the spatial product of exponentials evaluated with scipy's matrix exponential, the closed form
-(163) of J̇, and the paper's closed-form platform pose of the Delta (spec §12.4).
+(163) of J̇, and the paper's closed-form platform pose of the Delta (paper Sec. 9.1).
 """
 
 from __future__ import annotations
@@ -156,7 +156,7 @@ def test_twists_equal_jacobian_times_rates(tree):
 
 
 def test_jacobian_derivative_matches_finite_differences(tree):
-    """J̇ = d/dt J(θ + t θ̇) at t = 0, central differences (spec §3.4)."""
+    """J̇ = d/dt J(θ + t θ̇) at t = 0, central differences (paper eq. 162–165)."""
     h = 1e-6
     for q, qd in _states(tree, 10, 4):
         Jd = jacobian_derivatives(tree, q, qd)

@@ -1,4 +1,4 @@
-"""Property tests for pkm.lie (SE(3)/se(3) primitives, spec §1.4–§1.7).
+"""Property tests for pkm.lie (SE(3)/se(3) primitives, paper App. A, eq. 148–151, 155; eq. 7 and App. A).
 
 Conventions: twist X = (ω; v), wrench W = (m; f), pose C = [[R, r], [0, 1]].
 Random twists draw their rotation angle near 0 (within 1e-8, including exactly 0), near π

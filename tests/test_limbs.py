@@ -1,4 +1,4 @@
-"""Limbs and loops: topology counts, H and Ḣ on closed configurations, loop closure (spec §2, §4, §6)."""
+"""Limbs and loops: topology counts, H and Ḣ on closed configurations, loop closure (paper Sec. 2, 3.1; Sec. 3.3; Sec. 3.5–3.7, eq. 75–84)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_counts(case):
         assert limb.n == n
         assert len(limb.topology.cycles) == gamma
         assert limb.dof == delta
-        assert limb.n - sum(lp.m for lp in limb.loops) == delta  # δ_l = n_l − Σ m_λ (spec §4.1)
+        assert limb.n - sum(lp.m for lp in limb.loops) == delta  # δ_l = n_l − Σ m_λ (paper Sec. 3.3, eq. 12–14)
         assert len(limb.actuated) == 1
         assert all(a in limb.q_index for a in limb.actuated)
     m = robot.mobility()

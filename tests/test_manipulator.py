@@ -1,4 +1,4 @@
-"""PKM dynamics: task/actuator-space EOM and inverse dynamics (spec §9.3–9.6, §11.2).
+"""PKM dynamics: task/actuator-space EOM and inverse dynamics (paper Sec. 6.3, eq. 102–103; Sec. 6.6, eq. 114–120; Sec. 8.2, eq. 137–140, 144).
 
 Checked against quantities computed independently, body by body: the kinetic and potential energy
 of every body (power balance, Hessian/gradient checks), a robot written out without its

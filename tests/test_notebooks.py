@@ -1,7 +1,9 @@
 """Execute every notebook in notebooks/ (kernel python3, working directory = the repo root).
 
 A notebook fails the test when any of its cells raises (each notebook ends with cheap assertions).
-Outputs are not written back: the committed notebooks stay output-free.
+The committed notebooks carry their outputs (figures visible in the repository; refreshed by
+``python .ci/render_notebooks.py``): every cell that draws a figure when executed here must have
+one committed. The execution's outputs are not written back by the test.
 """
 
 from __future__ import annotations
@@ -30,7 +32,18 @@ def test_notebook_executes(path):
     nb = nbformat.read(path, as_version=4)
     client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3",
                                      resources={"metadata": {"path": str(ROOT)}})
+    committed = figures(nbformat.read(path, as_version=4))
     client.execute()      # raises CellExecutionError (with the cell and the traceback) when a cell fails
     errors = [o for cell in nb.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
               if o.get("output_type") == "error"]
     assert not errors
+    drawn = figures(nb)
+    assert drawn, "the notebook draws no figure"
+    assert committed == drawn, (f"{path.name}: figures committed in cells {committed}, drawn in cells {drawn}: "
+                                "run python .ci/render_notebooks.py and commit the notebook")
+
+
+def figures(nb) -> list[int]:
+    """Indices of the cells with an image output."""
+    return [k for k, cell in enumerate(nb.cells) if cell.cell_type == "code"
+            and any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))]

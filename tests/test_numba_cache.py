@@ -40,7 +40,7 @@ def _run(root: Path) -> float:
 
 
 def _expected(alpha_factor: float) -> float:
-    """(dexp⁻¹)₀₀ = 1 + α (K²)₀₀ with K = skew(x) (spec §1.7), α from its closed form."""
+    """(dexp⁻¹)₀₀ = 1 + α (K²)₀₀ with K = skew(x) (paper eq. 7 and App. A), α from its closed form."""
     x = np.array([0.1, -0.2, 0.3])
     phi = np.linalg.norm(x)
     alpha = (1.0 - 0.5 * phi / np.tan(0.5 * phi)) / phi**2

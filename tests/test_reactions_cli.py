@@ -25,7 +25,7 @@ def test_cli_reactions_csv_plot_and_checks(tmp_path):
     tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
     res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
     rows = [int(np.argmin(np.abs(tr.t - t))) for t in data[:, 0]]
-    tau = data[:, [header.index(f"tau_{a}") for a in robot.actuator_names]]
+    tau = data[:, [header.index(f"tau_{a} [{u[0]}]") for a, u in zip(robot.actuator_names, robot.actuator_units)]]
     assert np.abs(tau - res.tau[rows]).max() <= 1e-8 * np.abs(res.tau).max()
     _, joints = robot.spec.expanded()
     for j in joints:

@@ -1,4 +1,4 @@
-"""The 3R[2US] Delta and the IRSBot-2 robot files (spec §2.3.2, §2.3.3, §13).
+"""The 3R[2US] Delta and the IRSBot-2 robot files (paper Ex. 2, 5; Ex. 3, 6, 9, 11; eq. 55–57; Sec. 9 and Ex. 3).
 
 Both files are checked for what the paper's topology requires: variable and cycle counts, DOF,
 and -- from the loop-closure screws at the reference configuration, assembled here from
@@ -169,7 +169,7 @@ def test_delta_limb_counts(delta):
     tree = limb_tree(delta, "limb1")
     assert tree.n == 9
     assert sorted(v.split("/")[1].split(".")[0] for v in tree.variable_names) == ["1", "2", "2", "3", "3", "3", "4", "4", "4"]
-    # canonical relabelling of spec §2.3.2: arm, rod A, platform, rod B
+    # canonical relabelling of paper Ex. 2, 5: arm, rod A, platform, rod B
     assert [n for n, v in zip(tree.body_names, tree.virtual) if not v] == ["limb1/arm", "limb1/rodA", "platform", "limb1/rodB"]
     for mount in ("limb1", "limb2", "limb3"):
         g = limb_graph(delta, mount)

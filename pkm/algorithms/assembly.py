@@ -3,7 +3,7 @@
 All limbs are solved together, with the platform pose left free: the unknowns are the tree-joint
 variables of every limb except the actuated ones, the equations are the loop constraints of every
 limb (eq. 12) and the agreement of the limbs' platform poses, ``log(C_p(1)⁻¹ C_p(l)) = 0`` for
-``l ≥ 2`` (the loops through the platform, spec §2.1). Newton's method with a least-squares step
+``l ≥ 2`` (the loops through the platform, paper Sec. 2). Newton's method with a least-squares step
 solves the (generally overdetermined but consistent) system; its Jacobian uses
 
     ``d/dt log(E) = dexp⁻¹(−log E) (V_p(l) − Ad_{E⁻¹} V_p(1))``,  ``E = C_p(1)⁻¹ C_p(l)``.
@@ -47,6 +47,8 @@ def _system(robot, thetas):
         block[:, offs[k]:offs[k + 1]] = D @ Jp[k]
         block[:, offs[0]:offs[1]] = -D @ Ad_inv(E) @ Jp[0]
         rows.append(block)
+    if not res:   # one limb without loops (a serial arm): nothing to close
+        return np.zeros(0), np.zeros((0, offs[-1])), offs, Cp[0]
     return np.concatenate(res), np.vstack(rows), offs, Cp[0]
 
 

@@ -1,4 +1,4 @@
-"""Cut-joint loop-closure constraints, cut-joint formulation (spec §4; paper Sec. 3.3, eq. 12–42).
+"""Cut-joint loop-closure constraints, cut-joint formulation (paper Sec. 3.3, eq. 12–42).
 
 A fundamental cycle (FC) is closed by a *cut joint* between two bodies of the spanning tree:
 body ``k`` (the joint's ``parent``) and body ``r`` (its ``child``); index ``-1`` is the ground
@@ -36,17 +36,17 @@ Body-fixed twists ``V = (ω; v)``, ``R_{k,r} = R_kᵀR_r``, ``s = ρ + d_k = ^kr
 
 * ``ρ̇ = s × ω_k − v_k + R_{k,r} u_r``, i.e. ``ρ̇ = B_dist (ω_k; v_k; ω_r; v_r)`` with
   ``B_dist = [skew(s), −I, −R_{k,r} skew(d_r), R_{k,r}]`` — eq. (22) with the EXACT first block
-  ``skew(^kr_{k,r} + ^kd_{r,λ})``; eq. (28)'s "Δr + d̃_{r,λ}" (spec §14.2 item 12) is only right at
+  ``skew(^kr_{k,r} + ^kd_{r,λ})``; eq. (28)'s "Δr + d̃_{r,λ}" (paper eq. 28, exact form eq. 22) is only right at
   closure. Distance rows: ``ġ = N ρ̇`` (eq. 32: ``G = B [J_k; J_r]``).
-* Orientation rows (eq. 37/41, with the corrected ``ΔṘ`` of spec §14.2 item 13):
+* Orientation rows (eq. 37/41, with the corrected ``ΔṘ`` of paper eq. 37, corrected):
   ``ġ = (e_k × ^ke_r)·ω_k + (e_r × ^re_k)·ω_r``, ``^ke_r = R_{k,r} e_r``, ``^re_k = R_{k,r}ᵀ e_k``.
-* ``Ġθ̇`` (not given in the paper, spec §14.2 item 19; eq. 14): ``B (Ab_k; Ab_r) + κ`` with
+* ``Ġθ̇`` (not given in the paper, paper eq. 14 and 47, Ġ not printed; eq. 14): ``B (Ab_k; Ab_r) + κ`` with
   ``κ_d = −ω_k × (ρ̇ + R_{k,r}u_r) + R_{k,r}(ω_r × u_r)`` for the distance rows (``N κ_d``) and
   ``κ_o = (ω_k×(ω_k×e_k))·^ke_r + 2(ω_k×e_k)·R_{k,r}(ω_r×e_r) + ^re_k·(ω_r×(ω_r×e_r))`` for the
-  orientation rows (spec §4.3–4.4). For the distance constraint ``ġ = ρ·ρ̇`` and
+  orientation rows (paper eq. 16, 22, 28, 32; eq. 33, 37, 41). For the distance constraint ``ġ = ρ·ρ̇`` and
   ``Ġθ̇ = ρ·(B Ab + κ_d) + |ρ̇|²``.
 
-The row counts follow the corrected "3 − δ^rot" orientation rows (spec §14.2 item 14). The R rows
+The row counts follow the corrected "3 − δ^rot" orientation rows (paper Sec. 3.3, 3 − δ^rot rows). The R rows
 are ``ΔR_{13}, ΔR_{23}`` in the paper's joint-frame convention (axis = 3-axis of both frames, item
 16). The U row: with the paper's convention (first U axis = 1-axis of ``J_k``, second = 2-axis of
 ``J_r``) the invariant element is ``ΔR_{12} = u_1ᵀ ΔR u_2``, so ``e_k`` = first axis and ``e_r`` =
@@ -55,7 +55,7 @@ second axis (what :func:`cut_joint` uses). The paper's "(1,2)-element" is right;
 U motion ``ΔR = Rot(u_1, α) Rot(u_2, β)``). Spec §14.2 item 15, which keeps the vectors and
 changes the element to ``ΔR_{21}``, is therefore wrong (``tests/test_constraints.py`` checks
 this). For planar/spherical loops some rows vanish identically (e.g. the Delta parallelogram:
-rank 2 of 5 rows, spec §4.5); removing them is left to the caller (Remark 2).
+rank 2 of 5 rows, paper Sec. 3.3, eq. 42 ff.); removing them is left to the caller (Remark 2).
 
 Kernels are ``numba.njit(cache=True)`` and allocation-free (3-vectors live in tuples); they take
 the :class:`CutJoint` arrays explicitly. The wrappers :func:`residual`, :func:`jacobian` and
@@ -85,7 +85,7 @@ from pkm.lie import KERNEL_FASTMATH
 _numba_only = njit(cache=True, nogil=True, no_cfunc_wrapper=True, no_cpython_wrapper=True, _nrt=False,
                    fastmath=KERNEL_FASTMATH)
 
-#: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (spec §4.5).
+#: Joint types that can be cut joints, with their number of constraints m = 6 − DOF (paper Sec. 3.3, eq. 42 ff.).
 CUT_TYPES = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}
 
 _EMPTY = np.zeros((0, 3))
@@ -130,7 +130,7 @@ class CutJoint:
         """Indices of the tree variables of the FC (on exactly one of the paths k→0, r→0).
 
         Only these columns of ``G`` can be non-zero: the joints shared by both paths cancel
-        (spec §4.3, eq. 32).
+        (paper eq. 16, 22, 28, 32, eq. 32).
         """
         on_k = tree.ancestor[self.k] if self.k >= 0 else np.zeros(tree.n, bool)
         on_r = tree.ancestor[self.r] if self.r >= 0 else np.zeros(tree.n, bool)
@@ -354,7 +354,7 @@ def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
     """Constraint Jacobian ``G = B [J_k; J_r]`` (m × ntree), ``G θ̇ = ġ`` (eq. 13, 32, 37, 41).
 
     Uses the exact first block ``skew(^kr_{k,r} + ^kd_{r,λ})`` of eq. (22), valid away from
-    closure (not the closure-only form printed in eq. 28, spec §14.2 item 12).
+    closure (not the closure-only form printed in eq. 28, paper eq. 28, exact form eq. 22).
     """
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)
     p = n.shape[0]
@@ -372,7 +372,7 @@ def cut_jacobian_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, J, out):
 @_numba_only
 def _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br):
     """``(ρ̈ at θ̈ = 0, ρ̇)``: ``B (Ab_k; Ab_r) + κ_d`` with ``κ_d = −ω_k × (ρ̇ + R_{k,r}u_r) +
-    R_{k,r}(ω_r × u_r)``, ``u_r = v_r + ω_r × d_r`` (spec §4.3), from the twists ``(ω, v)`` and bias
+    R_{k,r}(ω_r × u_r)``, ``u_r = v_r + ω_r × d_r`` (paper eq. 16, 22, 28, 32), from the twists ``(ω, v)`` and bias
     accelerations ``(a, b) = J̇θ̇`` of bodies k and r (body-fixed, any consistent body frames)."""
     ur = _add(vr, _cross(wr, dr))
     Rur = _mv(Rkr, ur)
@@ -384,7 +384,7 @@ def _bias_rho(Rkr, s, dr, wk, vk, wr, vr, ak, bk, ar, br):
 @_numba_only
 def _bias_orient(Rkr, ek, er, wk, wr, ak, ar):
     """``Ġθ̇`` of an orientation row: ``(e_k × ^ke_r)·a_k + (e_r × ^re_k)·a_r + κ_o`` with
-    ``κ_o = (ω_k×(ω_k×e_k))·^ke_r + 2(ω_k×e_k)·R_{k,r}(ω_r×e_r) + ^re_k·(ω_r×(ω_r×e_r))`` (spec §4.4)."""
+    ``κ_o = (ω_k×(ω_k×e_k))·^ke_r + 2(ω_k×e_k)·R_{k,r}(ω_r×e_r) + ^re_k·(ω_r×(ω_r×e_r))`` (paper eq. 33, 37, 41)."""
     wek = _cross(wk, ek)
     wer = _cross(wr, er)
     kappa = _dot(_cross(wk, wek), _mv(Rkr, er)) + 2.0 * _dot(wek, _mv(Rkr, wer)) + _dot(_mtv(Rkr, ek), _cross(wr, wer))
@@ -396,8 +396,8 @@ def cut_bias_into(k, r, d_k, d_r, n, e_k, e_r, c0, C, V, Ab, out):
     """Convective vector ``Ġθ̇`` (m,), so that ``g̈ = G θ̈ + Ġθ̇`` (eq. 14, 47).
 
     ``V`` (n,6) are the body twists, ``Ab`` (n,6) = ``J̇θ̇`` per body. Result:
-    ``B (Ab_k; Ab_r) + κ`` with the convective terms ``κ_d``, ``κ_o`` of spec §4.3–4.4 (the paper
-    gives no formula for Ġ, spec §14.2 item 19; :func:`_bias_rho`, :func:`_bias_orient`).
+    ``B (Ab_k; Ab_r) + κ`` with the convective terms ``κ_d``, ``κ_o`` of paper eq. 16, 22, 28, 32; eq. 33, 37, 41 (the paper
+    gives no formula for Ġ, paper eq. 14 and 47, Ġ not printed; :func:`_bias_rho`, :func:`_bias_orient`).
     """
     Rkr, s, rho, dr = _geometry(k, r, d_k, d_r, C)
     wk, vk = _twist(V, k)

@@ -1,12 +1,12 @@
-"""Equations of motion of a tree-topology system in body-fixed Lie-group form (spec §9.2; paper
+"""Equations of motion of a tree-topology system in body-fixed Lie-group form (paper
 Sec. 6.2, eq. 100–101, App. B eq. 167–175).
 
-The EOM of the tree (eq. 100, spec §9.2) are
+The EOM of the tree (eq. 100, paper Sec. 6.2, eq. 100–101, App. B) are
 
     ``M̄(θ) θ̈ + C̄(θ, θ̇) θ̇ + Q̄^grav(θ) + Q̄ = Q̄^act``,
 
 and the inverse-dynamics residual (eq. 101) is ``φ(θ, θ̇, θ̈) = M̄θ̈ + C̄θ̇ + Q̄^grav`` (``Q̄`` =
-external effects, here: wrenches applied to the bodies). Conventions (spec §1): body-fixed twists
+external effects, here: wrenches applied to the bodies). Conventions (paper App. A–C, eq. 145–175): body-fixed twists
 ``V = (ω; v)``, wrenches ``W = (m; f)`` resolved in the body frame, ``Ad``/``ad`` of eq. 157/166,
 gravity ``g0`` = acceleration of gravity in the world frame ``F_0`` (e.g. ``(0, 0, -9.81)``).
 ``Q̄^grav`` sits on the LEFT-hand side (eq. 100, 175): it is the joint force needed to hold the
@@ -18,7 +18,7 @@ are given; the outputs need not be initialised) work on a :class:`pkm.descriptio
 the relative poses ``T_i = B_i exp(θ_i X_i) = C_{parent(i)}^{-1} C_i`` of
 :func:`pkm.algorithms.kinematics.relative_poses_into`, so ``Ad_{C_{i,parent(i)}} = Ad_{T_i}^{-1}``:
 
-* :func:`rnea_into` -- recursive Newton–Euler inverse dynamics, O(n) (spec §9.2 recursion, App. B);
+* :func:`rnea_into` -- recursive Newton–Euler inverse dynamics, O(n) (paper Sec. 6.2, eq. 100–101, App. B recursion, App. B);
 * :func:`mass_matrix_into` -- ``M̄ = 𝖩ᵀ𝖬𝖩`` (eq. 171) by the composite-rigid-body algorithm;
 * :func:`coriolis_matrix_into` -- a ``C̄`` with ``C̄θ̇`` = the velocity terms of the RNEA and
   ``dM̄/dt − 2C̄`` skew-symmetric (see below for why this is not literally eq. 172);
@@ -128,7 +128,7 @@ def _add_congruence(T, S, out, Ad, tmp):
 # ---------------------------------------------------------------------------- dynamics kernels
 @njit(cache=True, no_cfunc_wrapper=True)
 def rnea_into(parent, X, T, M, qd, qdd, g0, Wext, V, A, W, tau):
-    """Recursive Newton–Euler inverse dynamics ``τ = φ(θ, θ̇, θ̈)`` (eq. 100–101; spec §9.2; App. B).
+    """Recursive Newton–Euler inverse dynamics ``τ = φ(θ, θ̇, θ̈)`` (eq. 100–101; paper Sec. 6.2, eq. 100–101, App. B; App. B).
 
     Inputs: ``parent`` (n,), ``X`` (n,6) body-fixed joint screws, ``T`` (n,4,4) relative poses
     ``T_i = C_{parent(i)}^{-1}C_i``, ``M`` (n,6,6) body mass matrices (eq. 167), ``qd``, ``qdd``

@@ -1,16 +1,16 @@
-"""Inverse kinematics of the limb mechanisms and of the PKM (spec §8; paper §4–5, eq. 85–98).
+"""Inverse kinematics of the limb mechanisms and of the PKM (paper §4–5, eq. 85–98).
 
 For a target platform pose ``C_p^d`` each limb is solved separately by Newton's method in its
 generalized coordinates (eq. 95–96): with the body-fixed pose error ``ΔX = log(C_p⁻¹ C_p^d)``,
 
-    ``Δq = L_p⁺ ΔX``,  ``θ := θ + H Δq``,  then the loops are closed again (spec §6, §8.5),
+    ``Δq = L_p⁺ ΔX``,  ``θ := θ + H Δq``,  then the loops are closed again (paper Sec. 3.5–3.7, eq. 75–84; Sec. 4.4, eq. 95–96),
 
 where ``L_p = J_p H`` and ``L_p⁺ = (L_pᵀ L_p)⁻¹ L_pᵀ`` (eq. 94). Using the full 6-D error and the
 left pseudo-inverse needs no row selection: it is exact whenever the target twist lies in the
 limb's motion space, which holds for every admissible platform motion, and it keeps the constrained
 directions (e.g. the Delta's ω₂) at their targets instead of letting them drift.
 
-Velocities and accelerations (eq. 86–88, 91, with the correction of spec §8.3):
+Velocities and accelerations (eq. 86–88, 91, with the correction of paper Sec. 4.2, eq. 90–93):
 
     ``q̇ = L_p⁺ V_p``,  ``θ̇ = H q̇``,  ``q̈ = L_p⁺ (V̇_p − J̇_p θ̇ − J_p Ḣ q̇)``,  ``θ̈ = H q̈ + Ḣ q̇``.
 

@@ -1,4 +1,4 @@
-"""Forward kinematics, body-fixed Jacobians and their time derivatives on a tree (spec §3).
+"""Forward kinematics, body-fixed Jacobians and their time derivatives on a tree (paper Sec. 3.2, App. A).
 
 Kernels (numba, allocation-free, writing into preallocated arrays) and thin Python wrappers that
 allocate the outputs. All work on a :class:`pkm.description.model.TreeModel`'s arrays; the numbering is
@@ -8,8 +8,8 @@ The recursions use the relative pose of body ``i`` in its predecessor,
 
     ``T_i(θ_i) = B_i exp(θ_i ^iX_i) = C_{parent(i)}^{-1} C_i``,  ``B_i = A_{parent(i)}^{-1} A_i``,
 
-so that ``C_i = C_{parent(i)} T_i`` (eq. 1–2 in body-fixed form, spec §3.1) and
-``Ad_{C_{i,parent(i)}} = Ad_{T_i}^{-1}``. Then, for ``j ⪯ parent(i)`` (spec §3.2, §3.4):
+so that ``C_i = C_{parent(i)} T_i`` (eq. 1–2 in body-fixed form, paper eq. 1, 2, 146, 147) and
+``Ad_{C_{i,parent(i)}} = Ad_{T_i}^{-1}``. Then, for ``j ⪯ parent(i)`` (paper eq. 3, 4, 153–156; eq. 162–165):
 
 * ``J_{i,i} = ^iX_i`` and ``J_{i,j} = Ad_{T_i}^{-1} J_{parent(i),j}``           (eq. 155–156)
 * ``V_i = Ad_{T_i}^{-1} V_{parent(i)} + ^iX_i θ̇_i``                            (eq. 3, 153)
@@ -33,7 +33,7 @@ from pkm.lie import Ad_inv_apply_into, ad_apply_into
 def exp_joint_into(X, theta, out):
     """``exp(θ X)`` for a joint screw ``X = (e; v)`` with ``|e| = 1`` or ``e = 0``, into ``out`` (4×4).
 
-    Closed form (spec §1.6, :func:`pkm.lie.small.exp_screw`): ``R = I + sin θ K + (1 − cos θ) K²`` with
+    Closed form (paper App. A, eq. 146–147, :func:`pkm.lie.small.exp_screw`): ``R = I + sin θ K + (1 − cos θ) K²`` with
     ``K = skew(e)`` and ``p = (θ I + (1 − cos θ) K + (θ − sin θ) K²) v``; for ``e = 0`` (prismatic)
     ``R = I``, ``p = θ v``.
     """
@@ -125,7 +125,7 @@ def jacobian_dots_into(parent, X, T, J, qd, Jd, work):
 
 @njit(cache=True, no_cfunc_wrapper=True)
 def accelerations_into(parent, X, T, V, qd, qdd, A):
-    """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (spec §9.2 forward pass):
+    """Body-fixed accelerations ``A_k = V̇_k``, into ``A`` (n×6) (paper Sec. 6.2, eq. 100–101, App. B forward pass):
 
     ``V̇_k = Ad_{T_k}^{-1} V̇_{parent(k)} + ad_{V_k} X_k θ̇_k + X_k θ̈_k``, which equals
     ``J_k θ̈ + J̇_k θ̇``. ``V`` are the twists at the same state. With ``qdd = 0`` this gives the velocity-product terms ``J̇_k θ̇``.

@@ -1,4 +1,4 @@
-"""Limb kinematics with loops resolved locally: partition, H, Ḣq̇, loop closure (spec §4.6, §6).
+"""Limb kinematics with loops resolved locally: partition, H, Ḣq̇, loop closure (paper eq. 43–47; Sec. 3.5–3.7, eq. 75–84).
 
 A :class:`LimbModel` is one limb's spanning tree (platform included, platform last) with its
 fundamental cycles, each closed by a cut joint (:mod:`pkm.algorithms.constraints`). For every loop the tree
@@ -6,7 +6,7 @@ variables are split into dependent ``y`` and independent ``q`` (eq. 43); the lim
 coordinates ``q_(l)`` are the loops' ``q`` and the tree variables outside every loop (eq. 75), and
 
 * ``θ̇_(l) = H_(l) q̇_(l)`` with ``H_(λ,l) = [−G_y⁻¹ G_q; I]`` per loop (eq. 44–45, 76–77);
-* ``θ̈_(l) = H q̈ + Ḣ q̇`` with ``Ḣ q̇ = [−G_y⁻¹ (Ġθ̇); 0]`` (eq. 46–47; spec §4.6 — only the
+* ``θ̈_(l) = H q̈ + Ḣ q̇`` with ``Ḣ q̇ = [−G_y⁻¹ (Ġθ̇); 0]`` (eq. 46–47; paper eq. 43–47 — only the
   product is needed, so ``Ġ`` and ``Ḣ`` are never formed);
 * ``L_k = J_k H`` (eq. 78–80), ``L_p = J_p H`` the limb's compound platform Jacobian.
 """
@@ -29,13 +29,13 @@ from pkm.description.topology import LimbTopology
 #: Default largest condition number of ``G_y``, a limb's ``L_p`` and ``J_IK`` (1-norm): beyond it a
 #: result would keep fewer than ~10 of float64's 16 significant digits, and near a limb's fold
 #: (the Delta's stretched arm) the condition number grows only like 1/√(distance to it), so a
-#: larger limit would be reached only nanometres from the singularity (spec §5.2).
+#: larger limit would be reached only nanometres from the singularity (paper Sec. 3.4).
 SINGULARITY_THRESHOLD = 1e6
 
 
 @dataclass(frozen=True)
 class Loop:
-    """One fundamental cycle ``Λ_λ`` of a limb in the cut-joint formulation (spec §4).
+    """One fundamental cycle ``Λ_λ`` of a limb in the cut-joint formulation (paper Sec. 3.3).
 
     ``rows``: the independent rows of the cut joint's constraints (redundant rows removed, e.g.
     5 → 2 for the Delta's spatial parallelogram); ``cols``: the loop's tree variables
@@ -71,7 +71,7 @@ class LimbModel:
     platform: int
     actuated: np.ndarray
 
-    # ---------------------------------------------------------------- counts (spec §1.8)
+    # ---------------------------------------------------------------- counts (paper App. C)
     @property
     def n(self) -> int:
         """``n_l``: number of tree-joint variables (platform included)."""
@@ -135,7 +135,7 @@ class LimbModel:
         return H
 
     def Hdot_qd(self, theta: np.ndarray, theta_d: np.ndarray) -> np.ndarray:
-        """``Ḣ q̇`` (n_l,) at an admissible velocity ``θ̇ = H q̇`` (eq. 46–47 via ``Ġθ̇``, spec §4.6)."""
+        """``Ḣ q̇`` (n_l,) at an admissible velocity ``θ̇ = H q̇`` (eq. 46–47 via ``Ġθ̇``, paper eq. 43–47)."""
         C = forward_kinematics(self.tree, theta)
         J = body_jacobians(self.tree, theta)
         V = body_twists(self.tree, theta, theta_d)
@@ -151,7 +151,7 @@ class LimbModel:
         return out
 
     def close_loops(self, theta: np.ndarray, tol: float = 1e-13, max_iter: int = 30) -> np.ndarray:
-        """Solve the loop constraints for the dependent variables with ``q`` fixed (spec §6).
+        """Solve the loop constraints for the dependent variables with ``q`` fixed (paper Sec. 3.5–3.7, eq. 75–84).
 
         Newton on ``y``: ``Δy = −G_y⁻¹ g(θ)`` per loop until ``max |g| ≤ tol``. Returns a new array;
         raises :class:`IKError` if the loops cannot be closed.
@@ -180,7 +180,7 @@ class LimbModel:
         """``(H, c)`` when the loop closure is affine in the generalized coordinates, else ``None``.
 
         For some loops the solution of the loop constraints is linear: the Delta's parallelogram
-        has ``θ3 = θ5 = −θ4`` exactly (spec §4.7, Ex. 8), so ``H_(l)`` is constant and
+        has ``θ3 = θ5 = −θ4`` exactly (paper Sec. 3.3, Ex. 7–9, Ex. 8), so ``H_(l)`` is constant and
         ``θ_(l) = H q_(l) + c`` on the whole closed configuration space, with ``Ḣq̇ = 0``. The batch
         kernel then solves the limb's IK in ``q_(l)`` alone and skips ``G``, ``G_y⁻¹`` and ``Ġθ̇``
         (DESIGN §4, "a parallelogram loop has a constant H").
@@ -246,9 +246,9 @@ def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> L
     """Compile a limb: tree (platform last), cut joints, independent rows, partition y/q.
 
     Redundant constraint rows are removed by a rank-revealing (column-pivoted) QR of ``Gᵀ`` at the
-    reference configuration (spec §4.5, Remark 2). The partition comes from the file's
+    reference configuration (paper Sec. 3.3, eq. 42 ff., Remark 2). The partition comes from the file's
     ``independent`` list or, failing that, from a column-pivoted QR of the loop's ``G`` over the
-    non-actuated loop variables, so actuated joints stay independent (spec §8.6).
+    non-actuated loop variables, so actuated joints stay independent (paper Sec. 5, eq. 97–98).
     """
     bodies, _ = spec.expanded()
     by_name = {b.name: b for b in bodies}

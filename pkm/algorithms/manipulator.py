@@ -1,15 +1,15 @@
-"""Task-space and actuator-space equations of motion of the PKM; inverse dynamics (spec §9.3–9.6, §11.2).
+"""Task-space and actuator-space equations of motion of the PKM; inverse dynamics (paper Sec. 6.3, eq. 102–103; Sec. 6.6, eq. 114–120; Sec. 8.2, eq. 137–140, 144).
 
 Each limb contributes through Jourdain's principle: with ``θ̇_(l) = H_(l) F_(l) V_t`` (eq. 87) the
 limb's tree dynamics ``φ_(l) = M̄θ̈ + C̄θ̇ + Q̄grav`` (eq. 101) enter the task space as
 ``W̄_(l) = F_(l)ᵀ H_(l)ᵀ φ_(l)`` (eq. 144). The platform is a free rigid body,
 ``φ_p = M_p V̇_p − ad_{V_p}ᵀ M_p V_p − M_p Ad_{C_p}⁻¹ (0; g)`` (eq. 104–106), entering as ``P_pᵀ φ_p``.
-The actuator forces solve (eq. 140, second line; spec §14.3 item 29)
+The actuator forces solve (eq. 140, second line; paper eq. 140, second line)
 
     ``J_IKᵀ u = Σ_l W̄_(l) + P_pᵀ φ_p − W_t^EE``.
 
 The limb trees are evaluated with the platform body massless, so ``φ_(l)`` is the dynamics of the
-limb alone (spec §9.1) while bodies hanging from the platform in the tree (the 3R[2US]'s second
+limb alone (paper Sec. 6.1, eq. 99) while bodies hanging from the platform in the tree (the 3R[2US]'s second
 rod) stay in their limb. ``F_(l) = L_p⁺ P_p`` (eq. 94) as in :mod:`pkm.algorithms.inverse_kinematics`.
 
 The equations of motion in task space (eq. 107) and actuator space (eq. 116) follow from the same
@@ -54,7 +54,7 @@ class DynamicsResult:
 
 
 def dynamics_trees(robot):
-    """Each limb's tree with the platform body made massless (spec §9.1)."""
+    """Each limb's tree with the platform body made massless (paper Sec. 6.1, eq. 99)."""
     trees = []
     for limb in robot.limbs:
         M = limb.tree.M.copy()

@@ -10,10 +10,12 @@ from pkm.description.robotfile import load_spec
 def robot_info(path) -> str:
     """A text report on the robot file at ``path``: bodies, joints, loops, DOF, masses."""
     spec = load_spec(path)
-    from pkm.description.topology import mobility  # after loading: a bad file is reported without importing scipy
+    from pkm.description.topology import check_task_mobility, mobility  # after loading: a bad file is reported without importing scipy
 
     bodies, joints = spec.expanded()
     mob = mobility(spec)
+    spec.check_actuation()             # as pkm.load does: one-line errors (exit 2 on the CLI)
+    check_task_mobility(spec, mob)
     lines = [f"{spec.name}", f"  file: {spec.source}"]
     if spec.description:
         lines.append(f"  {spec.description}")
@@ -30,6 +32,10 @@ def robot_info(path) -> str:
     lines.append(f"  DOF at the reference configuration: {mob.dof}{platform}")
     if spec.platform is not None and spec.task is not None and (spec.limb is not None or mob.cycles > 0):
         lines.extend(_limb_report(spec))
+    elif spec.platform is not None and spec.task is not None:   # a serial chain: its tool as the platform
+        from pkm.robot import Robot
+
+        lines.extend(_reference_report(Robot(spec)))
     act = [j.name for j in joints if j.actuated]
     lines.append(f"  actuated joints ({len(act)}): {', '.join(act) if act else 'none'}")
     lines.append("")
@@ -48,7 +54,7 @@ def robot_info(path) -> str:
 
 
 def _limb_report(spec) -> list[str]:
-    """Per-limb counts (spec §1.8): N_l, variables, n_l, γ_l, cut joints, δ_l; γ of the PKM."""
+    """Per-limb counts (paper App. C): N_l, variables, n_l, γ_l, cut joints, δ_l; γ of the PKM."""
     from pkm.robot import Robot
 
     robot = Robot(spec)
@@ -68,18 +74,33 @@ def _limb_report(spec) -> list[str]:
 
 def _branch_report(robot) -> list[str]:
     """The reference branch (assembly mode) that IK and inverse dynamics follow by default."""
-    from pkm.errors import PkmError
-
     out = ["  branch (assembly mode): the reference configuration's (every joint variable 0); a trajectory",
            "    follows its first sample's branch by continuation (another one: start= in the API;",
            "    a jump onto another branch gives a BranchWarning naming the sample)"]
+    return out + _reference_report(robot)
+
+
+def _reference_report(robot) -> list[str]:
+    """The reference task coordinates, the actuators there, and a warning if that pose is singular."""
+    from pkm.errors import PkmError, SingularityError
+
+    out = []
+
+    names = robot.task.coordinate_names()
+    x_ref = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, robot.x_ref))
+    out.append(f"  reference task coordinates (every joint variable 0): {x_ref} (m, rad; the default centre "
+               f"of trajectories without one)")
     try:
         sol = robot.inverse_kinematics(robot.x_ref)
+    except SingularityError as exc:
+        return out + [f"  warning: the reference configuration is singular ({exc}); inverse kinematics and dynamics "
+                      f"start there, so they fail near it: move the joints' points or axes so that all joint "
+                      f"variables 0 is a regular pose, or start trajectories elsewhere (start= in the API)"]
     except PkmError as exc:
         return out + [f"    at x_ref: no regular solution ({exc})"]
     x = np.array2string(robot.x_ref, precision=6)
     q = ", ".join(f"{n} {v:.6g}" for n, v in zip(sol.actuator_names, sol.q_act[0]))
-    out.append(f"    at x_ref = {x}: actuators {q} rad")
+    out.append(f"    at x_ref = {x}: actuators {q} (rad or m)")
     if robot.n_act == robot.task_dof:
         det = float(np.linalg.det(sol.J_IK[0]))
         out.append(f"    det J_IK = {det:.6g} (its sign changes where a limb crosses a singularity)")

@@ -30,8 +30,11 @@ def _cmd_ik(args: argparse.Namespace) -> int:
         raise PkmError(f"--at needs {robot.task_dof} task coordinates "
                            f"({', '.join(robot.task.coordinate_names())}) for {robot.name}, got {len(args.at)}")
     _finite(args.at, "--at")
+    names = robot.task.coordinate_names()
+    deg = args.degrees
+    x = np.array([np.radians(v) if deg and n.startswith("r") else v for n, v in zip(names, args.at)])
     threshold = {} if args.singularity_threshold is None else {"singularity_threshold": args.singularity_threshold}
-    sol = robot.inverse_kinematics(np.array(args.at, dtype=float), **threshold)
+    sol = robot.inverse_kinematics(x, **threshold)
     if args.json:
         doc = {
             "robot": robot.name,
@@ -43,15 +46,19 @@ def _cmd_ik(args: argparse.Namespace) -> int:
         }
         print(json.dumps(doc, indent=2))
         return 0
-    coords = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sol.x[0]))
-    print(f"{robot.name}: inverse kinematics at {coords} (SI units; angles in rad)")
+    def angle(v, unit):  # joint values as shown: degrees for angles with --degrees
+        return (np.degrees(v), "deg") if deg and unit == "rad" else (v, unit)
+
+    coords = ", ".join(f"{n} = {args.at[k]:.6g}" for k, n in enumerate(names))
+    print(f"{robot.name}: inverse kinematics at {coords} (SI units: m, {'deg' if deg else 'rad'})")
     print("actuators:")
-    for n, v in zip(sol.actuator_names, sol.q_act[0]):
-        print(f"  {n:<20} {v: .12f}")
+    for n, v, u in zip(sol.actuator_names, sol.q_act[0], robot.actuator_units):
+        print(f"  {n:<20} {'%.12f %s' % angle(v, u[1])}")
+    kinds = {limb.name: limb.tree.axis_kind for limb in robot.limbs}
     for name, vals in sol.joints.items():
         print(f"{name}:")
-        for n, v in zip(sol.variable_names[name], vals[0]):
-            print(f"  {n:<20} {v: .12f}")
+        for n, v, kind in zip(sol.variable_names[name], vals[0], kinds[name]):
+            print(f"  {n:<20} {'%.12f %s' % angle(v, 'm' if kind == 'P' else 'rad')}")
     return 0
 
 
@@ -60,7 +67,25 @@ def _cmd_ik(args: argparse.Namespace) -> int:
 PROGRESS_ABOVE = 200
 
 
-def run_inverse_dynamics(robot, traj, progress: bool | None = None):
+def apply_load(robot, args: argparse.Namespace):
+    """The robot with ``--payload KG`` added to its platform (a point mass at the platform frame's
+    origin) and the platform wrench of ``--wrench`` (None without), for ``robot.inverse_dynamics``."""
+    import numpy as np
+
+    from pkm.robot import Robot
+
+    wrench = None
+    if getattr(args, "wrench", None) is not None:
+        wrench = np.array(_finite(args.wrench, "--wrench"), dtype=float)
+    if getattr(args, "payload", None) is not None:
+        _finite(args.payload, "--payload")
+        if args.payload < 0:
+            raise PkmError(f"--payload must be a mass >= 0 kg, got {args.payload!r}")
+        robot = Robot(robot.spec.with_payload(args.payload))
+    return robot, wrench
+
+
+def run_inverse_dynamics(robot, traj, progress: bool | None = None, wrench=None):
     """``robot.inverse_dynamics`` along a :class:`pkm.trajectory.Trajectory` in one call, so that the
     result is the API's, with a tqdm bar on stderr when ``progress`` (default: above
     :data:`PROGRESS_ABOVE` samples). Returns its :class:`pkm.algorithms.manipulator.DynamicsResult`.
@@ -72,24 +97,30 @@ def run_inverse_dynamics(robot, traj, progress: bool | None = None):
         progress = N > PROGRESS_ABOVE
     with tqdm(total=N, unit="sample", desc="inverse dynamics", file=sys.stderr, disable=not progress,
               dynamic_ncols=True, leave=True) as bar:
-        return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, progress=bar.update)
+        return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, wrench, t=traj.t, progress=bar.update)
 
 
-def _actuator_kinds(robot) -> list[str]:
-    kinds = []
-    for limb in robot.limbs:
-        axis_kind = getattr(limb.tree, "axis_kind", None)
-        kinds.extend(axis_kind[int(a)] if axis_kind is not None else "R" for a in limb.actuated)
-    return kinds
+def actuator_columns(robot, names) -> tuple[list[str], list[str]]:
+    """CSV headers of the actuators' positions and forces with their units, per column:
+    ``q_limb1/1 [rad]``, ``tau_limb1/1 [N·m]``; ``q_leg1/leg [m]``, ``tau_leg1/leg [N]`` for a
+    prismatic actuator (readers strip the `` [unit]`` suffix: :func:`pkm.sim.inputs.read_table`)."""
+    units = robot.actuator_units
+    return [f"q_{n} [{u[1]}]" for n, u in zip(names, units)], [f"tau_{n} [{u[0]}]" for n, u in zip(names, units)]
+
+
+def force_word(robot) -> str:
+    """"torque" (revolute actuators), "force" (prismatic) or "force/torque" (both)."""
+    words = {"force" if k == "P" else "torque" for k in robot.actuator_kinds}
+    return "/".join(sorted(words)) or "torque"
 
 
 def write_dynamics_csv(path, robot, traj, result) -> list[str]:
-    """Write ``t``, the task coordinates, ``q_<actuator>`` and ``tau_<actuator>`` (floats as
-    ``repr``: exact float64 round trip), one row per sample. Returns the header."""
+    """Write ``t``, the task coordinates, ``q_<actuator> [unit]`` and ``tau_<actuator> [unit]``
+    (floats as ``repr``: exact float64 round trip), one row per sample. Returns the header."""
     import numpy as np
 
-    header = ["t", *robot.task.coordinate_names(), *(f"q_{n}" for n in result.actuator_names),
-              *(f"tau_{n}" for n in result.actuator_names)]
+    q_cols, tau_cols = actuator_columns(robot, result.actuator_names)
+    header = ["t", *robot.task.coordinate_names(), *q_cols, *tau_cols]
     data = np.column_stack([traj.t, traj.x, result.q_act, result.tau])
     lines = [",".join(header)]
     lines.extend(",".join(map(repr, row)) for row in data.tolist())
@@ -115,28 +146,35 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     check_outputs(args)
     robot = load(args.robot)
     robot.spec.check_actuation()
+    robot, wrench = apply_load(robot, args)
     traj_dict = trajectory_dict(robot, args)
     traj = load_trajectory(robot, args)
     t0 = time.perf_counter()
-    result = run_inverse_dynamics(robot, traj)
+    result = run_inverse_dynamics(robot, traj, wrench=wrench)
     elapsed = time.perf_counter() - t0
 
     written = []
     with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
         if args.out is not None:
             write_dynamics_csv(out[args.out], robot, traj, result)
-            written.append(f"the CSV (t, task coordinates, actuator angles q_…, torques tau_…) to {args.out}")
+            written.append(f"the CSV (t, task coordinates, actuator positions q_…, forces/torques tau_…) to {args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_actuators
 
-            plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory")
+            plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory",
+                           kinds=robot.actuator_kinds, degrees=getattr(args, "degrees", False))
             written.append(f"the torque/angle plot to {args.plot}")
 
     peak, rms = peak_and_rms(result.tau)
-    units = ["N" if k == "P" else "N·m" for k in _actuator_kinds(robot)]
+    units = [u[0] for u in robot.actuator_units]
+    word = force_word(robot)
     source = "the robot file's default" if args.trajectory is None else "a"
     changed = [_opt(d) for d in _ALL_TRAJ_OPTIONS if getattr(args, d) is not None]
     how = f" ({', '.join(changed)} from the command line)" if changed else ""
+    if args.payload is not None:
+        how += f" with a {args.payload:g} kg payload"
+    if args.wrench is not None:
+        how += f" with the platform wrench ({', '.join(f'{v:g}' for v in args.wrench)}) N·m, N"
     N = len(traj)
     span = float(traj.t[-1] - traj.t[0])
     dt = f", dt = {span / (N - 1):.6g} s" if N > 1 else ""
@@ -145,7 +183,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
         "No files written (use --out CSV and --plot PNG)."
     print(f"{robot.name}: inverse dynamics along {source} {traj_dict['type']} trajectory{how}, "
           f"{N} samples over {span:.6g} s{dt}, computed in {elapsed:.1f} s. "
-          f"Peak |tau| / RMS tau per actuator: {per_act}. {files}")
+          f"Peak |{word}| / RMS {word} per actuator: {per_act}. {files}")
     return 0
 
 
@@ -195,11 +233,26 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     return 0
 
 
+def _version() -> str:
+    """pkm's version: the installed distribution's, else the one in the checkout's pyproject.toml."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("pkm")
+    except PackageNotFoundError:
+        import re
+        from pathlib import Path
+
+        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+        return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pkm",
         description="Kinematics and dynamics of parallel kinematic machines (PKM) with hybrid complex limbs.",
     )
+    parser.add_argument("--version", action="version", version=f"pkm {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_info = sub.add_parser("info", help="describe a robot file: bodies, joints, DOF, masses")
     p_info.add_argument("robot", help="path to a robot file (TOML), e.g. robots/delta_3rr2rrr.toml")
@@ -209,6 +262,8 @@ def build_parser() -> argparse.ArgumentParser:
     p_ik.add_argument("--at", nargs="+", type=float, required=True, metavar="X",
                       help="task coordinates in SI units (m, rad), e.g. --at 0.1 0 -0.9 for a Delta")
     p_ik.add_argument("--json", action="store_true", help="print JSON: actuators (limb order) and joints per limb")
+    p_ik.add_argument("--degrees", action="store_true",
+                      help="rotations in --at and the printed joint angles in degrees (JSON stays SI)")
     p_ik.add_argument("--singularity-threshold", type=float, default=None,
                       help="largest condition number of G_y, L_p and J_IK accepted (default: pkm's, 1e6)")
     p_ik.set_defaults(func=_cmd_ik)
@@ -221,20 +276,27 @@ def build_parser() -> argparse.ArgumentParser:
 Without trajectory options the robot file's default trajectory ([trajectory] table) is run;
 options override its values. Choosing another --trajectory type builds that trajectory from the
 options, with these defaults: the centre (sine --center, line/pick-place --start) is the
-default trajectory's centre (or the platform's reference position); sine: --period and
+default trajectory's centre (or the platform's reference position, pkm info prints it); sine: --period and
 --duration default to each other; line: --duration 1 s; pick-place: --lift 0.025 m,
 --travel 0.305 m along x, --cycle-time 0.5 s; --dt: the span divided by 200.
 
-Vectors (--center, --amplitude, --start, --end, 3-value --travel) are in SI metres and world
-coordinates X Y Z, always three numbers. The robot's task coordinates select their components,
-as in the robot file: x, y, z for a Delta; x and z for the IRSBot-2 (the y value of a position
-is ignored there; displacements must have y = 0). A pick-and-place cycle lifts along world +z.
+Vectors (--center, --amplitude, --start, --end, 3-value --travel) are in SI metres along the
+task axes X Y Z, always three numbers: the world's axes, or, where the robot file rotates the
+platform frame, that frame's axes at the reference configuration (task coordinates are the
+platform origin's position along them; see docs/robot-file-format.md, "Task coordinates").
+The robot's task coordinates select their components, as in the robot file: x, y, z for a
+Delta; x and z for the IRSBot-2 (the y value of a position is ignored there; displacements
+must have y = 0). A pick-and-place cycle lifts along the task axis +z.
 A --file CSV holds the columns t, the task coordinates, their rates (suffix d) and
-accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2.
+accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2 -- or t and the
+coordinates only (t,x,z), whose rates and accelerations are then those of a cubic spline
+through the samples (sample the motion finely).
 
 The --out CSV has a header and one row per sample: t, the task coordinates, one actuator
-angle q_<actuator> per actuator, one torque tau_<actuator> per actuator (actuators in limb
-order; SI units, rad, N·m; full float64 precision).
+position q_<actuator> [unit] per actuator, one force or torque tau_<actuator> [unit] per
+actuator (actuators in limb order; SI units: a revolute actuator's angle [rad] and torque
+[N·m], a prismatic actuator's position [m] and force [N], as the header says per column; full
+float64 precision). --degrees plots angles in degrees (the CSV stays SI).
 
 example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot torques.png
          pkm inverse-dynamics robots/irsbot2.toml --trajectory pick-place --cycle-time 0.5""")
@@ -242,6 +304,12 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_trajectory_options(p_id)
     p_id.add_argument("--out", metavar="CSV", help="write t, task coordinates, actuator angles and torques to CSV")
     p_id.add_argument("--plot", metavar="PNG", help="save a plot of actuator torques and angles against time")
+    p_id.add_argument("--payload", type=float, metavar="KG",
+                      help="a payload mass [kg] fixed at the platform frame's origin (its weight and inertia)")
+    p_id.add_argument("--wrench", nargs=6, type=float, metavar=("MX", "MY", "MZ", "FX", "FY", "FZ"),
+                      help="a constant external wrench on the platform, moment [N·m] then force [N], along the "
+                           "platform frame's axes (process forces, a tool's reaction)")
+    p_id.add_argument("--degrees", action="store_true", help="plot angles in degrees (the CSV stays SI)")
     p_id.set_defaults(func=_cmd_inverse_dynamics)
 
     p_eom = sub.add_parser("eom", help="terms of the task-space and actuator-space equations of motion at a state")
@@ -253,6 +321,8 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     p_eom.add_argument("--json", action="store_true",
                        help="print JSON: M_t, C_t_V_t, W_t_grav, J_IK, M_a (nested lists), x, velocity")
     p_eom.set_defaults(func=_cmd_eom)
+    from pkm.cli.compile import add_parser as add_compile_parser
+    from pkm.cli.fk import add_parser as add_fk_parser
     from pkm.cli.reactions import add_parser as add_reactions_parser
     from pkm.cli.show import add_animate_parser
     from pkm.cli.show import add_parser as add_show_parser
@@ -266,7 +336,25 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_animate_parser(sub)
     add_reactions_parser(sub)
     add_workspace_parser(sub)
+    add_fk_parser(sub)
+    add_compile_parser(sub)
     return parser
+
+
+def _announcer(args, write):
+    """Says "compiling kernels (first run only, ~N s)" on stderr before numba compiles, when stderr
+    is a terminal (someone is waiting; logs, pipes and captured output stay one line per error) or
+    ``PKM_COMPILE_MESSAGE=1`` (``0`` silences it). Only commands that load a robot compile."""
+    import contextlib
+    import os
+
+    if getattr(args, "robot", None) is None and getattr(args, "command", None) != "compile":
+        return contextlib.nullcontext()
+    from pkm.lie.numba_cache import CompileAnnouncer
+
+    wanted = os.environ.get("PKM_COMPILE_MESSAGE")
+    loud = wanted == "1" or (wanted is None and sys.stderr.isatty())
+    return CompileAnnouncer(write if loud else (lambda message: None))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -282,8 +370,11 @@ def main(argv: list[str] | None = None) -> int:
     def show(message, category, *rest, **kw):  # one line, no source location
         print(f"pkm: warning: {message}", file=sys.stderr)
 
+    def announce(message):
+        print(f"\npkm: {message} …", file=sys.stderr, flush=True)
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), _announcer(args, announce):
             warnings.simplefilter("always", BranchWarning)
             warnings.showwarning = show
             return args.func(args)

@@ -57,14 +57,14 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
             takes = " ".join(_opt(d) for d in _TRAJ_OPTIONS[kind])
             raise PkmError(f"{_opt(dest)} does not apply to a {kind} trajectory (it takes {takes})")
     if "travel" in given and len(given["travel"]) not in (1, 3):
-        raise PkmError(f"--travel takes 1 value (along world x) or 3 (a horizontal world vector), "
+        raise PkmError(f"--travel takes 1 value (along the task axis x) or 3 (a vector with z = 0), "
                        f"got {len(given['travel'])}")
 
     # the default trajectory's centre: where the motion is centred or starts
     if spec and spec["type"] in ("sine", "line", "pick-place"):
         centre = np.asarray(spec["center" if spec["type"] == "sine" else "start"], dtype=float)
     else:
-        centre = np.asarray(robot.r0, dtype=float)   # the platform's reference position (x_ref)
+        centre = np.asarray(robot.position_ref, dtype=float)   # the reference position in task axes (x_ref)
 
     own = spec is not None and spec["type"] == kind
     traj = dict(spec) if own else {"type": kind}
@@ -79,7 +79,8 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
 
     def need(key):
         if key not in traj:
-            raise PkmError(f"a {kind} trajectory needs {_opt(key)} (the robot file's default trajectory is "
+            option = next(d for d, k in _TRAJ_OPTIONS[kind].items() if k == key)   # file: "path" <- --file
+            raise PkmError(f"a {kind} trajectory needs {_opt(option)} (the robot file's default trajectory is "
                            f"{spec['type'] if spec else 'not given'})")
 
     if kind == "sine":
@@ -150,7 +151,8 @@ def add_trajectory_options(p: argparse.ArgumentParser) -> None:
     """The --trajectory type and its options (shared by inverse-dynamics and simulate)."""
     p.add_argument("--trajectory", choices=tuple(_TRAJ_OPTIONS),
                    help="trajectory type (default: the robot file's)")
-    g = p.add_argument_group("trajectory options (SI units; vectors in world coordinates X Y Z)")
+    g = p.add_argument_group("trajectory options (SI units; vectors along the task axes X Y Z: the world's, or "
+                             "the platform frame's reference axes where the robot file rotates it)")
     g.add_argument("--center", nargs=3, type=float, metavar=("X", "Y", "Z"), help="sine: centre point [m]")
     g.add_argument("--amplitude", nargs=3, type=float, metavar=("AX", "AY", "AZ"), help="sine: amplitude [m]")
     g.add_argument("--period", type=float, metavar="T", help="sine: period [s]")
@@ -171,4 +173,5 @@ def add_trajectory_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--travel", nargs="+", type=float, metavar="T",
                    help="pick-place: travel [m], a distance along x or a horizontal vector TX TY 0 (default 0.305)")
     g.add_argument("--cycle-time", type=float, metavar="T", help="pick-place: cycle time [s] (default 0.5)")
-    g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd)")
+    g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd; or t and "
+                        "coordinates only, differentiated by a cubic spline)")

@@ -26,7 +26,8 @@ distribution, not unique.
 
 The --out CSV has one row per sample: t, then per joint F_<joint>_x, _y, _z [N] and
 M_<joint>_x, _y, _z [N·m]: the wrench the joint exerts on its child body, world axes, moment about
-the joint point; tau_<actuator> the actuator torques (as inverse-dynamics computes them).
+the joint point; tau_<actuator> [N·m or N] the actuator torques or forces (as inverse-dynamics
+computes them).
 
 example: pkm reactions robots/delta_3rr2rrr.toml --samples 50 --out reactions.csv --plot reactions.png""")
     p.add_argument("robot", help="path to a robot file (TOML)")
@@ -72,8 +73,9 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
     t = traj.t[pick]
     with outputs(args.out, args.plot) as out:
         if args.out is not None:
+            units = robot.actuator_units
             header = ["t"] + [f"{c}_{n}_{a}" for n in names for c in ("F", "M") for a in "xyz"] + \
-                [f"tau_{a.name}" for a in model.actuators]
+                [f"tau_{a.name} [{units[i][0]}]" for a, i in zip(model.actuators, order)]
             rows = np.column_stack([t, F.reshape(len(pick), -1), tau])
             with open(out[args.out], "w") as fh:
                 fh.write(",".join(header) + "\n")
@@ -84,8 +86,10 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
 
             fig = Figure(figsize=(9, 5), dpi=150)
             ax = fig.add_subplot()
+            from pkm.plotting.style import display_name, styled
+
             for k, name in enumerate(names):
-                ax.plot(t, np.linalg.norm(F[:, k, :3], axis=1), label=name)
+                ax.plot(t, np.linalg.norm(F[:, k, :3], axis=1), label=display_name(name), **styled(k, t.size))
             ax.set_xlabel("t [s]")
             ax.set_ylabel("joint force |F| [N]")
             ax.set_title(f"{robot.name}: joint reaction forces", fontsize=9)

@@ -32,8 +32,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
 
 The task and joint forms stop with a one-line error naming the time where J_IK degenerates (a
 limb's singularity, e.g. the Delta's arms stretched); --form actuator passes through those.
-The --out CSV holds t, task coordinates, their rates (suffix d), actuator angles q_<actuator>,
-torques tau_<actuator>, the energy E = T + V, the actuator work W, E − E(0) − W and the
+The --out CSV holds t, task coordinates, their rates (suffix d), actuator positions
+q_<actuator> [rad or m], forces/torques tau_<actuator> [N·m or N], the energy E = T + V, the actuator work W, E − E(0) − W and the
 largest loop-closure residual; the plot shows actuator angles, platform position and the
 energy error against time.
 
@@ -129,7 +129,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             from pkm.plotting import plot_simulation
 
             plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
-                            title=f"{robot.name}: {kind}")
+                            title=f"{robot.name}: {kind}", kinds=robot.actuator_kinds)
             written.append(f"the plot to {args.plot}")
     files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."
     xs = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sim.x[-1]))
@@ -142,8 +142,10 @@ def _table_start(path, robot):
     """The task coordinates of a torque CSV's first row, if it has them."""
     import numpy as np
 
+    from pkm.sim.inputs import strip_unit
+
     with open(path) as fh:
-        header = [h.strip() for h in fh.readline().split(",")]
+        header = [strip_unit(h) for h in fh.readline().split(",")]
         row = fh.readline().split(",")
     names = robot.task.coordinate_names()
     if all(n in header for n in names):
@@ -155,8 +157,10 @@ def _write_csv(path, robot, sim):
     import numpy as np
 
     names = list(robot.task.coordinate_names())
-    cols = (["t"] + names + [f"{n}d" for n in names] + [f"q_{a}" for a in sim.actuator_names]
-            + [f"tau_{a}" for a in sim.actuator_names] + ["energy", "work", "energy_error", "closure"])
+    units = robot.actuator_units
+    cols = (["t"] + names + [f"{n}d" for n in names] + [f"q_{a} [{u[1]}]" for a, u in zip(sim.actuator_names, units)]
+            + [f"tau_{a} [{u[0]}]" for a, u in zip(sim.actuator_names, units)]
+            + ["energy", "work", "energy_error", "closure"])
     data = np.column_stack([sim.t, sim.x, sim.xd, sim.q_act, sim.tau, sim.energy, sim.work, sim.energy_error,
                             sim.closure.max(axis=1)])
     with open(path, "w") as fh:

@@ -119,7 +119,8 @@ along x, down, and back, starting at each design's default trajectory centre (th
 
 A point whose inverse kinematics fails (or whose parameters are invalid) is reported with status
 "error" and does not stop the sweep. The --out CSV has one row per point: the parameters,
-trajectory, status, peak_<actuator> …, rms_<actuator> … (SI: N·m), message. The --plot shows the
+trajectory, status, peak_<actuator> …, rms_<actuator> … (SI: N·m for revolute, N for prismatic
+actuators; the summary table says which), message. The --plot shows the
 largest peak and RMS over the actuators against the first --param (or the cycle time).
 
 examples: pkm sweep robots/delta_3rr2rrr.toml --param a=200:300:5 --param c=900,1000 --out sweep.csv

@@ -1,10 +1,10 @@
-"""Compile a tree-topology system into flat, immutable arrays (spec §2.2, §3; App. A).
+"""Compile a tree-topology system into flat, immutable arrays (paper Sec. 3.1; Sec. 3.2, App. A; App. A).
 
 A :class:`TreeModel` is what the numba kernels of :mod:`pkm.algorithms.kinematics` (and later the dynamics)
 work on. It holds one entry per **1-DOF tree joint**; tree-joint ``i`` moves body ``i`` relative to
 its predecessor ``parent[i]`` (``-1`` = ground), and the numbering is canonical: ``parent[i] < i``
-(spec §2.2, Assumption 2). Multi-DOF joints (C, U, S) become chains of 1-DOF axes with massless
-intermediate bodies (spec §2.2), named ``"{joint}.1"``, ``"{joint}.2"``…; the real body carries the
+(paper Sec. 3.1, Assumption 2). Multi-DOF joints (C, U, S) become chains of 1-DOF axes with massless
+intermediate bodies (paper Sec. 3.1), named ``"{joint}.1"``, ``"{joint}.2"``…; the real body carries the
 last axis.
 
 Arrays (``n`` = number of 1-DOF tree joints = number of moving bodies, virtual ones included):
@@ -16,7 +16,7 @@ parent    (n,)         index of the predecessor body, -1 for the ground
 Y         (n, 6)       spatial screw coordinates ``Y_i = (e; y×e + h e)`` at the reference (eq. 148–149)
 X         (n, 6)       body-fixed screw coordinates ``^iX_i = Ad_{A_i}^{-1} Y_i`` (eq. 150–151)
 A         (n, 4, 4)    reference pose ``A_i = C_i(0)`` of body ``i``
-B         (n, 4, 4)    ``B_i = A_{parent(i)}^{-1} A_i`` (body-fixed POE recursion, spec §3.1)
+B         (n, 4, 4)    ``B_i = A_{parent(i)}^{-1} A_i`` (body-fixed POE recursion, paper eq. 1, 2, 146, 147)
 M         (n, 6, 6)    body-fixed mass matrix (eq. 167); zero for virtual bodies
 ancestor  (n, n)       ``ancestor[k, i]`` is True iff ``i ⪯ k`` (joint ``i`` lies on the path k → 0)
 ========= ============ =================================================================
@@ -262,7 +262,7 @@ def robot_tree(spec: RobotSpec) -> TreeModel:
 
 
 def limb_tree(spec: RobotSpec, mount: str | int = 0, cut: tuple[str, ...] | None = None) -> TreeModel:
-    """The spanning tree of one mounted limb, platform included (spec §2.2, Fig. 6b).
+    """The spanning tree of one mounted limb, platform included (paper Sec. 3.1, Fig. 6b).
 
     ``mount`` is a mount name or index; ``cut`` names the RL joints to remove (default: those the
     file marks ``cut = true``). Bodies are numbered in file order, so the Delta's limb keeps the

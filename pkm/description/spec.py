@@ -4,7 +4,7 @@ A :class:`RobotSpec` is what :func:`pkm.description.robotfile.load_spec` returns
 robot file. Everything in it is in SI units and expressed in the world frame ``F_0`` at the
 reference configuration (all joint variables zero), except the representative limb
 (:class:`LimbSpec`), whose geometry is expressed in its construction frame ``F_0'`` and is mounted
-once per :class:`MountSpec` (spec §10, eq. 121–123).
+once per :class:`MountSpec` (paper Sec. 7, eq. 121–126, eq. 121–123).
 
 Nothing here computes kinematics; the compiled, array-based model lives in :mod:`pkm.description.model`.
 """
@@ -35,7 +35,7 @@ class BodySpec:
         Unique body name.
     frame:
         4×4 pose ``A`` of the body frame in the world (or construction) frame at the reference
-        configuration (spec §3.1, ``A_k = C_k(0)``).
+        configuration (paper eq. 1, 2, 146, 147, ``A_k = C_k(0)``).
     mass:
         Mass in kg (0 only for the ground).
     com:
@@ -126,7 +126,7 @@ class JointSpec:
 
 @dataclass(frozen=True)
 class MountSpec:
-    """Where instance ``name`` of the representative limb is mounted (spec §10).
+    """Where instance ``name`` of the representative limb is mounted (paper Sec. 7, eq. 121–126).
 
     ``base`` is ``S_0(l)`` (maps the mount frame on the ground to ``F_0``); ``platform`` is
     ``S_p(l)`` (maps the mount frame on the platform to the platform frame ``F_p``), derived from
@@ -174,7 +174,7 @@ class TaskSpec:
 
     ``kind`` is ``translational``, ``planar``, ``scara``, ``rotational`` or ``select``;
     ``components`` are the selected names from :data:`TWIST_COMPONENTS`, in ``V_t`` order
-    (spec §7, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
+    (paper Sec. 3.6, eq. 82–83, 85, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
     """
 
     kind: str
@@ -221,9 +221,10 @@ class RobotSpec:
         actuated joint per task coordinate, as the actuator-space equations (square ``J_IK``,
         eq. 116) and the inverse dynamics need; nothing to check without a platform or a task.
 
-        Not checked on load: inverse kinematics works with any number of actuators (the benchmarks'
-        robots with L limbs of a 3-DOF platform). The ``pkm`` commands that need square actuation
-        (``inverse-dynamics``, ``eom``, ``sweep``) call it first.
+        ``pkm.load`` and every ``pkm`` command check it on load (``pkm.load(..., check=False)`` and
+        :class:`pkm.Robot` built from a spec do not: inverse kinematics works with any number of
+        actuators, e.g. the benchmarks' robots with L limbs of a 3-DOF platform); the inverse
+        dynamics, the EOM and sweeps check it again.
         """
         if self.task is None or self.platform is None:
             return
@@ -268,6 +269,33 @@ class RobotSpec:
             if b.name == name:
                 return b
         raise KeyError(name)
+
+    def with_payload(self, mass: float, point=None) -> "RobotSpec":
+        """This robot with a point mass ``mass`` [kg] fixed to the platform at ``point`` (world
+        coordinates at the reference configuration; default the platform frame's origin): the
+        platform's mass, centre of mass and inertia about it combined (parallel-axis theorem,
+        the inertia resolved in the platform frame's axes)."""
+        if self.platform is None:
+            raise RobotFileError(self.source, "platform", "a payload needs a platform")
+        if not (np.isfinite(mass) and mass >= 0.0):
+            raise RobotFileError(self.source, "platform", f"payload mass must be a finite number >= 0 kg, got {mass!r}")
+        old = next((b for b in self.bodies if b.name == self.platform), None)
+        if old is None:
+            raise RobotFileError(self.source, "platform", f"platform {self.platform!r} is not a body of the file")
+        R = old.frame[:3, :3]
+        p = old.frame[:3, 3] if point is None else np.asarray(point, dtype=float)
+        if p.shape != (3,) or not np.all(np.isfinite(p)):
+            raise RobotFileError(self.source, "platform", f"payload point must be 3 finite coordinates, got {point!r}")
+        M = old.mass + mass
+        com = (old.mass * old.com + mass * p) / M
+
+        def steiner(m, d):  # inertia of a point mass m at offset d (world) from com, in body axes
+            d = R.T @ d
+            return m * (d @ d * np.eye(3) - np.outer(d, d))
+
+        inertia = old.inertia + steiner(old.mass, old.com - com) + steiner(mass, p - com)
+        body = replace(old, mass=M, com=com, inertia=inertia)
+        return replace(self, bodies=tuple(body if b is old else b for b in self.bodies))
 
     def joint(self, name: str) -> JointSpec:
         """The joint called ``name`` (after expansion); KeyError if there is none."""

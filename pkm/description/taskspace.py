@@ -1,4 +1,4 @@
-"""Task coordinates of a PKM's platform (spec §7, §1.7, §11.1): the pose, the body-fixed twist and
+"""Task coordinates of a PKM's platform (paper Sec. 3.6, eq. 82–83, 85; eq. 7 and App. A; Sec. 8.1): the pose, the body-fixed twist and
 its derivative for coordinates ``x`` and their rates, and the conversions between the rates ``ẋ``
 and the task velocity ``V_t`` (see :mod:`pkm.robot` for the conventions).
 

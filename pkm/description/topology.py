@@ -1,4 +1,4 @@
-"""The topological graph of a mechanism: spanning tree, fundamental cycles, mobility (spec §2, §5).
+"""The topological graph of a mechanism: spanning tree, fundamental cycles, mobility (paper Sec. 2, 3.1; Sec. 3.4).
 
 Bodies are vertices and joints are edges (a multigraph: two joints may join the same two bodies).
 This module knows nothing about specific robots; it works on the expanded bodies and joints of a
@@ -7,7 +7,7 @@ This module knows nothing about specific robots; it works on the expanded bodies
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from pkm.errors import TopologyError
@@ -136,7 +136,7 @@ class Graph:
 
     def fundamental_cycles(self) -> list[list[tuple[int, int]]]:
         """One cycle per cut joint: a list of ``(joint index, σ)`` with σ = +1 when the cycle
-        traverses the joint from its parent to its child, −1 against (spec §5, eq. 49–52)."""
+        traverses the joint from its parent to its child, −1 against (paper Sec. 3.4, eq. 49–52)."""
         idx = self._index()
         _, cut = self.spanning_tree()
         path_to_root = self.path_to_ground
@@ -169,13 +169,15 @@ def joint_screws(joint: JointSpec) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Mobility:
-    """Instantaneous mobility at the reference configuration (cut-body formulation, spec §5)."""
+    """Instantaneous mobility at the reference configuration (cut-body formulation, paper Sec. 3.4)."""
 
     variables: int  # N: all joint variables, cut joints included
     cycles: int  # γ: number of fundamental cycles
     constraint_rank: int  # rank of the stacked loop-closure matrix
     dof: int  # N − rank
     platform_dof: int | None  # rank of the platform twist on the admissible velocities
+    #: (6, k) spatial platform twists of a basis of the admissible velocities (None without a platform)
+    platform_twists: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
 def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
@@ -210,7 +212,56 @@ def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
         PN = P @ _null_space(G, N, rank)
         s = np.linalg.svd(PN, compute_uv=False) if PN.size else np.zeros(0)
         platform_dof = int(np.sum(s > tol * max(1.0, s[0]))) if s.size else 0
-    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof)
+    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof,
+                    platform_twists=PN if spec.platform is not None else None)
+
+
+def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
+    """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) when the task space has more
+    coordinates than the platform has DOF at the reference configuration (:func:`mobility`):
+    such a task cannot be followed, and inverse kinematics would fail at every point off the
+    reference. At a parallel (type-II) singularity the reference DOF exceed the generic ones, at
+    a serial (type-I) one — a limb stretched or folded — they fall short; the message says so,
+    since pkm also starts inverse kinematics there. Also raises when a task component is not an
+    admissible platform motion (its unit twist, body-fixed at the reference pose, outside the
+    span of the admissible platform twists).
+    """
+    from pkm.errors import RobotFileError
+
+    if spec.task is None or spec.platform is None:
+        return
+    mob = mobility(spec) if mob is None else mob
+    n_task = len(spec.task.components)
+    comps = ", ".join(spec.task.components)
+    if mob.platform_dof is not None and mob.platform_dof < n_task:
+        raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({comps}) "
+                             f"but the platform has {mob.platform_dof} DOF at the reference configuration "
+                             f"(mechanism DOF {mob.dof}): choose at most {mob.platform_dof} task components, or "
+                             f"check the joints' axes and the loops; if the reference pose (all joint variables 0) "
+                             f"is singular (a limb stretched or folded, axes aligned), describe the robot in a "
+                             f"regular pose")
+    if mob.platform_twists is None or mob.platform_twists.shape[1] == 0:
+        return
+    # the task's twist directions (eq. 82: V_p = P_p ẋ, body-fixed) must be admissible platform motions
+    A = spec.body(spec.platform).frame
+    R, r = A[:3, :3], A[:3, 3]
+    Ad_inv = np.zeros((6, 6))
+    Ad_inv[:3, :3] = Ad_inv[3:, 3:] = R.T
+    Ad_inv[3:, :3] = -R.T @ np.cross(np.eye(3), r)   # Ad_A⁻¹ = [[Rᵀ, 0], [−Rᵀ[r]×, Rᵀ]]; np.cross(I, r) = [r]×
+    body = Ad_inv @ mob.platform_twists
+    P = spec.task.selection_matrix()
+
+    def rank(M):
+        sv = np.linalg.svd(M, compute_uv=False)
+        return int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
+
+    if rank(np.hstack([body, P])) > rank(body):
+        # the components the platform can move in: those whose unit twist lies in the admissible space
+        ok = [c for c, p in zip(spec.task.components, P.T) if rank(np.column_stack([body, p])) == rank(body)]
+        raise RobotFileError(spec.source, "task", f"the task components ({comps}) are not all motions the platform "
+                             f"can make at the reference configuration (of these it can move along "
+                             f"{', '.join(ok) if ok else 'none'} alone): choose the components the mechanism allows, "
+                             f"along the platform frame's axes")
 
 
 def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
@@ -221,7 +272,7 @@ def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------ limbs
-#: Number of loop constraints a cut joint of each type imposes (6 − DOF, spec §4.1); H joints are
+#: Number of loop constraints a cut joint of each type imposes (6 − DOF, paper Sec. 3.3, eq. 12–14); H joints are
 #: not supported as cut joints.
 CUT_CONSTRAINTS = {"S": 3, "U": 4, "C": 4, "R": 5, "P": 5}
 
@@ -255,11 +306,11 @@ def limb_topologies(spec: RobotSpec) -> list[LimbTopology]:
     """Partition the graph into limbs, find their fundamental cycles and choose the cut joints.
 
     A limb is a connected component of the graph without the ground and the platform, together
-    with its joints to them (spec §2.1, Definition 1). Each limb must be *hybrid*: its fundamental
+    with its joints to them (paper Sec. 2, Definition 1). Each limb must be *hybrid*: its fundamental
     cycles are pairwise edge-disjoint (equivalently, two cycles share at most one body, Definition 2
     and Assumption 1) — otherwise :class:`TopologyError` names the limb and the shared joints.
 
-    Cut joints (spec §2.2, Remark 3): a joint the file marks ``cut = true``; otherwise, per cycle,
+    Cut joints (paper Sec. 3.1, Remark 3): a joint the file marks ``cut = true``; otherwise, per cycle,
     the non-actuated joint (not marked ``cut = false``) that imposes the fewest constraints (S < U, C <
     R, P), the last one in file order on a tie.
     """

@@ -1,4 +1,4 @@
-"""Batched inverse kinematics + inverse dynamics of a PKM (spec §11.2–11.3): the Python side.
+"""Batched inverse kinematics + inverse dynamics of a PKM (paper Sec. 8.2, eq. 137–140, 144; Sec. 8.3): the Python side.
 
 :func:`inverse_dynamics_batch` (what :meth:`pkm.robot.Robot.inverse_dynamics` runs) checks the
 input, computes the target platform states and the continuation poses of each chunk's cold start,
@@ -67,7 +67,7 @@ def platform_states(robot, X, XD, XDD, out=None):
 def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
     """:func:`platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
     ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
-    :func:`pkm.lie.rotvec_motions_into` (spec §1.7, §11.1)."""
+    :func:`pkm.lie.rotvec_motions_into` (paper eq. 7 and App. A; Sec. 8.1)."""
     N = X.shape[0]
     rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
     lin[:] = robot.R0.T @ robot.r0

@@ -62,7 +62,7 @@ def _twists(l, mi, mf, thd, bw):
 
 @_internal
 def _loop_bias(l, mi, mf, lay, bw, g):
-    """``Ġθ̇`` (eq. 14, 47; spec §4.3–4.4) of the loops' selected rows into ``g``, from the twists
+    """``Ġθ̇`` (eq. 14, 47; paper eq. 16, 22, 28, 32; eq. 33, 37, 41) of the loops' selected rows into ``g``, from the twists
     and bias accelerations ``J̇θ̇`` in ``bw``: :func:`pkm.algorithms.constraints._bias_rho` and
     :func:`pkm.algorithms.constraints._bias_orient`, as :func:`pkm.algorithms.constraints.cut_bias_into` uses them, on
     data the pack moved into the ``K`` frames."""
@@ -192,13 +192,13 @@ def _limb_geometry(l, mi, mf, lay, d_static, dp_static, s, thresh, JIK, mat, gen
 def _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, s, thd, thdd, limbW, bw, mat, vec,
                  general):
     """Limb ``l``'s dynamics at sample ``s``, with its geometry from :func:`_limb_geometry` (``L_p⁺``
-    in ``Pinv``, ``H`` and ``F`` in ``mat``): ``θ̇`` and ``θ̈`` (eq. 86–88, spec §8.3), the tree
+    in ``Pinv``, ``H`` and ``F`` in ``mat``): ``θ̇`` and ``θ̈`` (eq. 86–88, paper Sec. 4.2, eq. 90–93), the tree
     dynamics ``φ`` (App. B) and ``W̄ = FᵀHᵀφ`` (eq. 144) into ``limbW[s, l]``."""
     n, d, plat, dp = mi[l, LI_N], _dof(l, mi, d_static), mi[l, LI_PLAT], len(dp_static)
     aff = True if general is None else mi[l, LI_AFF] != 0
     H, F, J = mat[M_H], mat[M_F], mat[M_J]
     q, qd, qdd, g = vec[V_Q], vec[V_QD], vec[V_QDD], vec[V_G]
-    # ---- velocities (eq. 86–87) and accelerations (eq. 88, corrected as in spec §8.3)
+    # ---- velocities (eq. 86–87) and accelerations (eq. 88, corrected as in paper Sec. 4.2, eq. 90–93)
     for a in range(d):  # q̇ = L_p⁺ V_p
         acc = 0.0
         for r in range(6):

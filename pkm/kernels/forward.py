@@ -1,4 +1,4 @@
-"""Forward dynamics of a PKM in task space: the numba kernel (spec §11.1, 8.1.1; paper eq. 127–130).
+"""Forward dynamics of a PKM in task space: the numba kernel (paper eq. 127–130).
 
 The task-space EOM (eq. 107) ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u`` is affine in
 ``V̇_t``, and so is the inverse dynamics that :mod:`pkm.kernels.inverse_dynamics` computes (eq. 137,

@@ -1,9 +1,9 @@
-"""The batch kernel's inverse kinematics, on a :class:`pkm.kernels.model.KernelModel` (spec §6, §8).
+"""The batch kernel's inverse kinematics, on a :class:`pkm.kernels.model.KernelModel` (paper Sec. 3.5–3.7, eq. 75–84; Sec. 4–5, eq. 85–98).
 
 Forward kinematics in joint frames (``K_i = K_{parent} P_i Z(θ_i)``, :func:`_fk`), the platform
 pose error ``log(C_p⁻¹C_d)`` (eq. 96) and body-fixed Jacobian (eq. 154–156), the loops'
 cut-joint residuals and constraint rows ``G`` in world axes (eq. 12–13, 16, 33), and the
-Gauss–Newton solvers: in ``q`` for a limb with a constant ``H`` (:func:`_solve_affine`, spec §4.7),
+Gauss–Newton solvers: in ``q`` for a limb with a constant ``H`` (:func:`_solve_affine`, paper Sec. 3.3, Ex. 7–9),
 on all tree variables with the loops' rows otherwise (:func:`_solve_general`), and ``H`` from
 ``G`` (:func:`_build_H`, eq. 48). Also the scratch layout (``BW_*``, ``M_*``, ``V_*``,
 :func:`make_work`) that these pieces and :mod:`pkm.kernels.inverse_dynamics` share.
@@ -265,7 +265,7 @@ def _normal_equations(A, G, nr, k, e, g, Nm):
 @_piece
 def _solve_affine(l, mi, mf, lay, d_static, Cd, s, th, bw, mat, vec, tol, max_iter, chord):
     """Geometric IK of limb ``l`` with an affine loop closure ``θ = H q + c`` (constant ``H``,
-    :meth:`pkm.algorithms.limb.LimbModel.affine_closure`, spec §4.7) towards ``C_d = Cd[s]``.
+    :meth:`pkm.algorithms.limb.LimbModel.affine_closure`, paper Sec. 3.3, Ex. 7–9) towards ``C_d = Cd[s]``.
 
     Gauss–Newton in ``q`` on the platform pose error, ``L_p Δq = log(C_p⁻¹C_d)`` with ``L_p = J_p H``
     (eq. 80, 96), from ``q = θ[q_index]`` of the given ``th`` (``d_static``: see
@@ -337,7 +337,7 @@ def _solve_general(l, mi, mf, lay, Cd, s, th, bw, mat, vec, tol, max_iter):
     The equations are the platform pose error (eq. 96, ``J_p Δθ = log(C_p⁻¹C_d)``) stacked on the
     loops' selected rows (``G Δθ = −g``, eq. 12–13). At a regular configuration ``[J_p; G]`` has
     full column rank and the system is consistent, so this converges quadratically to the
-    solution of Newton in ``q`` with the loops closed after every step (spec §6, §7.2), with one
+    solution of Newton in ``q`` with the loops closed after every step (paper Sec. 3.5–3.7, eq. 75–84; eq. 83, 85), with one
     forward kinematics per step. Stops when the pose error is converged (:func:`_converged`) and
     every loop residual ≤ ``LOOP_TOL`` after at least one step, so that a solution is never a bare
     prediction; ``bw``'s poses, ``J_p`` and ``G`` then hold the solution's values. Returns

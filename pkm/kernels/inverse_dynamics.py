@@ -1,9 +1,9 @@
-"""Batched IK + inverse dynamics of a PKM: the numba kernel (spec §11.2–11.3).
+"""Batched IK + inverse dynamics of a PKM: the numba kernel (paper Sec. 8.2, eq. 137–140, 144; Sec. 8.3).
 
 It works on a :class:`pkm.kernels.model.KernelModel` (every limb in joint frames ``K_i``, see that
 module) and runs, for every sample of a trajectory and every limb,
 
-1. the geometric IK (eq. 95–96 with the loop constraints, spec §6) by Gauss–Newton, started from
+1. the geometric IK (eq. 95–96 with the loop constraints, paper Sec. 3.5–3.7, eq. 75–84) by Gauss–Newton, started from
    a prediction from the previous two samples (:func:`_predict`): in ``q_(l)`` alone for a limb
    with an affine loop closure ``θ = H q + c`` (constant ``H``, the Delta's parallelogram, spec
    §4.7; :func:`pkm.kernels.ik._solve_affine`; its first step is a chord step with the previous
@@ -11,7 +11,7 @@ module) and runs, for every sample of a trajectory and every limb,
    rows (:func:`pkm.kernels.ik._solve_general`). The first sample of a chunk is solved from the reference
    configuration, directly or, if that fails, by continuation along a straight line in task
    space (as :meth:`pkm.robot.Robot.inverse_kinematics`);
-2. the velocity and acceleration IK (eq. 86–88, corrected as in spec §8.3; ``Ḣq̇`` from ``Ġθ̇``);
+2. the velocity and acceleration IK (eq. 86–88, corrected as in paper Sec. 4.2, eq. 90–93; ``Ḣq̇`` from ``Ġθ̇``);
 3. the limb's recursive Newton–Euler dynamics ``φ_(l)`` (App. B) with the platform massless, and
    ``W̄_(l) = Fᵀ Hᵀ φ_(l)`` (eq. 144);
 

@@ -46,7 +46,7 @@ LOOP_TOL = 1e-13
 # mi (L, NI) int64: header, then parent (n_max) at MI_PARENT, q_index (d_max) at lay[LAY_QIDX],
 # actuated positions in q (a_max) at lay[LAY_ACTPOS], one 17-int record per loop at lay[LAY_LOOPS],
 # per loop the n_max path marks at lay[LAY_MARKS] (1: joint on the path of cut body k only,
-# 2: on r's only, 0: on neither or both — the joints of the loop, spec §4.3), then the sparse rows
+# 2: on r's only, 0: on neither or both — the joints of the loop, paper eq. 16, 22, 28, 32), then the sparse rows
 # of a constant H: the number of nonzeros of each row (n_max) at lay[LAY_HNZ] and their columns
 # (n_max × d_max, row-major, the first ones of each row used) at lay[LAY_HCOL].
 LI_N, LI_DOF, LI_PLAT, LI_NACT, LI_ACTOFF, LI_NLOOP, LI_AFF, LI_NROWS = range(8)
@@ -74,7 +74,7 @@ class KernelModel(NamedTuple):
     joints and their first row in ``J_IK``, loops, 1 for a constant-H limb, ``Σ m`` selected loop
     rows. A loop record (``LP_*``): cut bodies ``k, r`` (−1 = ground), distance and orientation
     rows, independent rows ``m``, which rows (6), dependent tree variables ``y`` (6). The platform
-    body is massless in the limb trees (spec §9.1). Few arrays on purpose: every array argument
+    body is massless in the limb trees (paper Sec. 6.1, eq. 99). Few arrays on purpose: every array argument
     costs numba compile time and call overhead.
 
     ``d_static`` and ``dp_static`` carry sizes in their types, for numba to compile as constants
@@ -211,7 +211,7 @@ def pack(robot, affine: bool = True) -> KernelModel:
             k = tree.parent[i]
             Qk_inv = np.eye(4) if k < 0 else _inv_pose(Q[k])
             b[BF_P:BF_P + 12] = _pose12(Qk_inv @ tree.B[i] @ Q[i])
-            if i != limb.platform:  # the limb trees carry a massless platform (spec §9.1)
+            if i != limb.platform:  # the limb trees carry a massless platform (paper Sec. 6.1, eq. 99)
                 AdQ = _Ad(Q[i])
                 b[BF_IN:BF_IN + 10] = inertia10(AdQ.T @ tree.M[i] @ AdQ)
         mi[l, MI_PARENT:MI_PARENT + nmax] = -1

@@ -1,4 +1,4 @@
-"""SE(3)/se(3) Lie-group primitives, numba-jitted (spec §1.4–§1.7; paper App. A, eq. 145–175).
+"""SE(3)/se(3) Lie-group primitives, numba-jitted (paper App. A, eq. 145–175).
 
 Conventions
 -----------

@@ -1,4 +1,4 @@
-"""Adjoint and co-adjoint operators: Ad_C, Ad_C⁻¹, ad_X, ad_Xᵀ and their allocation-free ``*_apply_into`` forms (spec §1.6; paper eq. 157–168)."""
+"""Adjoint and co-adjoint operators: Ad_C, Ad_C⁻¹, ad_X, ad_Xᵀ and their allocation-free ``*_apply_into`` forms (paper eq. 157–168)."""
 import numpy as np
 
 from pkm.lie.options import _jit, _jit_inline
@@ -120,7 +120,7 @@ def Ad_inv_T_apply_into(C, W, out):
     """``out = Ad(C)⁻ᵀ @ W = (R m + r × R f; R f)`` for a wrench ``W = (m; f)``; may be in place.
 
     Transports a wrench from the frame whose pose relative to another is ``C`` into that other
-    frame, e.g. from body c to its parent with ``C = T_c`` (``Ad_{C_{c,p}}ᵀ = Ad_{T_c}⁻ᵀ``, spec §9.2);
+    frame, e.g. from body c to its parent with ``C = T_c`` (``Ad_{C_{c,p}}ᵀ = Ad_{T_c}⁻ᵀ``, paper Sec. 6.2, eq. 100–101, App. B);
     the dual of :func:`Ad_apply_into` (power ``W·V`` is preserved).
 
     >>> import numpy as np; from pkm.lie import Ad_inv, Ad_inv_T_apply_into, exp_se3

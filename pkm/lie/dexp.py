@@ -1,4 +1,4 @@
-"""The differential of the exponential, dexp and dexp⁻¹ on SO(3) and SE(3) (spec §1.7; paper eq. 7, 169–175)."""
+"""The differential of the exponential, dexp and dexp⁻¹ on SO(3) and SE(3) (paper eq. 7, 169–175)."""
 import numpy as np
 
 from pkm.lie.options import _jit
@@ -7,7 +7,7 @@ from pkm.lie.series import _alpha, _coeffs, _dcoeffs, _fill3, _fill_D, _norm3
 
 @_jit
 def dexp_so3(x):
-    """dexp_x = Σ_k skew(x)^k/(k+1)! = I + βK + γK² (spec §1.6–1.7, App. A), β = (1−cosφ)/φ²,
+    """dexp_x = Σ_k skew(x)^k/(k+1)! = I + βK + γK² (paper App. A, eq. 146–147; eq. 7 and App. A, App. A), β = (1−cosφ)/φ²,
     γ = (φ−sinφ)/φ³.  For R(t) = exp_so3(x(t)): ṘRᵀ = skew(dexp_so3(x) ẋ) (spatial) and
     RᵀṘ = skew(dexp_so3(−x) ẋ) = skew(dexp_so3(x)ᵀ ẋ) (body-fixed, eq. 7's H_p).
 
@@ -26,8 +26,8 @@ def dexp_so3(x):
 def dexp_so3_dot(x, xd):
     """Time derivative of ``dexp_so3(x(t))`` along ``ẋ = xd``: ``β̇K + βK̇ + γ̇K² + γ(K̇K + KK̇)``
     with ``K = skew(x)``, ``β̇ = (β'/φ)(x·ẋ)``, ``γ̇ = (γ'/φ)(x·ẋ)``. It is the block ``D(x, ẋ)`` of
-    ``dexp_se3`` (spec §1.7: D is the directional derivative of dexp on SO(3)). The body-fixed
-    angular acceleration of ``R(t) = exp(x(t))`` (eq. 7 differentiated, spec §11.1) is
+    ``dexp_se3`` (paper eq. 7 and App. A: D is the directional derivative of dexp on SO(3)). The body-fixed
+    angular acceleration of ``R(t) = exp(x(t))`` (eq. 7 differentiated, paper Sec. 8.1) is
     ``ω̇ = dexp_so3(−x) ẍ + dexp_so3_dot(−x, −ẋ) ẋ``.
 
     >>> import numpy as np; from pkm.lie import dexp_so3, dexp_so3_dot
@@ -59,7 +59,7 @@ def dexp_inv_so3(x):
 
 @_jit
 def dexp_se3(X):
-    """dexp_X = Σ_k ad_X^k/(k+1)! = [[A, 0], [D, A]], A = dexp_so3(ω), D from spec §1.7.
+    """dexp_X = Σ_k ad_X^k/(k+1)! = [[A, 0], [D, A]], A = dexp_so3(ω), D from paper eq. 7 and App. A.
     For C(t) = exp_se3(X(t)): spatial twist ĊC⁻¹ = hat(dexp_se3(X) Ẋ) (right-trivialised),
     body-fixed twist C⁻¹Ċ = hat(dexp_se3(−X) Ẋ) (left-trivialised; H_p = dexp_{−X} in eq. 7).
 

@@ -1,4 +1,4 @@
-"""SO(3) and SE(3): skew/hat/vee, exponential and logarithm, inverse and product of poses (spec §1.4–§1.5; paper eq. 145–156)."""
+"""SO(3) and SE(3): skew/hat/vee, exponential and logarithm, inverse and product of poses (paper eq. 145–156)."""
 import numpy as np
 
 from pkm.lie.options import _jit, _jit_inline
@@ -21,7 +21,7 @@ def skew(x):
 @_jit
 def hat(x):
     """Matrix form: 3-vector → skew(x) ∈ so(3); twist X = (ω; v) → [[skew(ω), v], [0, 0]] ∈ se(3)
-    (spec §1.2, App. A).
+    (paper App. A, eq. 152, App. A).
 
     >>> import numpy as np; from pkm.lie import hat
     >>> hat(np.array([0., 0., 1., 4., 5., 6.]))[:, 3].tolist()
@@ -63,7 +63,7 @@ def vee(M):
 @_jit
 def exp_so3(x):
     """Rotation matrix exp(skew(x)) = I + (sinφ/φ)K + ((1−cosφ)/φ²)K², K = skew(x), φ = |x|
-    (Rodrigues, spec §1.6, App. A).  Series near φ = 0.
+    (Rodrigues, paper App. A, eq. 146–147, App. A).  Series near φ = 0.
 
     >>> import numpy as np; from pkm.lie import exp_so3
     >>> (exp_so3(np.array([0., 0., np.pi / 2])) @ [1., 0., 0.]).round(12).tolist()
@@ -154,7 +154,7 @@ def exp_se3_into(X, out):
 @_jit
 def exp_se3(X):
     """Pose exp(hat(X)) = [[exp_so3(ω), dexp_so3(ω) v], [0, 1]] for the twist X = (ω; v)
-    (spec §1.6, App. A).  For a screw X = θY (eq. 148) this is the joint motion.
+    (paper App. A, eq. 146–147, App. A).  For a screw X = θY (eq. 148) this is the joint motion.
 
     >>> import numpy as np; from pkm.lie import exp_se3
     >>> C = exp_se3(np.array([0., 0., np.pi, 0., 0., 1.]))   # half turn + 1 m along z

@@ -89,7 +89,7 @@ def norm1(A, n, m):
 
 def condition_number(A: np.ndarray) -> float:
     """1-norm condition number of a square matrix; of ``AᵀA`` square-rooted for a tall one (numpy)."""
-    A = np.asarray(A, dtype=float)
+    A = np.ascontiguousarray(A, dtype=float)   # one compiled signature (a column slice G[:, y] is Fortran-ordered)
     if A.shape[0] != A.shape[1]:
         A = A.T @ A
         root = True

@@ -106,6 +106,78 @@ def check(root: Path = PACKAGE) -> bool:
     return True
 
 
+#: File beside the stamp holding how many seconds the last first run spent compiling on this machine.
+TIMING = "numba-compile-seconds"
+#: The estimate shown before the first compile when no timing is recorded (2 cores, one robot).
+DEFAULT_COMPILE_SECONDS = 15
+
+
+def compile_estimate(root: Path = PACKAGE) -> int:
+    """Seconds the longest compile of a run took here (a first run; rounded to 5 s), else
+    :data:`DEFAULT_COMPILE_SECONDS`."""
+    try:
+        seconds = float(_stamp(root).with_name(TIMING).read_text())
+    except (OSError, ValueError):
+        return DEFAULT_COMPILE_SECONDS
+    return int(max(5, 5 * round(seconds / 5))) if seconds == seconds else DEFAULT_COMPILE_SECONDS
+
+
+class CompileAnnouncer:
+    """Says so before numba compiles anything (a cache miss: the first run, a changed source, a new
+    robot structure) and measures the time spent compiling. ``with CompileAnnouncer(write):`` —
+    ``write(message)`` is called once, when the first compile starts; :attr:`seconds` is the wall
+    time of the top-level compiles; on exit, a run that compiled for longer than any before records
+    it for the next estimate (:func:`compile_estimate`). numba emits its ``numba:compile`` event only
+    when a function is neither in memory nor in the disk cache, so a cached run says nothing."""
+
+    def __init__(self, write, root: Path = PACKAGE):
+        self.write, self.root = write, root
+        self.announced, self.depth, self.seconds, self._t0 = False, 0, 0.0, 0.0
+        self._listener = None
+
+    def __enter__(self):
+        import time
+
+        from numba.core import event
+
+        announcer = self
+
+        class _Listener(event.Listener):
+            def on_start(self, ev):
+                if announcer.depth == 0:
+                    announcer._t0 = time.perf_counter()
+                announcer.depth += 1
+                if not announcer.announced:
+                    announcer.announced = True
+                    announcer.write(f"compiling kernels (first run only, ~{compile_estimate(announcer.root)} s; "
+                                    "later runs load them from the cache)")
+
+            def on_end(self, ev):
+                announcer.depth = max(0, announcer.depth - 1)
+                if announcer.depth == 0:
+                    announcer.seconds += time.perf_counter() - announcer._t0
+
+        self._listener = _Listener()
+        event.register("numba:compile", self._listener)
+        return self
+
+    def __exit__(self, *exc):
+        from numba.core import event
+
+        event.unregister("numba:compile", self._listener)
+        if self.seconds > 1.0:   # the longest compile seen here (a full first run, not a partial one)
+            path = _stamp(self.root).with_name(TIMING)
+            try:
+                previous = float(path.read_text())
+            except (OSError, ValueError):
+                previous = 0.0
+            try:
+                path.write_text(f"{max(previous, self.seconds):.1f}\n")
+            except OSError:
+                pass
+        return False
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if args == ["--check"]:

@@ -3,7 +3,7 @@
 sinφ/φ, β = (1−cosφ)/φ², γ = (φ−sinφ)/φ³, β'/φ, γ'/φ and α = (1 − (φ/2)cot(φ/2))/φ² (φ = |ω|), by
 their Taylor series in φ² (Horner, 12 terms; truncation error < 1e-20) for φ < ``_SERIES_PHI`` = 1
 and by the closed forms above it; plus the small 3×3 block fillers of :mod:`pkm.lie.dexp`
-(spec §1.4–§1.7; paper App. A).
+(paper App. A).
 """
 from fractions import Fraction
 from math import factorial
@@ -86,7 +86,7 @@ def _fill3(out, i0, j0, x, c0, c1, c2):
 
 @_jit_only
 def _fill_D(out, i0, j0, x, y):
-    """Lower-left block D(x, y) of dexp_se3 (spec §1.7) written into out[i0:, j0:]."""
+    """Lower-left block D(x, y) of dexp_se3 (paper eq. 7 and App. A) written into out[i0:, j0:]."""
     phi = _norm3(x)
     _, b, g = _coeffs(phi)
     bp, gp = _dcoeffs(phi)

@@ -10,7 +10,7 @@ view costs an atomic reference-count increment and decrement plus the argument m
 call, several times the arithmetic of a 3×3 product. The ``get``/``set`` helpers read and write
 array rows by index, so no view is ever created in a loop.
 
-The formulas are those of :mod:`pkm.lie` (spec §1, App. A); ``tests/test_small.py`` checks each
+The formulas are those of :mod:`pkm.lie` (paper App. A–C, eq. 145–175, App. A); ``tests/test_small.py`` checks each
 against its array counterpart there.
 """
 
@@ -144,7 +144,7 @@ def pose_mul(R1, p1, R2, p2):
 
 @_inline
 def exp_screw(e, v, q):
-    """``exp(q X)`` as ``(R, p)`` for a joint screw ``X = (e; v)`` with ``|e| = 1`` or ``e = 0`` (spec §1.6).
+    """``exp(q X)`` as ``(R, p)`` for a joint screw ``X = (e; v)`` with ``|e| = 1`` or ``e = 0`` (paper App. A, eq. 146–147).
 
     ``R = I + sin q K + (1 − cos q) K²`` with ``K = skew(e)`` (``K² = eeᵀ − I``) and
     ``p = (q I + (1 − cos q) K + (q − sin q) K²) v``; for ``e = 0`` (prismatic) ``R = I``, ``p = q v``.

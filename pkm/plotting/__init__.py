@@ -4,7 +4,10 @@
 actuator, in two stacked panels.  It builds a :class:`matplotlib.figure.Figure` directly (no
 ``pyplot``, no global state), so it never opens a window and works on machines without a
 display; saving goes through matplotlib's Agg renderer.  In a Jupyter notebook the returned
-figure is shown when it is the last expression of a cell.
+figure is shown when it is the last expression of a cell.  Prismatic actuators are labelled as
+forces [N] and positions [m] (``kinds``); legends name actuators as "limb1, joint 1" rather than
+pkm's internal "limb1/1", and every line has its own style and markers, so that curves that
+coincide (the limbs of a symmetric robot on a symmetric motion) stay visible.
 
 >>> import numpy as np
 >>> from types import SimpleNamespace
@@ -15,7 +18,10 @@ figure is shown when it is the last expression of a cell.
 >>> [ax.get_ylabel() for ax in fig.axes]
 ['actuator torque [N·m]', 'actuator angle [rad]']
 >>> [line.get_label() for line in fig.axes[0].get_lines()]
-['limb1/1', 'limb2/1']
+['limb1, joint 1', 'limb2, joint 1']
+>>> fig = plot_actuators(res, t, kinds=["P", "P"])
+>>> [ax.get_ylabel() for ax in fig.axes]
+['actuator force [N]', 'actuator position [m]']
 """
 
 from __future__ import annotations
@@ -25,17 +31,19 @@ from pathlib import Path
 import numpy as np
 
 from pkm.plotting.mechanism import animate, mechanism, show_robot
+from pkm.plotting.style import _QUANTITIES, DPI, FIGSIZE, axis_labels, display_name, styled
 
-__all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate"]
+__all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate", "display_name"]
 
-
-def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
-    """Two panels against time ``t``: actuator torques [N·m] (top) and actuator angles (bottom).
+def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, kinds=None):
+    """Two panels against time ``t``: actuator forces/torques (top) and positions/angles (bottom).
 
     ``result`` is a :class:`pkm.algorithms.manipulator.DynamicsResult` (anything with ``tau`` and ``q_act``
-    of shape (N, n_act) and ``actuator_names``); ``t`` the (N,) sample times in s.  Angles are
-    plotted in rad, or in degrees with ``degrees=True`` (the axis label says which).  With
-    ``path`` the figure is also saved there (format from the suffix, e.g. ``.png``; 100 dpi).
+    of shape (N, n_act) and ``actuator_names``); ``t`` the (N,) sample times in s.  ``kinds``: each
+    actuator's kind, ``"R"`` (torque [N·m], angle) or ``"P"`` (force [N], position [m]), as
+    :attr:`pkm.Robot.actuator_kinds` gives them (default all ``"R"``).  Angles are plotted in rad,
+    or in degrees with ``degrees=True`` (the axis label says which).  With ``path`` the figure is
+    also saved there (format from the suffix, e.g. ``.png``; :data:`DPI` dpi).
     Returns the :class:`matplotlib.figure.Figure`.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -43,21 +51,28 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
 
     t = np.asarray(t, dtype=float).reshape(-1)
     tau = np.asarray(result.tau, dtype=float)
-    q = np.asarray(result.q_act, dtype=float)
+    q = np.asarray(result.q_act, dtype=float).copy()
     if tau.shape != q.shape or tau.ndim != 2 or tau.shape[0] != t.size:
         raise ValueError(f"tau {tau.shape} and q_act {q.shape} must both be (N, n_act) with N = len(t) = {t.size}")
     names = list(result.actuator_names)
+    kinds = ["R"] * len(names) if kinds is None else list(kinds)
+    if len(kinds) != len(names) or any(k not in _QUANTITIES for k in kinds):
+        raise ValueError(f"kinds must give R, P or H for each of the {len(names)} actuators, got {kinds!r}")
     if degrees:
-        q = np.degrees(q)
+        for k, kind in enumerate(kinds):
+            if kind != "P":
+                q[:, k] = np.degrees(q[:, k])
+    force_label, position_label, suffix = axis_labels(kinds, degrees)
 
-    fig = Figure(figsize=(8.0, 6.0), layout="constrained")
+    fig = Figure(figsize=FIGSIZE, layout="constrained")
     FigureCanvasAgg(fig)
     ax_tau, ax_q = fig.subplots(2, 1, sharex=True)
     for k, name in enumerate(names):
-        ax_tau.plot(t, tau[:, k], label=name)
-        ax_q.plot(t, q[:, k], label=name)
-    ax_tau.set_ylabel("actuator torque [N·m]")
-    ax_q.set_ylabel(f"actuator angle [{'deg' if degrees else 'rad'}]")
+        label = display_name(name) + suffix[k]
+        ax_tau.plot(t, tau[:, k], label=label, **styled(k, t.size))
+        ax_q.plot(t, q[:, k], label=label, **styled(k, t.size))
+    ax_tau.set_ylabel(force_label)
+    ax_q.set_ylabel(position_label)
     ax_q.set_xlabel("time t [s]")
     for ax in (ax_tau, ax_q):
         ax.grid(True, alpha=0.3)
@@ -65,28 +80,32 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False):
     if title:
         fig.suptitle(title)
     if path is not None:
-        fig.savefig(Path(path), dpi=100)
+        fig.savefig(Path(path), dpi=DPI)
     return fig
 
 
-def plot_simulation(sim, names, path=None, title=None):
-    """Three panels against time: actuator angles, task coordinates, and the energy error
-    E − E(0) − W of a :class:`pkm.sim.simulate.SimulationResult`; saved to ``path`` if given.
-    Returns the figure."""
-    import matplotlib
+def plot_simulation(sim, names, path=None, title=None, *, kinds=None):
+    """Three panels against time: actuator positions/angles, task coordinates, and the energy
+    error E − E(0) − W of a :class:`pkm.sim.simulate.SimulationResult`; saved to ``path`` if given.
+    ``kinds`` as in :func:`plot_actuators`. Returns the figure (Agg, no window)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    if path is not None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(3, 1, figsize=(8, 8), sharex=True)
+    kinds = ["R"] * len(sim.actuator_names) if kinds is None else list(kinds)
+    _, position_label, suffix = axis_labels(kinds)
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 8 / 6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(3, 1, sharex=True)
+    t = np.asarray(sim.t)
     for k, name in enumerate(sim.actuator_names):
-        axes[0].plot(sim.t, sim.q_act[:, k], label=name)
-    axes[0].set_ylabel("actuator angle [rad]")
+        axes[0].plot(t, sim.q_act[:, k], label=display_name(name) + suffix[k], **styled(k, t.size))
+    axes[0].set_ylabel(position_label)
     for k, name in enumerate(names):
-        axes[1].plot(sim.t, sim.x[:, k], label=name)
-    axes[1].set_ylabel("task coordinate [m]")
-    axes[2].plot(sim.t, sim.energy_error)
+        unit = "rad" if str(name).startswith("r") else "m"
+        axes[1].plot(t, sim.x[:, k], label=f"{name} [{unit}]", **styled(k, t.size))
+    axes[1].set_ylabel("task coordinate [m, rad]" if any(str(n).startswith("r") for n in names) else
+                       "task coordinate [m]")
+    axes[2].plot(t, sim.energy_error)
     axes[2].set_ylabel("E − E(0) − W [J]")
     axes[2].set_xlabel("time t [s]")
     for ax in axes[:2]:
@@ -95,8 +114,6 @@ def plot_simulation(sim, names, path=None, title=None):
         ax.grid(True, alpha=0.3)
     if title:
         fig.suptitle(title)
-    fig.tight_layout()
     if path is not None:
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        fig.savefig(path, dpi=DPI)
     return fig

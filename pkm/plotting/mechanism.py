@@ -173,10 +173,13 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     if tau is not None:
         ax2 = fig.add_subplot(1, 2, 2)
         tau = np.asarray(tau, dtype=float)
+        from pkm.plotting.style import axis_labels, display_name, styled
+
+        force_label, _, suffix = axis_labels(robot.actuator_kinds)
         for a, name in enumerate(robot.actuator_names):
-            ax2.plot(t, tau[:, a], label=name)
+            ax2.plot(t, tau[:, a], label=display_name(name) + suffix[a], **styled(a, t.size))
         ax2.set_xlabel("t [s]")
-        ax2.set_ylabel("actuator force/torque [N, N·m]")
+        ax2.set_ylabel(force_label)
         ax2.legend(fontsize=7)
         cursor = ax2.axvline(t[0], color="k", lw=1)
 

@@ -1,4 +1,4 @@
-"""Layer 5 — forward dynamics and time integration (spec §11.1, paper §8.1).
+"""Layer 5 — forward dynamics and time integration (paper §8.1).
 
 :mod:`.forward` gives the task acceleration under actuator forces from the batched
 inverse-dynamics kernel; :mod:`.simulate` integrates it in time (scipy's ``solve_ivp`` or a fixed

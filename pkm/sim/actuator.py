@@ -1,4 +1,4 @@
-"""Forward dynamics in actuator coordinates (spec §11.1, 8.1.3; paper eq. 135–136).
+"""Forward dynamics in actuator coordinates (paper eq. 135–136).
 
 The state is ``(θ_act, θ̇_act)``. The assembled mechanism (:func:`pkm.algorithms.assembly.assemble`:
 every limb's tree variables and the platform pose for given actuator values) is regular at the

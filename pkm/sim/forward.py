@@ -1,4 +1,4 @@
-"""Forward dynamics in task space (spec §11.1, 8.1.1; paper eq. 127–130): the task acceleration
+"""Forward dynamics in task space (paper eq. 127–130): the task acceleration
 ``V̇_t`` under actuator forces ``u``, by the numba kernel :mod:`pkm.kernels.forward`.
 
 The kernel solves each state's IK once and evaluates the inverse dynamics (eq. 140) ``δ_p + 1``

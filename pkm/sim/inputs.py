@@ -1,5 +1,5 @@
 """Actuator forces for a simulation: ``u(t, x, xd)`` from a constant, a table, a CSV file or a
-controller (spec §11.1: the ``u(t)`` of eq. 129)."""
+controller (paper Sec. 8.1: the ``u(t)`` of eq. 129)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,9 +47,18 @@ class Table:
         return self._spline(t)
 
 
+def strip_unit(header: str) -> str:
+    """A CSV column name without its unit suffix: ``"tau_limb1/1 [N·m]"`` → ``"tau_limb1/1"``."""
+    h = header.strip()
+    if h.endswith("]") and " [" in h:
+        h = h[:h.rindex(" [")].rstrip()
+    return h
+
+
 def read_table(path, actuator_names) -> Table:
     """A torque table from a CSV with a header: a column ``t`` and one column per actuator, named
-    ``tau_NAME`` (as ``pkm inverse-dynamics --out`` writes them) or ``NAME``."""
+    ``tau_NAME`` (as ``pkm inverse-dynamics --out`` writes them, with a unit suffix such as
+    `` [N·m]``, which is ignored) or ``NAME``."""
     path = Path(path)
     try:
         lines = [l for l in path.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
@@ -57,7 +66,7 @@ def read_table(path, actuator_names) -> Table:
         raise PkmError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
     if len(lines) < 3:
         raise PkmError(f"{path}: a torque table needs a header line and at least two rows")
-    header = [h.strip() for h in lines[0].split(",")]
+    header = [strip_unit(h) for h in lines[0].split(",")]
     if "t" not in header:
         raise PkmError(f"{path}: no column 't' in the header")
     cols = []

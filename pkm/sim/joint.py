@@ -1,4 +1,4 @@
-"""Forward dynamics in joint coordinates plus task velocity (spec §11.1, paper 8.1.2, eq. 131–134).
+"""Forward dynamics in joint coordinates plus task velocity (paper 8.1.2, eq. 131–134).
 
 The state is ``(θ, V_t)``: every limb's tree variables ``θ_(l)`` — all its joints, the loops'
 dependent ones included — and the task velocity ``V_t`` (``= ẋ`` for a translational task
@@ -7,7 +7,7 @@ space), extended by the actuator work ``w = ∫ u·θ̇_act dt``. The ODEs are
     ``θ̇_(l) = H_(l)(θ) F_(l)(θ) V_t``  (eq. 134),
     ``V̇_t = M_t⁻¹(θ)(J_IKᵀ(θ) u + W_t^EE − C_t(θ, V_t) V_t − W_t^grav(θ))``  (eq. 133),
 
-δ_p + n first-order equations (the spurious ``J_FK`` of the printed eq. 132 dropped, spec §11.1).
+δ_p + n first-order equations (the spurious ``J_FK`` of the printed eq. 132 dropped, paper Sec. 8.1).
 
 **What is evaluated where.** The right-hand side is evaluated *at the state's θ itself*, limb by
 limb, with no inverse kinematics: ``H_(l)`` from the limb's loop constraints ``G(θ_(l))`` (eq.
@@ -27,7 +27,7 @@ with θ as a cache.
 **Drift and projection.** The exact flow of eq. 134 keeps the loop constraints (``G H = 0``) and,
 to first order, the platform closure (every limb's platform moves with ``L_p L_p⁺ P_p V_t``), but
 the integrator does not: each step leaves θ off the manifold by its local error. After every
-accepted step a separate *projection* puts θ back (spec §6, §8.5: geometric Newton corrections):
+accepted step a separate *projection* puts θ back (paper Sec. 3.5–3.7, eq. 75–84, §8.5: geometric Newton corrections):
 a minimum-norm Gauss–Newton iteration on the stacked residuals ``r = (g_(l)(θ_(l)); log(C_p(x)⁻¹
 C_p(l)(θ_(l))))_l`` — each limb's loop residuals (eq. 12) and the mismatch of its platform pose
 with a common platform pose ``C_p(x)``, the task coordinates ``x`` being unknowns too — with the
@@ -149,7 +149,7 @@ class JointModel:
             V = body_twists(tree, th, thd)
             Ab = body_accelerations(tree, th, thd, np.zeros(limb.n))  # Ab[p] = J̇_p θ̇
             Hdq = limb._Hdot_qd(C, J, V, Ab)
-            thdd0 = H @ (-Lp_pinv @ (Ab[p] + J[p] @ Hdq)) + Hdq  # θ̈ at V̇_t = 0 (eq. 88, spec §8.3)
+            thdd0 = H @ (-Lp_pinv @ (Ab[p] + J[p] @ Hdq)) + Hdq  # θ̈ at V̇_t = 0 (eq. 88, paper Sec. 4.2, eq. 90–93)
             M_t += Theta.T @ mass_matrix(self.trees[k], th) @ Theta
             b += Theta.T @ inverse_dynamics(self.trees[k], th, thd, thdd0, self.g0)
             na = len(limb.actuated)

@@ -1,4 +1,4 @@
-"""Time integration of the EOM in task coordinates (spec §11.1, 8.1.1; paper eq. 129–130), in
+"""Time integration of the EOM in task coordinates (paper eq. 129–130), in
 joint coordinates plus task velocity (8.1.2, :mod:`pkm.sim.joint`) or in actuator coordinates
 (8.1.3, :mod:`pkm.sim.actuator`).
 

@@ -1,4 +1,4 @@
-"""The task-coordinate form of the simulation (spec §11.1, 8.1.1; paper eq. 129–130): its
+"""The task-coordinate form of the simulation (paper eq. 129–130): its
 right-hand side on the forward-dynamics kernel, and the fixed-step RK4 run entirely inside numba.
 
 The state is ``y = (x, ẋ, w)`` (with rotations: ``ẍ`` from the kernel's ``V̇_t``,

@@ -55,14 +55,15 @@ def apply_masses(spec, masses: dict):
 
 
 def _centre(robot):
-    """Where a trajectory is centred by default: the default trajectory's centre/start (world, SI),
-    else the platform's reference position."""
+    """Where a trajectory is centred by default: the default trajectory's centre/start (task
+    position coordinates, SI), else the platform's reference position in those coordinates (along
+    the platform frame's reference axes, :attr:`pkm.Robot.position_ref`)."""
     import numpy as np
 
     spec = robot.spec.trajectory
     if spec and spec["type"] in ("sine", "line", "pick-place"):
         return np.asarray(spec["center" if spec["type"] == "sine" else "start"], dtype=float)
-    return np.asarray(robot.r0, dtype=float)
+    return np.asarray(robot.position_ref, dtype=float)
 
 
 def complete_trajectory(robot, trajectory: dict | None) -> dict:

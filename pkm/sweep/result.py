@@ -85,8 +85,10 @@ class SweepResult:
     def plot(self, path=None, title: str | None = None):
         """Peak |τ| (top) and RMS τ (bottom) of the most loaded actuator against the first swept
         parameter (file units; kg for ``mass:…``), one line per combination of the other
-        parameters and the trajectory. Without swept parameters the x axis is the trajectory (its
-        cycle time when every trajectory has a distinct one). Failed points leave gaps. Saved to
+        parameters and the trajectory (each its own line style and marker). Without swept
+        parameters the x axis is the trajectory (its cycle time when every trajectory has a
+        distinct one). Failed points leave gaps in their lines and are marked by red crosses at
+        the bottom of both panels ("failed (n)" in the legend). Saved to
         ``path`` when given (format from the suffix); returns the matplotlib Figure (Agg, no
         window).
         """
@@ -119,10 +121,11 @@ class SweepResult:
         units = sorted(set(self.actuator_units)) or ["N·m"]
         unit = " / ".join(units)
 
-        fig = Figure(figsize=(8.0, 6.0), layout="constrained")
+        fig = Figure(figsize=(10.0, 7.0), layout="constrained")
         FigureCanvasAgg(fig)
         ax_peak, ax_rms = fig.subplots(2, 1, sharex=True)
-        for combo in itertools.product(*(range(shape[k]) for k in others)):
+        failed_x = []   # x of every failed point, marked on both panels
+        for n_line, combo in enumerate(itertools.product(*(range(shape[k]) for k in others))):
             index = [slice(None)] * len(shape)
             for k, j in zip(others, combo):
                 index[k] = j
@@ -132,8 +135,14 @@ class SweepResult:
                 if len(vals) > 1:
                     parts.append(str(vals[j]) if name == "trajectory" else f"{name}={vals[j]:g}")
             label = ", ".join(parts) or None
-            ax_peak.plot(x[order], peak[tuple(index)][order], marker="o", label=label)
-            ax_rms.plot(x[order], rms[tuple(index)][order], marker="o", label=label)
+            style = {"linestyle": ("-", "--", "-.", ":")[n_line % 4], "marker": "osD^v"[n_line % 5], "label": label}
+            ax_peak.plot(x[order], peak[tuple(index)][order], **style)
+            ax_rms.plot(x[order], rms[tuple(index)][order], **style)
+            failed_x.extend(x[order][np.isnan(peak[tuple(index)][order])].tolist())
+        if failed_x:   # at the bottom of each panel (no value to plot): red crosses, in the legend
+            for ax in (ax_peak, ax_rms):
+                ax.plot(failed_x, [0.03] * len(failed_x), linestyle="none", marker="x", color="red", markersize=9,
+                        markeredgewidth=2, transform=ax.get_xaxis_transform(), label=f"failed ({len(failed_x)})")
         ax_peak.set_ylabel(f"peak |τ|, max over actuators [{unit}]")
         ax_rms.set_ylabel(f"RMS τ, max over actuators [{unit}]")
         ax_rms.set_xlabel(x_label)

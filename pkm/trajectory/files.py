@@ -29,7 +29,9 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     """Read a trajectory CSV (``t, x…, xd…, xdd…`` with a header line).
 
     ``names`` selects the coordinates (the file may hold more columns, and in any order); every
-    one of ``t``, ``name``, ``name + "d"``, ``name + "dd"`` must be present.  Without ``names``
+    one of ``t``, ``name``, ``name + "d"``, ``name + "dd"`` must be present — or only ``t`` and the
+    positions, whose rates and accelerations are then those of a cubic spline through them
+    (:func:`_differentiated`).  Without ``names``
     the coordinates are inferred from the header (column names with a trailing ``d``/``dd``
     stripped, in order of first appearance) and all of them are read.  Blank lines and lines
     starting with ``#`` are skipped.  Times must increase by more than :data:`MIN_STEP` ×
@@ -48,7 +50,7 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     >>> read_csv(path, names=["x", "y"])
     Traceback (most recent call last):
     ...
-    ValueError: ...m.csv: missing column 'y'
+    ValueError: ...m.csv: missing column 'y' ...
     >>> tmp.cleanup()
     """
     path = Path(path)
@@ -75,10 +77,14 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     names = tuple(names)
     if not names:
         raise ValueError(f"{path}: no coordinate columns (expected t,x,…,xd,…,xdd,…)")
-    for col in _columns(names):
+    # positions only (no rate or acceleration column at all): differentiated by a cubic spline below
+    positions_only = all(n in header and n + "d" not in header and n + "dd" not in header for n in names)
+    columns = ["t", *names] if positions_only else _columns(names)
+    for col in columns:
         if col not in header:
-            raise ValueError(f"{path}: missing column {col!r}")
-    index = [header.index(c) for c in _columns(names)]
+            raise ValueError(f"{path}: missing column {col!r} (give every coordinate's rate …d and acceleration "
+                             f"…dd, or positions only: then pkm differentiates them with a cubic spline)")
+    index = [header.index(c) for c in columns]
     data = np.empty((len(rows) - 1, len(index)))
     for r, (lineno, row_text) in enumerate(rows[1:]):
         fields = row_text.split(",")
@@ -108,11 +114,27 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
             raise ValueError(f"{path}: line {lines[k + 1]}: times must be strictly increasing by more than "
                              f"{MIN_STEP:g} x max(1, |t|) per row, got t = {float(t[k])!r} then {float(t[k + 1])!r} s")
     d = len(names)
+    if positions_only:
+        data = _differentiated(path, data)
     try:
         return Trajectory(t=data[:, 0], x=data[:, 1:1 + d], xd=data[:, 1 + d:1 + 2 * d],
                           xdd=data[:, 1 + 2 * d:], names=names)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def _differentiated(path, data: np.ndarray) -> np.ndarray:
+    """``[t, x…]`` → ``[t, x…, ẋ…, ẍ…]``: rates and accelerations of an interpolating cubic spline
+    through the positions (not-a-knot ends: exact for cubic motions; the accelerations are
+    continuous and piecewise linear, so sample a motion finely enough for its accelerations)."""
+    from scipy.interpolate import CubicSpline
+
+    if data.shape[0] < 4:
+        raise ValueError(f"{path}: a positions-only trajectory needs at least 4 rows to be differentiated, got "
+                         f"{data.shape[0]} (or give the rates …d and accelerations …dd)")
+    spline = CubicSpline(data[:, 0], data[:, 1:], axis=0)
+    t = data[:, 0]
+    return np.column_stack([data, spline(t, 1), spline(t, 2)])
 
 
 # ====================================================================== robot files

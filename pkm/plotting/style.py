@@ -1,0 +1,47 @@
+"""Shared look of pkm's plots: figure size and resolution, user-facing actuator names, a line style
+and marker per line, axis labels by actuator kind (revolute: torque [N·m], angle [rad];
+prismatic: force [N], position [m])."""
+
+from __future__ import annotations
+
+#: Size [in] and resolution [dpi] of saved figures: 1500 × 1050 pixels.
+FIGSIZE = (10.0, 7.0)
+DPI = 150
+#: Line styles and markers cycled over the lines of a panel (curves that coincide stay visible).
+STYLES = ("-", "--", "-.", ":")
+MARKERS = ("o", "s", "^", "v", "D", "x", "P", "*")
+#: (force, position) quantity and unit of an actuated axis of each kind.
+_QUANTITIES = {"R": (("torque", "N·m"), ("angle", "rad")), "H": (("torque", "N·m"), ("angle", "rad")),
+               "P": (("force", "N"), ("position", "m"))}
+
+
+def display_name(name: str) -> str:
+    """A user-facing actuator or joint name: ``"limb1/1"`` → ``"limb1, joint 1"``,
+    ``"leg2/leg"`` → ``"leg2, leg"``; names without a mount are returned unchanged."""
+    mount, sep, joint = str(name).rpartition("/")
+    if not sep:
+        return str(name)
+    return f"{mount}, joint {joint}" if joint[:1].isdigit() else f"{mount}, {joint}"
+
+
+def styled(k: int, n_points: int) -> dict:
+    """Keyword arguments for the ``k``-th line of a panel: its own line style and marker (about
+    12 markers per line, staggered so that lines on top of each other show each one's)."""
+    every = max(1, n_points // 12)
+    return {"linestyle": STYLES[k % len(STYLES)], "marker": MARKERS[k % len(MARKERS)],
+            "markevery": (min(k * max(1, every // 4), max(0, n_points - 1)), every), "markersize": 5}
+
+
+def axis_labels(kinds, degrees: bool = False) -> tuple[str, str, list[str]]:
+    """The y labels of the force and the position panel for actuators of ``kinds`` (one label
+    when they agree, "torque [N·m] / force [N]" for a mixed robot), and each actuator's units
+    ``"[N]"`` to add to its legend entry when they differ."""
+    q = [(_QUANTITIES[k][0], _QUANTITIES[k][1]) for k in kinds]
+    if degrees:
+        q = [(f, ("angle", "deg") if p[1] == "rad" else p) for f, p in q]
+    forces = list(dict.fromkeys(f for f, _ in q))
+    positions = list(dict.fromkeys(p for _, p in q))
+    force = "actuator " + " / ".join(f"{n} [{u}]" for n, u in forces)
+    position = "actuator " + " / ".join(f"{n} [{u}]" for n, u in positions)
+    mixed = len(forces) > 1 or len(positions) > 1
+    return force, position, [f" [{f[1]}, {p[1]}]" if mixed else "" for f, p in q]
