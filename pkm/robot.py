@@ -273,9 +273,11 @@ class Robot:
         :class:`pkm.SingularityError` (naming the sample) and ValueError as
         :meth:`inverse_kinematics` does. ``threads``: number of trajectory chunks computed in
         parallel (default: all of numba's threads; short trajectories run in one chunk). ``t``: the
-        sample times (N,), optional — with them each sample's IK starts from a prediction from
-        the previous two samples (quintic Hermite extrapolation), which saves Newton iterations
-        (same results to the IK's accuracy).
+        sample times (N,), optional — each sample's IK starts from a prediction from the previous
+        two samples (quintic Hermite extrapolation), accepted when it is already converged and
+        then corrected by one Newton step with the rate IK's ``L_p⁺``; without ``t`` the time
+        steps are inferred from ``x, xd, xdd`` (:func:`pkm.kernels.batch.infer_steps`). Same results
+        to the IK's accuracy either way.
         ``start``: the tree variables of every limb (a list of arrays, as ``result.joints[name][-1]``
         of an earlier call) to start the first sample's IK from; default: the reference
         configuration (all joint variables zero), directly or by continuation along a straight line

@@ -63,6 +63,36 @@ def platform_states(robot, X, XD, XDD, out=None):
     return Cd, Vp, dVp
 
 
+#: Largest relative residual ``|Δx − h v̄ − h² c| / |Δx|`` of the Hermite relation at which an
+#: inferred time step is used (:func:`infer_steps`); beyond it (a corner, a jump, samples too far
+#: apart for the relation) the step counts as unknown.
+HERMITE_FIT = 1e-3
+
+
+def infer_steps(X, XD, XDD, out):
+    """Time steps ``h_s = t_s − t_{s−1}`` (``s = 1 … N − 1``) into ``out`` (N − 1,) inferred from the
+    samples alone, for the IK's predicted starts when no times are given.
+
+    Integrating the cubic Hermite interpolant of ``ẋ`` over a step (the corrected trapezoidal rule)
+    gives ``x_s − x_{s−1} = h v̄ + h² c + O(h⁵)`` with ``v̄ = (ẋ_{s−1} + ẋ_s)/2`` and ``c = (ẍ_{s−1} − ẍ_s)/12``.
+    ``h`` is its least-squares solution over the task coordinates (a linear fit, then two fixed-point
+    steps for the ``h²`` term); a step that is not positive and finite, or whose relation leaves
+    a residual above ``HERMITE_FIT · |Δx|``, is 0 (unknown: the IK then starts from the previous
+    sample's solution). A wrong step only costs Newton iterations: the start is a start."""
+    dx = X[1:] - X[:-1]
+    vb = 0.5 * (XD[1:] + XD[:-1])
+    c = (XDD[:-1] - XDD[1:]) / 12.0
+    vv = np.einsum("ij,ij->i", vb, vb)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        h = np.einsum("ij,ij->i", dx, vb) / vv
+        for _ in range(2):
+            h = np.einsum("ij,ij->i", dx - (h * h)[:, None] * c, vb) / vv
+        res = dx - h[:, None] * vb - (h * h)[:, None] * c
+        good = (h > 0.0) & np.isfinite(h) & (np.einsum("ij,ij->i", res, res) <= HERMITE_FIT ** 2
+                                             * np.einsum("ij,ij->i", dx, dx))
+    np.copyto(out, np.where(good, h, 0.0))
+
+
 def continuation_starts(robot, Xb):
     """The intermediate platform poses (len(Xb), K − 1, 4, 4) of the straight task-space lines from
     ``x_ref`` to each point of ``Xb``, as :meth:`pkm.robot.Robot.continuation_poses` (without the
@@ -146,7 +176,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     Wee[:] = 0.0 if wrench is None else np.asarray(wrench, float)
     dts[0] = 0.0
     if t is None:
-        dts[1:] = 0.0
+        infer_steps(X, XD, XDD, dts[1:])
     else:
         np.maximum(np.diff(t), 0.0, out=dts[1:])
     bounds = np.append(np.arange(0, N, SEGMENT), N)

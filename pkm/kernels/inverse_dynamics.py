@@ -65,9 +65,9 @@ import numpy as np
 
 from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP,
                                   _actuator_forces, _limb_dynamics, _pinv_slot)
-from pkm.kernels.ik import _dof, _solve_affine, _solve_general
+from pkm.kernels.ik import _dof, _h_times, _solve_affine, _solve_general
 from pkm.kernels.model import LI_AFF, LI_N
-from pkm.kernels.work import M_CHORD, Work, _internal, _jit, make_work
+from pkm.kernels.work import M_CHORD, V_DX, V_E, V_QD, Work, _internal, _jit, make_work
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
            "Work", "make_work", "run_range"]
@@ -155,6 +155,26 @@ def _chord_matrix(l, mi, d_static, lay, mat, s, r):
             P[a, c] = P1[a, c] + r * (P1[a, c] - P2[a, c])
 
 
+@_internal
+def _correct_start(l, mi, mf, lay, d_static, Pinv, vec, tl, out):
+    """The Newton correction of an IK start accepted at pose error ``e = vec[V_E][:6]`` ≤ tol
+    (:func:`pkm.kernels.ik._solve_affine` with ``accept``): ``Δq = L_p⁺ e`` (eq. 94, 96) with the
+    ``L_p⁺`` that the rate IK computed at the start, ``θ += H Δq`` (constant ``H``, eq. 48) into
+    ``tl`` and ``out``. The poses, rates and torques were evaluated at the start, ``O(|e|)`` ≤ 1e-12
+    away; the corrected ``θ`` is the Gauss–Newton step's to ``O(|e|²)``."""
+    n, d = mi[l, LI_N], _dof(l, mi, d_static)
+    e, dq, dth = vec[V_E], vec[V_QD], vec[V_DX]
+    for a in range(d):
+        acc = 0.0
+        for r in range(6):
+            acc += Pinv[a, r] * e[r]
+        dq[a] = acc
+    _h_times(l, mi, mf, lay, Pinv, True, n, d, dq, dth)  # H constant: its sparse rows (Pinv unused)
+    for i in range(n):
+        tl[i] += dth[i]
+        out[i] = tl[i]
+
+
 @_jit
 def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
@@ -176,8 +196,10 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
     (:func:`_predict`: quintic Hermite extrapolation, or second-order Taylor when only ``s − 1``
     belongs to the chunk), and a limb with a constant H takes its first step with the
     extrapolated ``L_p⁺`` of those samples (:func:`_chord_matrix`), so that one step, two forward
-    kinematics and one Jacobian per limb usually suffice. When that fails, or without sample
-    times, the start is the previous sample's solution.
+    kinematics and one Jacobian per limb usually suffice; a prediction already within ``tol`` is
+    accepted without the step and corrected afterwards with the ``L_p⁺`` of the rate IK
+    (:func:`_correct_start`): one forward kinematics. When that fails, or without time steps
+    (:func:`pkm.kernels.batch.infer_steps` infers them), the start is the previous sample's solution.
     """
     L = mi.shape[0]
     for s in range(s_begin, s_end):
@@ -190,7 +212,7 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
             tl = th[l]
             n = mi[l, LI_N]
             aff = True if general is None else mi[l, LI_AFF] != 0
-            ok, perr, gerr = False, np.inf, np.inf
+            ok, perr, gerr, at_start = False, np.inf, np.inf, False
             for attempt in range(2):
                 if start:  # from the reference configuration: directly, then along Cs
                     for i in range(n):
@@ -209,8 +231,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
                         chord = attempt == 0 and s > s_begin and k == steps
                         if chord:
                             _chord_matrix(l, mi, d_static, lay, mat, s, h / h1 if h > 0.0 and h1 > 0.0 else 0.0)
-                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat, vec, tol,
-                                                       max_iter, chord)
+                        ok, perr, gerr, at_start = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat,
+                                                                 vec, tol, max_iter, chord, True)
                     elif general is not None:
                         ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
                     if not ok:
@@ -226,6 +248,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
             if not _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, thetad[s, l],
                                   thetadd[s, l], JIK, limbW, bw, mat, vec, general, status):
                 return
+            if at_start:
+                _correct_start(l, mi, mf, lay, d_static, mat[_pinv_slot(lay, l, s)], vec, tl, theta[s, l])
         if not _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh,
                                 status):
             return
