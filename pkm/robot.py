@@ -258,7 +258,7 @@ class Robot:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
-                         on_branch_change: str = "warn", progress=None):
+                         on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -288,6 +288,10 @@ class Robot:
         differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
         ``progress``: a callable receiving the number of samples each time a segment of the
         trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
+        ``torques_only``: return only the actuator forces, an (N, n_act) array, computed in blocks
+        of :data:`pkm.kernels.batch.STREAM` samples so that memory does not grow with N (any N;
+        the full result is limited to 10⁷ samples and ~1 kB per sample). ``out``: an (N, n_act)
+        C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult
@@ -303,6 +307,16 @@ class Robot:
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
+        if torques_only:
+            from pkm.kernels.batch import torques_stream
+
+            return torques_stream(self, X, XD, XDD, wrench, gravity, out=out, tol=tol, max_iter=max_iter,
+                                  singularity_threshold=singularity_threshold, threads=threads, t=t, start=start,
+                                  on_branch_change=check_branch_policy(on_branch_change), progress=progress)
+        if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 2
+                                    and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
+            raise ValueError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
+                             f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
             threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
@@ -314,6 +328,9 @@ class Robot:
         def act(a):  # (N, n_act) in actuator_names order
             return a[:, self._act_limb, self._act_var]
 
+        if out is not None:
+            out[...] = tau
+            tau = out
         return DynamicsResult(x=X, tau=tau, q_act=act(th), qd_act=act(thd), qdd_act=act(thdd),
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))

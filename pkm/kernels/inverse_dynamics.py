@@ -70,7 +70,7 @@ from pkm.kernels.model import LI_AFF, LI_N
 from pkm.kernels.work import M_CHORD, V_DX, V_E, V_QD, Work, _internal, _jit, make_work
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
-           "Work", "make_work", "run_range"]
+           "Work", "make_work", "run_range", "infer_steps_into"]
 
 
 #: Largest ratio between consecutive time steps for which a sample's IK start is extrapolated from
@@ -254,3 +254,32 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
                                 status):
             return
     status[0] = OK
+
+
+@_jit
+def infer_steps_into(X, XD, XDD, out, fit):
+    """``out[s − 1]``: the time step from sample ``s − 1`` to ``s`` that fits the corrected trapezoidal
+    rule ``x_s − x_{s−1} = h v̄ + h² c`` (``v̄ = (ẋ_{s−1} + ẋ_s)/2``, ``c = (ẍ_{s−1} − ẍ_s)/12``) in the least-squares
+    sense over the coordinates, or 0 when it is not positive and finite or leaves a residual above
+    ``fit · |Δx|`` (see :func:`pkm.kernels.batch.infer_steps`)."""
+    N, m = X.shape
+    for s in range(1, N):
+        vv, xv = 0.0, 0.0
+        for j in range(m):
+            vb = 0.5 * (XD[s, j] + XD[s - 1, j])
+            vv += vb * vb
+            xv += (X[s, j] - X[s - 1, j]) * vb
+        h = xv / vv if vv > 0.0 else 0.0
+        for _ in range(2):
+            acc = 0.0
+            for j in range(m):
+                c = (XDD[s - 1, j] - XDD[s, j]) / 12.0
+                acc += (X[s, j] - X[s - 1, j] - h * h * c) * 0.5 * (XD[s, j] + XD[s - 1, j])
+            h = acc / vv if vv > 0.0 else 0.0
+        rr, xx = 0.0, 0.0
+        for j in range(m):
+            dx = X[s, j] - X[s - 1, j]
+            r = dx - h * 0.5 * (XD[s, j] + XD[s - 1, j]) - h * h * (XDD[s - 1, j] - XDD[s, j]) / 12.0
+            rr += r * r
+            xx += dx * dx
+        out[s - 1] = h if (h > 0.0 and np.isfinite(h) and rr <= fit * fit * xx) else 0.0
