@@ -1,0 +1,455 @@
+"""Explicit SIMD for the batch kernel (issue 18): a numba type for LLVM's ``<W x double>``.
+
+LLVM does not vectorise numba's loops over independent samples (tried in four layouts: 0.8–1.07×),
+so the SIMD path of the kernel writes its arithmetic on this type, ``W`` lanes that hold ``W``
+independent trajectory chunks. :class:`VecType` (``f64xW``) is a numba type whose data model is
+``<W x double>`` (one register: W = 8 on AVX-512, 4 on AVX2); :class:`MaskType` (``maskxW``) is
+``<W x i1>``, the result of a comparison. The Python operators ``+ - * /`` and unary ``-`` work on
+vectors and on a vector with a float (the float is broadcast), and ``< <= > >=`` give masks, so
+that numba code written for floats (the tuple primitives of :mod:`pkm.lie.small`, the pieces of
+:mod:`pkm.kernels.simd_pipeline`) compiles unchanged for vectors. Every other operation is an
+``@intrinsic`` below: loads and stores of a row of a structure-of-arrays scratch (last axis W,
+64-byte aligned, :func:`aligned_zeros`), broadcast, ``sqrt``, ``abs``, ``min``/``max``, ``fma``,
+``sin``/``cos`` (LLVM's vector intrinsics: per-lane libm calls, or a vector library where numba
+has one), select by mask, mask reductions (``any``, ``all``, the lane bit pattern) and single
+lanes (extract, insert), for the scalar fallback of a lane that needs it.
+
+``LANES`` is chosen at import from the host CPU (:func:`host_lanes`). Arithmetic instructions
+carry LLVM's ``contract`` flag only, as the scalar kernel (:data:`pkm.lie.KERNEL_FASTMATH`): a
+product feeding a sum may become an FMA. A lane computes what the scalar kernel computes up to
+that rounding.
+"""
+from __future__ import annotations
+
+import operator
+import os
+
+import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic, models, overload, register_model
+
+__all__ = ["VecType", "MaskType", "LANES", "host_lanes", "aligned_zeros", "vload", "vstore", "splat", "vzero",
+           "vsqrt", "vabs", "vmin", "vmax", "vfma", "vsin", "vcos", "select", "any_lane", "all_lanes", "lane_bits",
+           "get_lane", "set_lane", "width", "lanes"]
+
+_FLAGS = ("contract",)
+ALIGN = 64  # bytes: one AVX-512 register, a cache line
+
+
+def host_lanes(features=None) -> int:
+    """Lanes of ``double`` per register on the host CPU: 8 with AVX-512F, 4 with AVX (AVX2), else 2."""
+    if features is None:
+        import llvmlite.binding as llvm
+
+        features = llvm.get_host_cpu_features()
+    if features.get("avx512f", False):
+        return 8
+    if features.get("avx", False):
+        return 4
+    return 2
+
+
+#: Lanes of the SIMD path on this host (``PKM_SIMD_LANES`` overrides, e.g. 4 to run the AVX2 width on
+#: an AVX-512 machine). Compiled code depends on it only through the ``lanes`` tuple that the entry
+#: points take (:func:`lanes`), so numba's cache keeps one version per width.
+LANES = int(os.environ.get("PKM_SIMD_LANES") or host_lanes())
+
+
+def lanes(width=None):
+    """The tuple ``(0.0,) * W`` that SIMD entry points take: its numba type (``UniTuple(float64, W)``)
+    carries the width into their signatures, so :func:`vload` and :func:`splat` know it."""
+    return (0.0,) * (LANES if width is None else int(width))
+
+
+def _width_of(like):
+    if isinstance(like, VecType):
+        return like.width
+    if isinstance(like, types.UniTuple) and isinstance(like.dtype, types.Float):
+        return like.count
+    return None
+
+
+class VecType(types.Type):
+    """``W`` doubles in one LLVM vector ``<W x double>``."""
+
+    def __init__(self, width: int):
+        self.width = int(width)
+        super().__init__(name=f"f64x{self.width}")
+
+
+class MaskType(types.Type):
+    """``W`` booleans, LLVM's ``<W x i1>`` (a comparison of :class:`VecType`)."""
+
+    def __init__(self, width: int):
+        self.width = int(width)
+        super().__init__(name=f"maskx{self.width}")
+
+
+@register_model(VecType)
+class _VecModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.VectorType(ir.DoubleType(), fe_type.width))
+
+
+@register_model(MaskType)
+class _MaskModel(models.PrimitiveModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, ir.VectorType(ir.IntType(1), fe_type.width))
+
+
+def _is_float(t):
+    return isinstance(t, (types.Float, types.Integer))
+
+
+def _lanes_of(*tys):
+    ws = {t.width for t in tys if isinstance(t, VecType)}
+    return ws.pop() if len(ws) == 1 else None
+
+
+def _as_vec(builder, context, val, ty, vt):
+    """``val`` of numba type ``ty`` as ``<W x double>``: a vector as it is, a number broadcast."""
+    if isinstance(ty, VecType):
+        return val
+    x = context.cast(builder, val, ty, types.float64)
+    return _broadcast(builder, x, vt.width)
+
+
+def _broadcast(builder, x, w):
+    vty = ir.VectorType(ir.DoubleType(), w)
+    v = builder.insert_element(ir.Constant(vty, ir.Undefined), x, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(v, ir.Constant(vty, ir.Undefined), ir.Constant(ir.VectorType(ir.IntType(32), w),
+                                                                                  [0] * w))
+
+
+def _row_pointer(builder, context, aty, arr, i, w):
+    """Pointer ``<W x double>*`` to ``arr.flat[i * W]`` of a C-contiguous float64 array (``i`` intp)."""
+    ary = context.make_array(aty)(context, builder, arr)
+    base = builder.bitcast(ary.data, ir.DoubleType().as_pointer())
+    off = builder.mul(i, ir.Constant(ir.IntType(64), w))
+    p = builder.gep(base, [off])
+    return builder.bitcast(p, ir.VectorType(ir.DoubleType(), w).as_pointer())
+
+
+# ----------------------------------------------------------------------------- memory
+def aligned_zeros(shape, width=LANES):
+    """Zeros of ``shape + (width,)`` (float64, C order) starting on a 64-byte boundary: the
+    structure-of-arrays scratch of the SIMD path (lane ``k`` of row ``i`` is ``a[..., i, k]``)."""
+    shape = tuple(np.atleast_1d(shape).tolist()) + (width,)
+    n = int(np.prod(shape))
+    raw = np.zeros(n + ALIGN // 8)
+    skip = (-raw.ctypes.data % ALIGN) // 8
+    return raw[skip:skip + n].reshape(shape)
+
+
+@intrinsic
+def vload(typingctx, arr, i, like):
+    """Row ``i`` (``arr.flat[i*W : i*W + W]``) of a C-contiguous float64 array whose last axis is W,
+    ``W`` the width of ``like`` (a vector or the :func:`lanes` tuple)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.float64 and arr.layout == "C"
+            and isinstance(i, types.Integer) and _width_of(like)):
+        return None
+    vt = VecType(_width_of(like))
+
+    def codegen(context, builder, sig, args):
+        p = _row_pointer(builder, context, sig.args[0], args[0], context.cast(builder, args[1], sig.args[1],
+                                                                                types.intp), vt.width)
+        return builder.load(p, align=8)
+    return vt(arr, i, like), codegen
+
+
+@intrinsic
+def vstore(typingctx, arr, i, v):
+    """``arr.flat[i*W : i*W + W] = v`` (see :func:`vload`)."""
+    if not (isinstance(arr, types.Array) and arr.dtype == types.float64 and arr.layout == "C"
+            and isinstance(i, types.Integer) and isinstance(v, VecType)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        p = _row_pointer(builder, context, sig.args[0], args[0], context.cast(builder, args[1], sig.args[1],
+                                                                                types.intp), sig.args[2].width)
+        builder.store(args[2], p, align=8)
+        return context.get_dummy_value()
+    return types.none(arr, i, v), codegen
+
+
+@intrinsic
+def splat(typingctx, x, like):
+    """``x`` in every lane of a vector as wide as ``like`` (a vector or the :func:`lanes` tuple)."""
+    if not (_is_float(x) and _width_of(like)):
+        return None
+    vt = VecType(_width_of(like))
+
+    def codegen(context, builder, sig, args):
+        return _as_vec(builder, context, args[0], sig.args[0], vt)
+    return vt(x, like), codegen
+
+
+@intrinsic
+def vzero(typingctx, like):
+    """A zero vector as wide as ``like`` (a vector or the :func:`lanes` tuple)."""
+    w = _width_of(like)
+    if not w:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.VectorType(ir.DoubleType(), w), [0.0] * w)
+    return VecType(w)(like), codegen
+
+
+@intrinsic
+def width(typingctx, v):
+    """The lane count of a vector (a compile-time constant)."""
+    if not isinstance(v, VecType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return ir.Constant(ir.IntType(64), sig.args[0].width)
+    return types.intp(v), codegen
+
+
+# ----------------------------------------------------------------------------- arithmetic
+def _binary(op):
+    def typer(typingctx, a, b):
+        w = _lanes_of(a, b)
+        if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b)):
+            return None
+        vt = VecType(w)
+
+        def codegen(context, builder, sig, args):
+            x = _as_vec(builder, context, args[0], sig.args[0], vt)
+            y = _as_vec(builder, context, args[1], sig.args[1], vt)
+            return getattr(builder, op)(x, y, flags=_FLAGS)
+        return vt(a, b), codegen
+    return intrinsic(typer)
+
+
+_vadd, _vsub, _vmul, _vdiv = (_binary(o) for o in ("fadd", "fsub", "fmul", "fdiv"))
+
+
+@intrinsic
+def _vneg(typingctx, a):
+    if not isinstance(a, VecType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.fsub(ir.Constant(args[0].type, [-0.0] * a.width), args[0], flags=_FLAGS)
+    return a(a), codegen
+
+
+def _compare(op):
+    def typer(typingctx, a, b):
+        w = _lanes_of(a, b)
+        if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b)):
+            return None
+        vt = VecType(w)
+
+        def codegen(context, builder, sig, args):
+            x = _as_vec(builder, context, args[0], sig.args[0], vt)
+            y = _as_vec(builder, context, args[1], sig.args[1], vt)
+            return builder.fcmp_ordered(op, x, y)  # ordered: a NaN lane compares False, as in Python
+        return MaskType(w)(a, b), codegen
+    return intrinsic(typer)
+
+
+_vlt, _vle, _vgt, _vge = (_compare(o) for o in ("<", "<=", ">", ">="))
+
+
+def _register_operators():
+    for op, impl in ((operator.add, _vadd), (operator.sub, _vsub), (operator.mul, _vmul),
+                     (operator.truediv, _vdiv), (operator.lt, _vlt), (operator.le, _vle), (operator.gt, _vgt),
+                     (operator.ge, _vge)):
+        def make(impl):
+            def ov(a, b):
+                if isinstance(a, VecType) or isinstance(b, VecType):
+                    return lambda a, b: impl(a, b)
+            return ov
+        overload(op, inline="never")(make(impl))
+
+    @overload(operator.neg)
+    def _neg(a):
+        if isinstance(a, VecType):
+            return lambda a: _vneg(a)
+
+
+_register_operators()
+
+
+def _llvm_call(builder, name, vty, args):
+    fnty = ir.FunctionType(vty, [vty] * len(args))
+    fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.{name}.v{vty.count}f64")
+    return builder.call(fn, args)
+
+
+def _unary_llvm(name):
+    def typer(typingctx, a):
+        if not isinstance(a, VecType):
+            return None
+
+        def codegen(context, builder, sig, args):
+            return _llvm_call(builder, name, args[0].type, [args[0]])
+        return a(a), codegen
+    return intrinsic(typer)
+
+
+vsqrt, vabs, vsin, vcos = (_unary_llvm(n) for n in ("sqrt", "fabs", "sin", "cos"))
+vsqrt.__doc__ = "Lane-wise square root (IEEE, as ``np.sqrt``)."
+vabs.__doc__ = "Lane-wise ``|x|``."
+vsin.__doc__ = "Lane-wise ``sin`` (LLVM's vector intrinsic: libm per lane, or a vector library)."
+vcos.__doc__ = "Lane-wise ``cos`` (as :func:`vsin`)."
+
+
+def _binary_llvm(name):
+    def typer(typingctx, a, b):
+        w = _lanes_of(a, b)
+        if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b)):
+            return None
+        vt = VecType(w)
+
+        def codegen(context, builder, sig, args):
+            x = _as_vec(builder, context, args[0], sig.args[0], vt)
+            y = _as_vec(builder, context, args[1], sig.args[1], vt)
+            return _llvm_call(builder, name, x.type, [x, y])
+        return vt(a, b), codegen
+    return intrinsic(typer)
+
+
+vmin, vmax = _binary_llvm("minnum"), _binary_llvm("maxnum")
+vmin.__doc__ = "Lane-wise minimum (a NaN lane gives the other operand, as C's fmin)."
+vmax.__doc__ = "Lane-wise maximum (as C's fmax)."
+
+
+@intrinsic
+def vfma(typingctx, a, b, c):
+    """Lane-wise ``a·b + c`` rounded once."""
+    w = _lanes_of(a, b, c)
+    if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b, c)):
+        return None
+    vt = VecType(w)
+
+    def codegen(context, builder, sig, args):
+        xs = [_as_vec(builder, context, v, t, vt) for v, t in zip(args, sig.args)]
+        return _llvm_call(builder, "fma", xs[0].type, xs)
+    return vt(a, b, c), codegen
+
+
+# ----------------------------------------------------------------------------- masks and lanes
+@intrinsic
+def select(typingctx, m, a, b):
+    """Lane-wise ``a if m else b``."""
+    w = _lanes_of(a, b)
+    if not (isinstance(m, MaskType) and w == m.width):
+        return None
+    vt = VecType(w)
+
+    def codegen(context, builder, sig, args):
+        x = _as_vec(builder, context, args[1], sig.args[1], vt)
+        y = _as_vec(builder, context, args[2], sig.args[2], vt)
+        return builder.select(args[0], x, y)
+    return vt(m, a, b), codegen
+
+
+@intrinsic
+def lane_bits(typingctx, m):
+    """The mask as an integer, bit ``k`` = lane ``k``."""
+    if not isinstance(m, MaskType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        bits = builder.bitcast(args[0], ir.IntType(m.width))
+        return builder.zext(bits, ir.IntType(64))
+    return types.int64(m), codegen
+
+
+@intrinsic
+def _mask_and(typingctx, a, b):
+    if not (isinstance(a, MaskType) and isinstance(b, MaskType) and a.width == b.width):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.and_(args[0], args[1])
+    return a(a, b), codegen
+
+
+@intrinsic
+def _mask_or(typingctx, a, b):
+    if not (isinstance(a, MaskType) and isinstance(b, MaskType) and a.width == b.width):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.or_(args[0], args[1])
+    return a(a, b), codegen
+
+
+@intrinsic
+def _mask_not(typingctx, a):
+    if not isinstance(a, MaskType):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.xor(args[0], ir.Constant(args[0].type, [1] * a.width))
+    return a(a), codegen
+
+
+@overload(operator.and_)
+def _and(a, b):
+    if isinstance(a, MaskType) and isinstance(b, MaskType):
+        return lambda a, b: _mask_and(a, b)
+
+
+@overload(operator.or_)
+def _or(a, b):
+    if isinstance(a, MaskType) and isinstance(b, MaskType):
+        return lambda a, b: _mask_or(a, b)
+
+
+@overload(operator.invert)
+def _invert(a):
+    if isinstance(a, MaskType):
+        return lambda a: _mask_not(a)
+
+
+def any_lane(m):
+    """Whether some lane of the mask is set (numba code only)."""
+    raise NotImplementedError  # replaced by the overload below when compiled
+
+
+def all_lanes(m):
+    """Whether every lane of the mask is set (numba code only)."""
+    raise NotImplementedError
+
+
+@overload(any_lane)
+def _any_lane(m):
+    if isinstance(m, MaskType):
+        return lambda m: lane_bits(m) != 0
+
+
+@overload(all_lanes)
+def _all_lanes(m):
+    if isinstance(m, MaskType):
+        full = (1 << m.width) - 1
+        return lambda m: lane_bits(m) == full
+
+
+@intrinsic
+def get_lane(typingctx, v, k):
+    """Lane ``k`` of a vector, a float."""
+    if not (isinstance(v, VecType) and isinstance(k, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.extract_element(args[0], context.cast(builder, args[1], sig.args[1], types.int32))
+    return types.float64(v, k), codegen
+
+
+@intrinsic
+def set_lane(typingctx, v, k, x):
+    """A copy of ``v`` with lane ``k`` set to ``x``."""
+    if not (isinstance(v, VecType) and isinstance(k, types.Integer) and _is_float(x)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        xv = context.cast(builder, args[2], sig.args[2], types.float64)
+        return builder.insert_element(args[0], xv, context.cast(builder, args[1], sig.args[1], types.int32))
+    return v(v, k, x), codegen
