@@ -258,7 +258,8 @@ class Robot:
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
-                         on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False):
+                         on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,
+                         simd=None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -292,6 +293,8 @@ class Robot:
         of :data:`pkm.kernels.batch.STREAM` samples so that memory does not grow with N (any N;
         the full result is limited to 10⁷ samples and ~1 kB per sample). ``out``: an (N, n_act)
         C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
+        ``simd``: None (automatic), True, False or a lane count: the SIMD path of the kernel
+        (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult
@@ -312,7 +315,8 @@ class Robot:
 
             return torques_stream(self, X, XD, XDD, wrench, gravity, out=out, tol=tol, max_iter=max_iter,
                                   singularity_threshold=singularity_threshold, threads=threads, t=t, start=start,
-                                  on_branch_change=check_branch_policy(on_branch_change), progress=progress)
+                                  on_branch_change=check_branch_policy(on_branch_change), progress=progress,
+                                  simd=simd)
         if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 2
                                     and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
             raise ValueError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
@@ -320,7 +324,7 @@ class Robot:
         th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
             self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
             threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
-            progress=progress)
+            progress=progress, simd=simd)
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}

@@ -24,6 +24,9 @@ from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
                                           Samples, infer_steps_into, make_work, run_range)
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
+from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
+from pkm.kernels.simd_vec import LANES
+from pkm.kernels.simd_vec import lanes as simd_lanes
 
 __all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "torques_stream", "platform_states",
            "infer_steps", "SEGMENT", "STREAM", "OK",
@@ -118,6 +121,26 @@ def blocks(*shapes):
     return [block[o:o + n].reshape(s) for o, n, s in zip(starts[:-1], sizes, shapes)]
 
 
+#: Shortest trajectory for which ``simd=None`` (automatic) takes the SIMD path: below it the few
+#: segments fill few lanes, and a first run would wait for the SIMD code's compile.
+SIMD_MIN_SAMPLES = 4 * 256
+
+
+def _lane_count(km, N, simd):
+    """Lanes of the SIMD path for this call, 0 for the scalar kernel: ``simd`` True (when the robot
+    is supported, :func:`pkm.kernels.simd_kernel.supports`), False, an int (the width: 2, 4 or 8), or
+    None: the host's width for trajectories of at least ``SIMD_MIN_SAMPLES``."""
+    if simd is False or not supports(km):
+        return 0
+    if simd is None:
+        return LANES if N >= SIMD_MIN_SAMPLES else 0
+    if simd is True:
+        return LANES
+    if int(simd) not in (2, 4, 8):
+        raise ValueError(f"simd must be None, True, False or a lane count 2, 4 or 8, got {simd!r}")
+    return int(simd)
+
+
 #: Samples per segment. A trajectory is cut into segments of this length whatever the thread
 #: count; each starts cold (from the reference configuration) and is checked against the end of
 #: the one before, so the result does not depend on how many threads share the segments.
@@ -128,7 +151,7 @@ MAX_SAMPLES = 10_000_000
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
                            singularity_threshold=SINGULARITY_THRESHOLD, start=None, threads=None, t=None,
-                           on_branch_change="warn", progress=None, sample_offset=0):
+                           on_branch_change="warn", progress=None, sample_offset=0, simd=None):
     """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in
     parallel on threads; see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
@@ -146,7 +169,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     sample may not continue the segment before and differs from the solution warm-started from
     it (the cold start found another branch), the segment is run again from there
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
-    ``sample_offset``: index of ``X[0]`` in a longer trajectory (:func:`torques_stream`), for the
+    ``simd``: the SIMD path (:mod:`pkm.kernels.simd_kernel`) or the scalar kernel (:func:`_lane_count`;
+    the same results to rounding). ``sample_offset``: index of ``X[0]`` in a longer trajectory (:func:`torques_stream`), for the
     sample numbers of errors and warnings.
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
@@ -181,19 +205,27 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     for a in out[:3]:  # the kernel writes each limb's n_l variables; zero the padding to n_max
         for k, l in enumerate(robot.limbs):
             a[:, k, l.n:] = 0.0
-    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers,
+    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers, _lane_count(km, N, simd),
                (float(tol), int(max_iter), float(singularity_threshold)), check_branch_policy(on_branch_change),
                sample_offset)
     first = robot._check_start(start) if start is not None else None
     # for cold starts that fail directly (not needed by a first segment that starts from `start`)
     Cs = continuation_starts(robot, X[bounds[:-1]]) if first is None or nseg > 1 else np.zeros((1, 0, 4, 4))
 
+    lanes = _lane_count(km, N, simd)
+
     def worker(w):  # run_range releases the GIL: workers on threads run in parallel
         out = []
-        for c in range(w * nseg // workers, (w + 1) * nseg // workers):
-            out.append(run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c]))
+        mine = range(w * nseg // workers, (w + 1) * nseg // workers)
+        for g in range(0, len(mine), lanes or 1):
+            group = mine[g:g + (lanes or 1)]
+            if lanes:  # up to W segments at once in the lanes of the SIMD path
+                out.extend(run.lanes(bounds, group, w, first, Cs))
+            else:
+                c = group[0]
+                out.append(run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c]))
             if progress is not None:
-                progress(int(bounds[c + 1] - bounds[c]))
+                progress(int(bounds[group[-1] + 1] - bounds[group[0]]))
         return out
 
     if workers == 1:
@@ -269,8 +301,10 @@ class _Run:
     """One call's kernel runs: ranges of samples from a cold or a given start, the check of a
     chunk's first sample, branch following, and the errors that name the sample."""
 
-    def __init__(self, robot, km, X, smp, out, chunks, args, policy, s0=0):
+    def __init__(self, robot, km, X, smp, out, chunks, lanes, args, policy, s0=0):
         self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
+        self.lane_work = [make_lane_work(km, lanes) for _ in range(chunks)] if lanes else None
+        self.width = lanes
         self.s0 = s0  # index of sample 0 in the caller's trajectory (streamed blocks), for messages
         self.policy = policy
         self.work = make_work(km, chunks)
@@ -297,6 +331,34 @@ class _Run:
         run_range(a, e, *self.km, *(smp or self.smp), *(out or self.out), *w, start is None,
                   self._no_cs if Cs is None else Cs, self.general, *(args or self.args), status)
         return status
+
+    def lanes(self, bounds, group, c, first, Cs):
+        """Segments ``group`` (at most W) at once on the SIMD path (:func:`pkm.kernels.simd_kernel.run_lanes`)
+        with chunk ``c``'s scratch; a segment whose lane stopped is run again on the scalar kernel.
+        Returns each segment's status as :meth:`range`."""
+        W, km = self.width, self.km
+        L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
+        seg_a, seg_e = np.zeros(W, np.int64), np.zeros(W, np.int64)
+        cold, TH0 = np.ones(W, np.bool_), np.zeros((W, L, nmax))
+        lanes_Cs = np.zeros((W,) + Cs.shape[1:])
+        for j, g in enumerate(group):
+            seg_a[j], seg_e[j] = bounds[g], bounds[g + 1]
+            lanes_Cs[j] = Cs[g]
+            if g == 0 and first is not None:
+                cold[j] = False
+                for k, th0 in enumerate(first):
+                    TH0[j, k, :len(th0)] = th0
+        status = np.zeros((W, 4))
+        w = [x[c] for x in self.work]
+        run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
+                  *self.lane_work[c], simd_lanes(W))
+        out = []
+        for j, g in enumerate(group):
+            if status[j, 0] == LANE_FAILED:
+                out.append(self.range(bounds[g], bounds[g + 1], c, first if g == 0 else None, Cs[g]))
+            else:
+                out.append(status[j])
+        return out
 
     def suspects(self, a, e):
         """Which of the samples ``a … e − 1`` (a ≥ 1) may not continue their predecessor's branch: a joint
