@@ -157,11 +157,11 @@ def _chord_matrix(l, mi, d_static, lay, mat, s, r):
 
 @_internal
 def _correct_start(l, mi, mf, lay, d_static, Pinv, vec, tl, out):
-    """The Newton correction of an IK start accepted at pose error ``e = vec[V_E][:6]`` ≤ tol
-    (:func:`pkm.kernels.ik._solve_affine` with ``accept``): ``Δq = L_p⁺ e`` (eq. 94, 96) with the
-    ``L_p⁺`` that the rate IK computed at the start, ``θ += H Δq`` (constant ``H``, eq. 48) into
-    ``tl`` and ``out``. The poses, rates and torques were evaluated at the start, ``O(|e|)`` ≤ 1e-12
-    away; the corrected ``θ`` is the Gauss–Newton step's to ``O(|e|²)``."""
+    """The Newton correction of an IK start accepted at pose error ``e = vec[V_E][:6]`` ≤
+    ``CHORD_MARGIN · tol`` (:func:`pkm.kernels.ik._solve_affine` with ``accept``): ``Δq = L_p⁺ e``
+    (eq. 94, 96) with the ``L_p⁺`` that the rate IK computed at the start, ``θ += H Δq`` (constant
+    ``H``, eq. 48) into ``tl`` and ``out``. The poses, rates and torques were evaluated at the start,
+    ``O(|e|)`` ≤ 1e-14 away; the corrected ``θ`` is the Gauss–Newton step's to ``O(|e|²)``."""
     n, d = mi[l, LI_N], _dof(l, mi, d_static)
     e, dq, dth = vec[V_E], vec[V_QD], vec[V_DX]
     for a in range(d):
@@ -196,7 +196,7 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
     (:func:`_predict`: quintic Hermite extrapolation, or second-order Taylor when only ``s − 1``
     belongs to the chunk), and a limb with a constant H takes its first step with the
     extrapolated ``L_p⁺`` of those samples (:func:`_chord_matrix`), so that one step, two forward
-    kinematics and one Jacobian per limb usually suffice; a prediction already within ``tol`` is
+    kinematics and one Jacobian per limb usually suffice; a prediction already converged is
     accepted without the step and corrected afterwards with the ``L_p⁺`` of the rate IK
     (:func:`_correct_start`): one forward kinematics. When that fails, or without time steps
     (:func:`pkm.kernels.batch.infer_steps` infers them), the start is the previous sample's solution.

@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.dynamics import OK, _actuator_forces
-from pkm.kernels.ik import _dof, _solve_affine
+from pkm.kernels.dynamics import OK, _actuator_forces, _pinv_slot
+from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
                                LI_AFF, LI_N, LI_NACT, LOOP_TOL)
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
-from pkm.kernels.simd_vec import LANES, aligned_zeros, lane_bits, select, vabs, vload, vstore, vzero
+from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
 from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
 
 __all__ = ["run_lanes", "make_lane_work", "supports", "LANE_FAILED", "SMP_ROWS"]
@@ -49,18 +49,18 @@ def supports(km) -> bool:
 
 
 def make_lane_work(km, width=LANES):
-    """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP)``, 64-byte aligned,
-    and ``sj`` (W,) the lanes' current samples."""
+    """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
+    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples), and ``sj`` (W,) the lanes' samples."""
     L, nmax, dmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX])
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
-            aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], width), aligned_zeros(SMP_ROWS + dmax, width),
-            np.zeros(width, np.int64))
+            aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
+            aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64))
 
 
 @_jit
 def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
-              TH, HIST, VB, VM, SMP, sj, lanes):
+              TH, HIST, VB, VM, SMP, PH, sj, lanes):
     """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
     ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
     (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
@@ -68,7 +68,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
     (``LANE_FAILED`` and the sample where lane ``j`` stopped)."""
     W = len(lanes)
     L, nmax, dmax, dp = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX], len(dp_static)
-    _, _, _, _, _, _, opi, oe, oqd, _, othd, othdd, oq, odth, _ = vm_rows(nmax, dmax)
+    _, _, _, _, _, _, opi, oe, _, _, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
     alive = 0
     longest = 0
     for j in range(W):
@@ -88,6 +88,12 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
         if seg_e[j] - seg_a[j] > 2:
             alive |= 1 << j
             longest = max(longest, seg_e[j] - seg_a[j])
+            for l in range(L):  # L_p⁺ of the two samples (pkm.kernels.dynamics._pinv_slot), before the next lane's
+                for slot in range(2):
+                    P = mat[_pinv_slot(lay, l, seg_a[j] + 1 - slot)]
+                    for a in range(_dof(l, mi, d_static)):
+                        for r in range(6):
+                            PH[((slot * L + l) * dmax + a) * 6 + r, j] = P[a, r]
             for l in range(L):  # history: slot 0 = sample s − 1, slot 1 = s − 2 (rows kind·L·n_max + l·n_max + i)
                 for i in range(nmax):
                     for slot in range(2):
@@ -118,10 +124,16 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
         for l in range(L):
             d = _dof(l, mi, d_static)
             tho = l * nmax
-            vfk(l, mi, mf, TH, tho, VB, lanes)
+            vfk(l, mi, mf, TH, tho, VB, True, lanes)
             perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
-            accept = near & (perr <= tol) & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
-            taken = lane_bits(accept) & active
+            cand = near & (perr <= tol) & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+            if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
+                _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
+                vfk(l, mi, mf, TH, tho, VB, False, lanes)
+                perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
+                cand = cand & near & (perr <= CHORD_MARGIN * tol)
+                cand = cand & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+            taken = lane_bits(cand) & active
             if taken != active:  # the lanes whose start is not converged: the scalar IK, one by one
                 for j in range(W):
                     if active >> j & 1 and not taken >> j & 1:
@@ -131,7 +143,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                             active &= ~(1 << j)
                             alive &= ~(1 << j)
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
-                vfk(l, mi, mf, TH, tho, VB, lanes)
+                vfk(l, mi, mf, TH, tho, VB, True, lanes)
                 Rp, rp = vplatform_pose(l, mi, mf, lay, VB, lanes)
             vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, lanes)
             regular = lane_bits(vgeometry(l, mi, lay, d, dp_static, VM, thresh, lanes)) & active
@@ -143,13 +155,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 active &= regular
             vmotion(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
             vlimb_wrench(l, mi, mf, lay, mi[l, LI_N], d, dp_static, VB, VM, lanes)
-            for a in range(d):  # the Newton correction Δq = L_p⁺ e of the accepted starts (θ += H Δq)
-                acc = vzero(lanes)
-                for r in range(6):
-                    acc = acc + vload(VM, opi + a * 6 + r, lanes) * select(accept, vload(VM, oe + r, lanes), 0.0)
-                vstore(VM, oqd + a, acc)
-            vh_times(l, mi, mf, lay, mi[l, LI_N], VM, oqd, odth, lanes)  # Δθ = H Δq
-            _store_limb(l, mi, lay, d, dp_static, TH, HIST, VM, tho, nmax, L, opi, othd, othdd, oq, odth, active,
+            _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
         for j in range(W):  # the platform and J_IKᵀu per lane (scalar)
             if active >> j & 1:
@@ -177,6 +183,7 @@ def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
     moved = h > 0.0
     r = h / select(both, h1, 1.0)
     r3 = r * r * r
+    vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
     nn = L * nmax
     for l in range(L):
         far = vzero(lanes) > 0.0  # no lane
@@ -222,16 +229,21 @@ def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter,
 
 
 @_internal
-def _store_limb(l, mi, lay, d, dp_static, TH, HIST, VM, tho, nmax, L, opi, othd, othdd, oq, odth, active, sj,
+def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
                 theta, thetad, thetadd, JIK, limbW, lanes):
-    """Limb ``l``'s corrected ``θ`` (``TH += Δθ``), its history shifted by one sample, and every active
+    """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
     lane's ``θ, θ̇, θ̈``, rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄ = Fᵀq`` (eq. 144) into
     the outputs at its sample."""
     n, nn, dp = mi[l, LI_N], L * nmax, len(dp_static)
+    dmax = lay[LAY_DMAX]
+    for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
+        for r in range(6):
+            o = (l * dmax + a) * 6 + r
+            vstore(PH, o + L * dmax * 6, vload(PH, o, lanes))
+            vstore(PH, o, vload(VM, opi + a * 6 + r, lanes))
     for i in range(n):
         o = tho + i
-        x = vload(TH, o, lanes) + vload(VM, odth + i, lanes)
-        vstore(TH, o, x)
+        x = vload(TH, o, lanes)
         for kind in range(3):
             vstore(HIST, o + (3 + kind) * nn, vload(HIST, o + kind * nn, lanes))
         vstore(HIST, o, x)
@@ -253,3 +265,28 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, VM, tho, nmax, L, opi, othd,
                 for a in range(d):
                     acc += VM[opi + 6 * a + dp_static[c], j] * VM[oq + a, j]
                 limbW[s, l, c] = acc
+
+
+@_internal
+def _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
+    """The chord step of :func:`pkm.kernels.ik._solve_affine` in the lanes ``cand``: ``q += P e`` with
+    ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples
+    (:func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
+    L, nmax, dmax = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX]
+    oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
+    rch = vload(SMP, SMP_ROWS + dmax, lanes)
+    e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
+         select(cand, vload(VM, oe + 2, lanes), 0.0), select(cand, vload(VM, oe + 3, lanes), 0.0),
+         select(cand, vload(VM, oe + 4, lanes), 0.0), select(cand, vload(VM, oe + 5, lanes), 0.0))
+    for a in range(d):
+        acc = vzero(lanes)
+        for r in range(6):
+            o = (l * dmax + a) * 6 + r
+            p1 = vload(PH, o, lanes)
+            acc = acc + (p1 + rch * (p1 - vload(PH, o + L * dmax * 6, lanes))) * e[r]
+        vstore(SMP, SMP_ROWS + a, vload(TH, l * nmax + mi[l, lay[LAY_QIDX] + a], lanes) + acc)  # q = θ[q_index]
+    for i in range(mi[l, LI_N]):
+        acc = vzero(lanes)
+        for k in range(mi[l, onz + i]):
+            acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
+        vstore(TH, l * nmax + i, acc + mf[l, occ + i])

@@ -23,8 +23,9 @@ from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY
                                LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_ACTOFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M,
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
-from pkm.kernels.simd_vec import select, splat, vabs, vcos, vload, vmax, vmin, vsin, vsqrt, vstore, vzero
-from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_T, BW_V, BW_W, _internal, _pose_at, _vec_at
+from pkm.kernels.ik import SERIES_STEP, _sincos_step
+from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vcos, vload, vmax, vmin, vsin, vsqrt, vstore, vzero
+from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_T, BW_TRIG, BW_V, BW_W, _internal, _pose_at, _vec_at
 from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, mm, mtm, mtv, mv, scale, sub
 
 #: Pose errors below this rotation (``|ω|²`` below its square) use the near-identity logarithm
@@ -97,15 +98,27 @@ def _zero3(L):
 
 # ----------------------------------------------------------------------------- kinematics
 @_internal
-def vfk(l, mi, mf, TH, tho, VB, L):
-    """:func:`pkm.kernels.ik._fk` (fresh sines and cosines) in lanes: ``K_i`` and ``T_i`` of limb ``l``
-    from ``θ_i`` in rows ``tho + i`` of ``TH``."""
+def vfk(l, mi, mf, TH, tho, VB, fresh, L):
+    """:func:`pkm.kernels.ik._fk` in lanes: ``K_i`` and ``T_i`` of limb ``l`` from ``θ_i`` in rows
+    ``tho + i`` of ``TH``. Unless ``fresh``, the sines and cosines are updated from the last
+    evaluation's (rows ``BW_TRIG``) by the angle-addition formula with the series of
+    :func:`pkm.kernels.ik._sincos_step` when every lane moved by at most ``SERIES_STEP``."""
     for i in range(mi[l, LI_N]):
         o = BF_SIZE * i
         a, b = mf[l, o + BF_A], mf[l, o + BF_B]
         x = vload(TH, tho + i, L)
         if a != 0.0:
-            c, s = vcos(x), vsin(x)
+            rt = i * BW_SIZE + BW_TRIG
+            dx = x - vload(VB, rt + 2, L)
+            if fresh or any_lane(~(vabs(dx) <= SERIES_STEP)):
+                c, s = vcos(x), vsin(x)
+            else:
+                sd, cd = _sincos_step(dx)
+                c0, s0 = vload(VB, rt, L), vload(VB, rt + 1, L)
+                c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
+            vstore(VB, rt, c)
+            vstore(VB, rt + 1, s)
+            vstore(VB, rt + 2, x)
         else:
             c, s = splat(1.0, L), vzero(L)
         P, p0 = _pose_at(mf, l, o + BF_P)
