@@ -233,11 +233,15 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
+    starts = bounds[1:-1]  # each segment's first sample against the sample before, all at once
+    suspect = run.suspects_at(starts) if len(starts) else np.zeros(0, bool)
+    rerun = False  # after a re-run the samples before a start may have changed: check it anew
     for c in range(nseg):  # each segment continues the branch of the one before
         b = bounds[c]
-        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b or run.suspects(b, b + 1)[0]) \
-                and not run.same_as_warm(b):
+        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b
+                      or (run.suspects(b, b + 1)[0] if rerun else suspect[c - 1])) and not run.same_as_warm(b):
             statuses[c] = run.range(b, bounds[c + 1], 0, run.theta_at(b - 1))
+            rerun = True
         if statuses[c][0] != OK:  # raises, or continues the branch past a jump to the end
             run.raise_failure(statuses[c])
             break
@@ -367,6 +371,12 @@ class _Run:
         th, J = self.out.theta, self.out.JIK
         step = np.abs(th[a:e] - th[a - 1:e - 1]).max(axis=(1, 2)) > BRANCH_STEP
         return step | (np.einsum("sad,sad->sa", J[a:e], J[a - 1:e - 1]) <= 0.0).any(axis=1)
+
+    def suspects_at(self, idx):
+        """:meth:`suspects` for the samples ``idx`` (each ≥ 1) against the sample before each."""
+        th, J = self.out.theta, self.out.JIK
+        step = np.abs(th[idx] - th[idx - 1]).max(axis=(1, 2)) > BRANCH_STEP
+        return step | (np.einsum("sad,sad->sa", J[idx], J[idx - 1]) <= 0.0).any(axis=1)
 
     def same_as_warm(self, b):
         """Whether sample ``b``'s solution (a chunk's cold start) is the one found from sample ``b − 1``."""

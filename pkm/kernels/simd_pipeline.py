@@ -24,7 +24,7 @@ from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
 from pkm.kernels.ik import SERIES_STEP, _sincos_step
-from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vcos, vload, vmax, vmin, vsin, vsqrt, vstore, vzero
+from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vmin, vsincos, vsqrt, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_T, BW_TRIG, BW_V, BW_W, _internal, _pose_at, _vec_at
 from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, mm, mtm, mtv, mv, scale, sub
 
@@ -111,7 +111,7 @@ def vfk(l, mi, mf, TH, tho, VB, fresh, L):
             rt = i * BW_SIZE + BW_TRIG
             dx = x - vload(VB, rt + 2, L)
             if fresh or any_lane(~(vabs(dx) <= SERIES_STEP)):
-                c, s = vcos(x), vsin(x)
+                s, c = vsincos(x)
             else:
                 sd, cd = _sincos_step(dx)
                 c0, s0 = vload(VB, rt, L), vload(VB, rt + 1, L)

@@ -31,7 +31,7 @@ from numba.extending import intrinsic, models, overload, register_model
 
 __all__ = ["VecType", "MaskType", "LANES", "host_lanes", "aligned_zeros", "vload", "vstore", "splat", "vzero",
            "vsqrt", "vabs", "vmin", "vmax", "vfma", "vsin", "vcos", "select", "any_lane", "all_lanes", "lane_bits",
-           "get_lane", "set_lane", "width", "lanes"]
+           "get_lane", "set_lane", "width", "lanes", "vrint", "vsincos", "SINCOS_RANGE"]
 
 _FLAGS = ("contract",)
 ALIGN = 64  # bytes: one AVX-512 register, a cache line
@@ -292,11 +292,12 @@ def _unary_llvm(name):
     return intrinsic(typer)
 
 
-vsqrt, vabs, vsin, vcos = (_unary_llvm(n) for n in ("sqrt", "fabs", "sin", "cos"))
+vsqrt, vabs, vsin, vcos, vrint = (_unary_llvm(n) for n in ("sqrt", "fabs", "sin", "cos", "rint"))
 vsqrt.__doc__ = "Lane-wise square root (IEEE, as ``np.sqrt``)."
 vabs.__doc__ = "Lane-wise ``|x|``."
 vsin.__doc__ = "Lane-wise ``sin`` (LLVM's vector intrinsic: libm per lane, or a vector library)."
 vcos.__doc__ = "Lane-wise ``cos`` (as :func:`vsin`)."
+vrint.__doc__ = "Lane-wise rounding to the nearest integer (ties to even), a float."
 
 
 def _binary_llvm(name):
@@ -453,3 +454,45 @@ def set_lane(typingctx, v, k, x):
         xv = context.cast(builder, args[2], sig.args[2], types.float64)
         return builder.insert_element(args[0], xv, context.cast(builder, args[1], sig.args[1], types.int32))
     return v(v, k, x), codegen
+
+
+# ----------------------------------------------------------------------------- sin and cos in lanes
+#: Largest |x| for which :func:`vsincos` reduces the argument itself (beyond: libm per lane).
+SINCOS_RANGE = 1e5
+_PIO2_1, _PIO2_1T = 1.57079632673412561417e+00, 6.07710050650619224932e-11  # π/2 in two parts (fdlibm)
+_INVPIO2 = 6.36619772367581382433e-01
+_S1, _S2, _S3 = -1.66666666666666324348e-01, 8.33333333332248946124e-03, -1.98412698298579493134e-04
+_S4, _S5, _S6 = 2.75573137070700676789e-06, -2.50507602534068634195e-08, 1.58969099521155010221e-10
+_C1, _C2, _C3 = 4.16666666666666019037e-02, -1.38888888888741095749e-03, 2.48015872894767294178e-05
+_C4, _C5, _C6 = -2.75573143513906633035e-07, 2.08757232129817482790e-09, -1.13596475577881948265e-11
+
+
+def _make_vsincos():
+    from pkm.kernels.work import _internal
+
+    @_internal
+    def vsincos(x):
+        """``(sin x, cos x)`` in lanes: ``x = kπ/2 + r`` (Cody–Waite, π/2 in two parts) and fdlibm's
+        kernel polynomials on ``|r| ≤ π/4`` (``__kernel_sin``, ``__kernel_cos``), the quadrant by
+        selects: within ~1 ulp of libm, without its 2 calls per lane. Lanes beyond
+        ``SINCOS_RANGE`` (or not finite) make every lane use libm (:func:`vsin`, :func:`vcos`)."""
+        if any_lane(~(vabs(x) <= SINCOS_RANGE)):
+            return vsin(x), vcos(x)
+        k = vrint(x * _INVPIO2)
+        r = (x - k * _PIO2_1) - k * _PIO2_1T
+        z = r * r
+        sn = r + r * z * (_S1 + z * (_S2 + z * (_S3 + z * (_S4 + z * (_S5 + z * _S6)))))
+        hz = 0.5 * z
+        w = 1.0 - hz
+        cs = w + (((1.0 - w) - hz) + z * z * (_C1 + z * (_C2 + z * (_C3 + z * (_C4 + z * (_C5 + z * _C6))))))
+        q = k - 4.0 * vrint(k * 0.25 - 0.375)  # k mod 4 in {0, 1, 2, 3} (k·¼ − ⅜ is never a tie)
+        odd = (q > 0.5) & (q < 1.5) | (q > 2.5)
+        neg_s = q > 1.5  # sin: s, c, −s, −c; cos: c, −s, −c, s
+        neg_c = (q > 0.5) & (q < 2.5)
+        s0 = select(odd, cs, sn)
+        c0 = select(odd, sn, cs)
+        return select(neg_s, -s0, s0), select(neg_c, -c0, c0)
+    return vsincos
+
+
+vsincos = _make_vsincos()
