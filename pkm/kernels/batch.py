@@ -22,7 +22,7 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTIN
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
-                                          Samples, infer_steps_into, make_work, run_range)
+                                          Samples, infer_steps_into, make_work, run_range, scan_samples)
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
 from pkm.kernels.simd_vec import LANES
@@ -368,9 +368,15 @@ class _Run:
         """Which of the samples ``a … e − 1`` (a ≥ 1) may not continue their predecessor's branch: a joint
         step above ``BRANCH_STEP`` or a J_IK row turned by more than 90° (the rule of
         :func:`pkm.algorithms.inverse_kinematics.branch_suspect`, vectorised)."""
-        th, J = self.out.theta, self.out.JIK
-        step = np.abs(th[a:e] - th[a - 1:e - 1]).max(axis=(1, 2)) > BRANCH_STEP
-        return step | (np.einsum("sad,sad->sa", J[a:e], J[a - 1:e - 1]) <= 0.0).any(axis=1)
+        return (self.scan(a, e) & 1).astype(bool)
+
+    def scan(self, a, e):
+        """:func:`pkm.kernels.inverse_dynamics.scan_samples` of samples ``a … e − 1`` (a ≥ 1)."""
+        o = self.out
+        flags = np.zeros(max(e - a, 0), np.int64)
+        if e > a:
+            scan_samples(o.theta, o.JIK, o.tau, o.thetad, o.thetadd, a, e, BRANCH_STEP, flags)
+        return flags
 
     def suspects_at(self, idx):
         """:meth:`suspects` for the samples ``idx`` (each ≥ 1) against the sample before each."""
@@ -456,11 +462,13 @@ class _Run:
     def check_finite(self, t=None):
         """:class:`pkm.PkmError` naming the first sample (and its time ``t[s]``) whose torques or joint
         rates are not finite."""
-        tau_ok = np.isfinite(self.out.tau).all(axis=1)
-        ok = tau_ok & np.isfinite(self.out.thetad).all(axis=(1, 2)) & np.isfinite(self.out.thetadd).all(axis=(1, 2))
-        if not ok.all():
-            s = int(np.flatnonzero(~ok)[0])
-            what = "actuator torque" if not tau_ok[s] else "joint rates"
+        o = self.out
+        first = 0 if np.isfinite(o.tau[0]).all() and np.isfinite(o.thetad[0]).all() and np.isfinite(o.thetadd[0]).all() \
+            else -1
+        bad = np.flatnonzero(self.scan(1, o.tau.shape[0]) & 6) + 1 if first == 0 else [0]
+        if len(bad):
+            s = int(bad[0])
+            what = "actuator torque" if not np.isfinite(o.tau[s]).all() else "joint rates"
             when = f" (t = {t[s]:.6g} s)" if t is not None else ""
             raise PkmError(f"{self.robot.name}: non-finite {what} at sample {self.s0 + s}{when} at x = {fmt_x(self.X[s])}: "
                            "velocities, accelerations, gravity or masses too large for float64")

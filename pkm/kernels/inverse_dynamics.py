@@ -70,7 +70,7 @@ from pkm.kernels.model import LI_AFF, LI_N
 from pkm.kernels.work import M_CHORD, V_DX, V_E, V_QD, Work, _internal, _jit, make_work
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
-           "Work", "make_work", "run_range", "infer_steps_into"]
+           "Work", "make_work", "run_range", "infer_steps_into", "scan_samples"]
 
 
 #: Largest ratio between consecutive time steps for which a sample's IK start is extrapolated from
@@ -283,3 +283,31 @@ def infer_steps_into(X, XD, XDD, out, fit):
             rr += r * r
             xx += dx * dx
         out[s - 1] = h if (h > 0.0 and np.isfinite(h) and rr <= fit * fit * xx) else 0.0
+
+
+@_jit
+def scan_samples(theta, JIK, tau, thetad, thetadd, a, e, step, out):
+    """One pass over the outputs of samples ``a … e − 1`` (a ≥ 1) into ``out[s − a]``: bit 1 when the
+    sample may not continue its predecessor's branch (a joint step above ``step`` or a row of
+    ``J_IK`` turned by more than 90°, :func:`pkm.algorithms.inverse_kinematics.branch_suspect`), bit
+    2 when a torque is not finite, bit 4 when a joint rate or acceleration is not finite (what
+    :mod:`pkm.kernels.batch` checks after the kernel; numpy's passes cost ~0.1 µs per sample)."""
+    L, nmax = theta.shape[1], theta.shape[2]
+    na, dp = JIK.shape[1], JIK.shape[2]
+    for s in range(a, e):
+        f = 0
+        for l in range(L):
+            for i in range(nmax):
+                if abs(theta[s, l, i] - theta[s - 1, l, i]) > step:
+                    f |= 1
+                if not (np.isfinite(thetad[s, l, i]) and np.isfinite(thetadd[s, l, i])):
+                    f |= 4
+        for r in range(na):
+            acc = 0.0
+            for c in range(dp):
+                acc += JIK[s, r, c] * JIK[s - 1, r, c]
+            if acc <= 0.0:
+                f |= 1
+            if not np.isfinite(tau[s, r]):
+                f |= 2
+        out[s - a] = f
