@@ -308,6 +308,7 @@ class _Run:
     def __init__(self, robot, km, X, smp, out, chunks, lanes, args, policy, s0=0):
         self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
         self.lane_work = [make_lane_work(km, lanes) for _ in range(chunks)] if lanes else None
+        self.runs, self._scanned = 0, None  # kernel runs into self.out so far; the last scan
         self.width = lanes
         self.s0 = s0  # index of sample 0 in the caller's trajectory (streamed blocks), for messages
         self.policy = policy
@@ -328,6 +329,8 @@ class _Run:
         or, if None, cold (the reference configuration, else continuation along ``Cs``). Returns the
         kernel's status ``(code, sample, limb, value)``."""
         status = np.zeros(4)
+        if out is None:
+            self.runs += 1
         w = [x[c] for x in self.work]
         if start is not None:
             for k, th0 in enumerate(start):
@@ -353,6 +356,7 @@ class _Run:
                 for k, th0 in enumerate(first):
                     TH0[j, k, :len(th0)] = th0
         status = np.zeros((W, 4))
+        self.runs += 1
         w = [x[c] for x in self.work]
         run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
                   *self.lane_work[c], simd_lanes(W))
@@ -371,11 +375,17 @@ class _Run:
         return (self.scan(a, e) & 1).astype(bool)
 
     def scan(self, a, e):
-        """:func:`pkm.kernels.inverse_dynamics.scan_samples` of samples ``a … e − 1`` (a ≥ 1)."""
+        """:func:`pkm.kernels.inverse_dynamics.scan_samples` of samples ``a … e − 1`` (a ≥ 1); the scan of
+        ``1 … N − 1`` is kept until the outputs change (:meth:`range`, :meth:`lanes`), so that the
+        branch check and the finiteness check share it."""
         o = self.out
+        key = (a, e, self.runs)
+        if self._scanned is not None and self._scanned[0] == key:
+            return self._scanned[1]
         flags = np.zeros(max(e - a, 0), np.int64)
         if e > a:
             scan_samples(o.theta, o.JIK, o.tau, o.thetad, o.thetadd, a, e, BRANCH_STEP, flags)
+        self._scanned = (key, flags)
         return flags
 
     def suspects_at(self, idx):
