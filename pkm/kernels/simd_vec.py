@@ -27,6 +27,8 @@ import os
 import numpy as np
 from llvmlite import ir
 from numba.core import cgutils, types
+from numba.core.imputils import lower_builtin
+from numba.core.typing.templates import AbstractTemplate, infer_global, signature
 from numba.extending import intrinsic, models, overload, register_model
 
 __all__ = ["VecType", "MaskType", "LANES", "host_lanes", "aligned_zeros", "vload", "vstore", "splat", "vzero",
@@ -209,70 +211,84 @@ def width(typingctx, v):
 
 
 # ----------------------------------------------------------------------------- arithmetic
-def _binary(op):
-    def typer(typingctx, a, b):
-        w = _lanes_of(a, b)
-        if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b)):
-            return None
-        vt = VecType(w)
-
-        def codegen(context, builder, sig, args):
-            x = _as_vec(builder, context, args[0], sig.args[0], vt)
-            y = _as_vec(builder, context, args[1], sig.args[1], vt)
-            return getattr(builder, op)(x, y, flags=_FLAGS)
-        return vt(a, b), codegen
-    return intrinsic(typer)
+# The operators are typed by templates and lowered directly into the caller (numba's
+# ``infer_global``/``lower_builtin``), not by ``@overload``: an overload is a function compiled once
+# per combination of argument types, which cost seconds of a first run's compile.
+_ARITH = {operator.add: "fadd", operator.sub: "fsub", operator.mul: "fmul", operator.truediv: "fdiv"}
+_CMP = {operator.lt: "<", operator.le: "<=", operator.gt: ">", operator.ge: ">="}
 
 
-_vadd, _vsub, _vmul, _vdiv = (_binary(o) for o in ("fadd", "fsub", "fmul", "fdiv"))
-
-
-@intrinsic
-def _vneg(typingctx, a):
-    if not isinstance(a, VecType):
+def _vec_operands(args):
+    """The lane count when ``args`` are two operands of a vector operation (one a vector, the
+    other a vector of that width or a number), else None."""
+    if len(args) != 2 or not any(isinstance(a, VecType) for a in args):
         return None
-
-    def codegen(context, builder, sig, args):
-        return builder.fsub(ir.Constant(args[0].type, [-0.0] * a.width), args[0], flags=_FLAGS)
-    return a(a), codegen
-
-
-def _compare(op):
-    def typer(typingctx, a, b):
-        w = _lanes_of(a, b)
-        if w is None or not all(isinstance(t, VecType) or _is_float(t) for t in (a, b)):
-            return None
-        vt = VecType(w)
-
-        def codegen(context, builder, sig, args):
-            x = _as_vec(builder, context, args[0], sig.args[0], vt)
-            y = _as_vec(builder, context, args[1], sig.args[1], vt)
-            return builder.fcmp_ordered(op, x, y)  # ordered: a NaN lane compares False, as in Python
-        return MaskType(w)(a, b), codegen
-    return intrinsic(typer)
+    if not all(isinstance(a, VecType) or _is_float(a) for a in args):
+        return None
+    return _lanes_of(*args)
 
 
-_vlt, _vle, _vgt, _vge = (_compare(o) for o in ("<", "<=", ">", ">="))
+def _register(op):
+    class _Typer(AbstractTemplate):
+        key = op
+
+        def generic(self, args, kws):
+            w = _vec_operands(args)
+            if w is None or kws:
+                return None
+            return signature((VecType if op in _ARITH else MaskType)(w), *args)
+    infer_global(op)(_Typer)
+
+    def lower(context, builder, sig, args):
+        vt = VecType(sig.return_type.width)
+        x = _as_vec(builder, context, args[0], sig.args[0], vt)
+        y = _as_vec(builder, context, args[1], sig.args[1], vt)
+        if op in _ARITH:
+            return getattr(builder, _ARITH[op])(x, y, flags=_FLAGS)
+        return builder.fcmp_ordered(_CMP[op], x, y)  # ordered: a NaN lane compares False, as in Python
+    for tys in ((VecType, VecType), (VecType, types.Number), (types.Number, VecType)):
+        lower_builtin(op, *tys)(lower)
 
 
-def _register_operators():
-    for op, impl in ((operator.add, _vadd), (operator.sub, _vsub), (operator.mul, _vmul),
-                     (operator.truediv, _vdiv), (operator.lt, _vlt), (operator.le, _vle), (operator.gt, _vgt),
-                     (operator.ge, _vge)):
-        def make(impl):
-            def ov(a, b):
-                if isinstance(a, VecType) or isinstance(b, VecType):
-                    return lambda a, b: impl(a, b)
-            return ov
-        overload(op, inline="never")(make(impl))
-
-    @overload(operator.neg)
-    def _neg(a):
-        if isinstance(a, VecType):
-            return lambda a: _vneg(a)
+for _op in (*_ARITH, *_CMP):
+    _register(_op)
 
 
-_register_operators()
+class _NegTyper(AbstractTemplate):
+    key = operator.neg
+
+    def generic(self, args, kws):
+        if len(args) == 1 and isinstance(args[0], VecType):
+            return signature(args[0], args[0])
+
+
+infer_global(operator.neg)(_NegTyper)
+
+
+@lower_builtin(operator.neg, VecType)
+def _lower_neg(context, builder, sig, args):
+    return builder.fsub(ir.Constant(args[0].type, [-0.0] * sig.args[0].width), args[0], flags=_FLAGS)
+
+
+def _register_mask(op, name):
+    class _Typer(AbstractTemplate):
+        key = op
+
+        def generic(self, args, kws):
+            if args and all(isinstance(a, MaskType) for a in args) and len({a.width for a in args}) == 1:
+                return signature(args[0], *args)
+    infer_global(op)(_Typer)
+
+    def lower(context, builder, sig, args):
+        if name == "not":
+            return builder.xor(args[0], ir.Constant(args[0].type, [1] * sig.args[0].width))
+        return getattr(builder, name)(args[0], args[1])
+    lower_builtin(op, *([MaskType] * (1 if name == "not" else 2)))(lower)
+
+
+_register_mask(operator.and_, "and_")
+_register_mask(operator.or_, "or_")
+_register_mask(operator.invert, "not")
 
 
 def _llvm_call(builder, name, vty, args):
@@ -360,54 +376,6 @@ def lane_bits(typingctx, m):
         bits = builder.bitcast(args[0], ir.IntType(m.width))
         return builder.zext(bits, ir.IntType(64))
     return types.int64(m), codegen
-
-
-@intrinsic
-def _mask_and(typingctx, a, b):
-    if not (isinstance(a, MaskType) and isinstance(b, MaskType) and a.width == b.width):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.and_(args[0], args[1])
-    return a(a, b), codegen
-
-
-@intrinsic
-def _mask_or(typingctx, a, b):
-    if not (isinstance(a, MaskType) and isinstance(b, MaskType) and a.width == b.width):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.or_(args[0], args[1])
-    return a(a, b), codegen
-
-
-@intrinsic
-def _mask_not(typingctx, a):
-    if not isinstance(a, MaskType):
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.xor(args[0], ir.Constant(args[0].type, [1] * a.width))
-    return a(a), codegen
-
-
-@overload(operator.and_)
-def _and(a, b):
-    if isinstance(a, MaskType) and isinstance(b, MaskType):
-        return lambda a, b: _mask_and(a, b)
-
-
-@overload(operator.or_)
-def _or(a, b):
-    if isinstance(a, MaskType) and isinstance(b, MaskType):
-        return lambda a, b: _mask_or(a, b)
-
-
-@overload(operator.invert)
-def _invert(a):
-    if isinstance(a, MaskType):
-        return lambda a: _mask_not(a)
 
 
 def any_lane(m):
