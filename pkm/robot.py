@@ -258,7 +258,8 @@ class Robot(TaskCoordinates):
     # ------------------------------------------------------------------ dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
-                         on_branch_change: str = "warn", progress=None):
+                         on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,
+                         simd=None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -273,9 +274,11 @@ class Robot(TaskCoordinates):
         :class:`pkm.SingularityError` (naming the sample) and ValueError as
         :meth:`inverse_kinematics` does. ``threads``: number of trajectory chunks computed in
         parallel (default: all of numba's threads; short trajectories run in one chunk). ``t``: the
-        sample times (N,), optional — with them each sample's IK starts from a prediction from
-        the previous two samples (quintic Hermite extrapolation), which saves Newton iterations
-        (same results to the IK's accuracy).
+        sample times (N,), optional — each sample's IK starts from a prediction from the previous
+        two samples (quintic Hermite extrapolation), accepted when it is already converged and
+        then corrected by one Newton step with the rate IK's ``L_p⁺``; without ``t`` the time
+        steps are inferred from ``x, xd, xdd`` (:func:`pkm.kernels.batch.infer_steps`). Same results
+        to the IK's accuracy either way.
         ``start``: the tree variables of every limb (a list of arrays, as ``result.joints[name][-1]``
         of an earlier call) to start the first sample's IK from; default: the reference
         configuration (all joint variables zero), directly or by continuation along a straight line
@@ -289,6 +292,12 @@ class Robot(TaskCoordinates):
         A task space that is not twist-closed (module docstring) runs the Python reference path
         (:func:`pkm.algorithms.manipulator.inverse_dynamics`, one sample at a time; ``threads``,
         ``t``, ``start``, ``on_branch_change`` and ``progress`` do not apply there).
+        ``torques_only``: return only the actuator forces, an (N, n_act) array, computed in blocks
+        of :data:`pkm.kernels.batch.STREAM` samples so that memory does not grow with N (any N;
+        the full result is limited to 10⁷ samples and ~1 kB per sample). ``out``: an (N, n_act)
+        C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
+        ``simd``: None (automatic), True, False or a lane count: the SIMD path of the kernel
+        (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
         """
         from pkm.kernels.batch import inverse_dynamics_batch
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
@@ -304,14 +313,28 @@ class Robot(TaskCoordinates):
                 raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
+        if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 2
+                                    and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
+            raise ValueError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
+                             f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
-            return reference(self, X, XD, XDD, wrench, gravity, tol=tol)
+            res = reference(self, X, XD, XDD, wrench, gravity, tol=tol)
+            if out is not None:
+                out[...] = res.tau
+            return res.tau if torques_only else res
+        if torques_only:
+            from pkm.kernels.batch import torques_stream
+
+            return torques_stream(self, X, XD, XDD, wrench, gravity, out=out, tol=tol, max_iter=max_iter,
+                                  singularity_threshold=singularity_threshold, threads=threads, t=t, start=start,
+                                  on_branch_change=check_branch_policy(on_branch_change), progress=progress,
+                                  simd=simd)
         try:
             th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
                 self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
                 threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
-                progress=progress)
+                progress=progress, simd=simd)
         except (IKError, SingularityError) as exc:
             raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -321,6 +344,9 @@ class Robot(TaskCoordinates):
         def act(a):  # (N, n_act) in actuator_names order
             return a[:, self._act_limb, self._act_var]
 
+        if out is not None:
+            out[...] = tau
+            tau = out
         return DynamicsResult(x=X, tau=tau, q_act=act(th), qd_act=act(thd), qdd_act=act(thdd),
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))

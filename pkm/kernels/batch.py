@@ -22,11 +22,15 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTIN
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
-                                          Samples, make_work, run_range)
+                                          Samples, infer_steps_into, make_work, run_range, scan_samples)
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 from pkm.lie import rotvec_motions_into
+from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
+from pkm.kernels.simd_vec import LANES
+from pkm.kernels.simd_vec import lanes as simd_lanes
 
-__all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states", "SEGMENT", "OK",
+__all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "torques_stream", "platform_states",
+           "infer_steps", "SEGMENT", "STREAM", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
 
 
@@ -86,6 +90,27 @@ def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
     dVp[:, 3:] = np.einsum("sji,sj->si", R, lindd) - np.cross(Vp[:, :3], v)
 
 
+#: Largest relative residual ``|Δx − h v̄ − h² c| / |Δx|`` of the Hermite relation at which an
+#: inferred time step is used (:func:`infer_steps`); beyond it (a corner, a jump, samples too far
+#: apart for the relation) the step counts as unknown.
+HERMITE_FIT = 1e-3
+
+
+def infer_steps(X, XD, XDD, out):
+    """Time steps ``h_s = t_s − t_{s−1}`` (``s = 1 … N − 1``) into ``out`` (N − 1,) inferred from the
+    samples alone, for the IK's predicted starts when no times are given.
+
+    Integrating the cubic Hermite interpolant of ``ẋ`` over a step (the corrected trapezoidal rule)
+    gives ``x_s − x_{s−1} = h v̄ + h² c + O(h⁵)`` with ``v̄ = (ẋ_{s−1} + ẋ_s)/2`` and ``c = (ẍ_{s−1} − ẍ_s)/12``.
+    ``h`` is its least-squares solution over the task coordinates (a linear fit, then two fixed-point
+    steps for the ``h²`` term); a step that is not positive and finite, or whose relation leaves
+    a residual above ``HERMITE_FIT · |Δx|``, is 0 (unknown: the IK then starts from the previous
+    sample's solution). A wrong step only costs Newton iterations: the start is a start. The loop
+    is :func:`pkm.kernels.inverse_dynamics.infer_steps_into` (numba: 0.1 µs per sample in numpy)."""
+    infer_steps_into(np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(XD, dtype=float),
+                     np.ascontiguousarray(XDD, dtype=float), out, HERMITE_FIT)
+
+
 def continuation_starts(robot, Xb):
     """The intermediate platform poses (len(Xb), K − 1, 4, 4) of the straight task-space lines from
     ``x_ref`` to each point of ``Xb``, as :meth:`pkm.robot.Robot.continuation_poses` (without the
@@ -119,6 +144,26 @@ def blocks(*shapes):
     return [block[o:o + n].reshape(s) for o, n, s in zip(starts[:-1], sizes, shapes)]
 
 
+#: Shortest trajectory for which ``simd=None`` (automatic) takes the SIMD path: below it the few
+#: segments fill few lanes, and a first run would wait for the SIMD code's compile.
+SIMD_MIN_SAMPLES = 4 * 256
+
+
+def _lane_count(km, N, simd):
+    """Lanes of the SIMD path for this call, 0 for the scalar kernel: ``simd`` True (when the robot
+    is supported, :func:`pkm.kernels.simd_kernel.supports`), False, an int (the width: 2, 4 or 8), or
+    None: the host's width for trajectories of at least ``SIMD_MIN_SAMPLES``."""
+    if simd is False or not supports(km):
+        return 0
+    if simd is None:
+        return LANES if N >= SIMD_MIN_SAMPLES else 0
+    if simd is True:
+        return LANES
+    if int(simd) not in (2, 4, 8):
+        raise ValueError(f"simd must be None, True, False or a lane count 2, 4 or 8, got {simd!r}")
+    return int(simd)
+
+
 #: Samples per segment. A trajectory is cut into segments of this length whatever the thread
 #: count; each starts cold (from the reference configuration) and is checked against the end of
 #: the one before, so the result does not depend on how many threads share the segments.
@@ -129,7 +174,7 @@ MAX_SAMPLES = 10_000_000
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
                            singularity_threshold=SINGULARITY_THRESHOLD, start=None, threads=None, t=None,
-                           on_branch_change="warn", progress=None):
+                           on_branch_change="warn", progress=None, sample_offset=0, simd=None):
     """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in
     parallel on threads; see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
@@ -147,6 +192,9 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     sample may not continue the segment before and differs from the solution warm-started from
     it (the cold start found another branch), the segment is run again from there
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
+    ``simd``: the SIMD path (:mod:`pkm.kernels.simd_kernel`) or the scalar kernel (:func:`_lane_count`;
+    the same results to rounding). ``sample_offset``: index of ``X[0]`` in a longer trajectory (:func:`torques_stream`), for the
+    sample numbers of errors and warnings.
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
     robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
@@ -170,7 +218,7 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     Wee[:] = 0.0 if wrench is None else np.asarray(wrench, float)
     dts[0] = 0.0
     if t is None:
-        dts[1:] = 0.0
+        infer_steps(X, XD, XDD, dts[1:])
     else:
         np.maximum(np.diff(t), 0.0, out=dts[1:])
     bounds = np.append(np.arange(0, N, SEGMENT), N)
@@ -181,18 +229,27 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     for a in out[:3]:  # the kernel writes each limb's n_l variables; zero the padding to n_max
         for k, l in enumerate(robot.limbs):
             a[:, k, l.n:] = 0.0
-    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers,
-               (float(tol), int(max_iter), float(singularity_threshold)), check_branch_policy(on_branch_change))
+    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers, _lane_count(km, N, simd),
+               (float(tol), int(max_iter), float(singularity_threshold)), check_branch_policy(on_branch_change),
+               sample_offset)
     first = robot._check_start(start) if start is not None else None
     # for cold starts that fail directly (not needed by a first segment that starts from `start`)
     Cs = continuation_starts(robot, X[bounds[:-1]]) if first is None or nseg > 1 else np.zeros((1, 0, 4, 4))
 
+    lanes = _lane_count(km, N, simd)
+
     def worker(w):  # run_range releases the GIL: workers on threads run in parallel
         out = []
-        for c in range(w * nseg // workers, (w + 1) * nseg // workers):
-            out.append(run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c]))
+        mine = range(w * nseg // workers, (w + 1) * nseg // workers)
+        for g in range(0, len(mine), lanes or 1):
+            group = mine[g:g + (lanes or 1)]
+            if lanes:  # up to W segments at once in the lanes of the SIMD path
+                out.extend(run.lanes(bounds, group, w, first, Cs))
+            else:
+                c = group[0]
+                out.append(run.range(bounds[c], bounds[c + 1], w, first if c == 0 else None, Cs[c]))
             if progress is not None:
-                progress(int(bounds[c + 1] - bounds[c]))
+                progress(int(bounds[group[-1] + 1] - bounds[group[0]]))
         return out
 
     if workers == 1:
@@ -200,11 +257,15 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
+    starts = bounds[1:-1]  # each segment's first sample against the sample before, all at once
+    suspect = run.suspects_at(starts) if len(starts) else np.zeros(0, bool)
+    rerun = False  # after a re-run the samples before a start may have changed: check it anew
     for c in range(nseg):  # each segment continues the branch of the one before
         b = bounds[c]
-        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b or run.suspects(b, b + 1)[0]) \
-                and not run.same_as_warm(b):
+        if c > 0 and (statuses[c][0] != OK and statuses[c][1] == b
+                      or (run.suspects(b, b + 1)[0] if rerun else suspect[c - 1])) and not run.same_as_warm(b):
             statuses[c] = run.range(b, bounds[c + 1], 0, run.theta_at(b - 1))
+            rerun = True
         if statuses[c][0] != OK:  # raises, or continues the branch past a jump to the end
             run.raise_failure(statuses[c])
             break
@@ -213,12 +274,67 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     return tuple(out)
 
 
+#: Samples per block of :func:`torques_stream` (a multiple of ``SEGMENT``): its per-block arrays
+#: (~1 kB per sample of the Delta) are then ~16 MB whatever the trajectory's length.
+STREAM = 64 * SEGMENT
+
+
+def torques_stream(robot, X, XD, XDD, wrench=None, gravity=None, *, out=None, t=None, start=None, progress=None,
+                   **options):
+    """Actuator forces only (N, n_act), computed in blocks of ``STREAM`` samples so that the memory
+    does not grow with N (issue 18: N = 10⁷ in bounded memory); ``out``: a C-contiguous float
+    array (N, n_act) to fill (default: a new one). Block ``b`` is :func:`inverse_dynamics_batch` on
+    samples ``a − 1 … a + STREAM − 1`` started from sample ``a − 1``'s solution of the block before, so
+    that its first sample is checked against (and continues the branch of) its predecessor exactly
+    as inside a block. ``options``: the rest of :func:`inverse_dynamics_batch`'s keywords."""
+    N, na = X.shape[0], robot.n_act
+    if out is None:
+        out = np.empty((N, na))
+    elif not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.shape == (N, na)
+              and out.flags.c_contiguous and out.flags.writeable):
+        raise ValueError(f"out must be a writeable C-contiguous float64 array of shape ({N}, {na}), got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+    W = None if wrench is None else np.asarray(wrench, float)
+    per_sample = W is not None and W.ndim == 2
+    a, th = 0, start
+    while a < N:
+        lo, b = max(a - 1, 0), min(a + STREAM, N)
+        report = progress
+        if progress is not None and lo < a:  # the overlapping sample was reported with the block before
+            report = _minus_one(progress)
+        res = inverse_dynamics_batch(robot, X[lo:b], XD[lo:b], XDD[lo:b], W[lo:b] if per_sample else W, gravity,
+                                     t=None if t is None else t[lo:b], start=th, progress=report, sample_offset=lo,
+                                     **options)
+        out[a:b] = res[3][a - lo:]
+        th = [res[0][-1, k, :limb.n].copy() for k, limb in enumerate(robot.limbs)]
+        a = b
+    return out
+
+
+def _minus_one(progress):
+    """``progress`` with one sample fewer in its first report (thread-safe)."""
+    import threading
+
+    lock, owed = threading.Lock(), [1]
+
+    def report(n):
+        with lock:
+            k, owed[0] = min(owed[0], n), owed[0] - min(owed[0], n)
+        if n - k:
+            progress(n - k)
+    return report
+
+
 class _Run:
     """One call's kernel runs: ranges of samples from a cold or a given start, the check of a
     chunk's first sample, branch following, and the errors that name the sample."""
 
-    def __init__(self, robot, km, X, smp, out, chunks, args, policy):
+    def __init__(self, robot, km, X, smp, out, chunks, lanes, args, policy, s0=0):
         self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
+        self.lane_work = [make_lane_work(km, lanes) for _ in range(chunks)] if lanes else None
+        self.runs, self._scanned = 0, None  # kernel runs into self.out so far; the last scan
+        self.width = lanes
+        self.s0 = s0  # index of sample 0 in the caller's trajectory (streamed blocks), for messages
         self.policy = policy
         self.work = make_work(km, chunks)
         self.general = None if km.mi[:, LI_AFF].all() else km.lay  # None: numba compiles the affine path only
@@ -237,6 +353,8 @@ class _Run:
         or, if None, cold (the reference configuration, else continuation along ``Cs``). Returns the
         kernel's status ``(code, sample, limb, value)``."""
         status = np.zeros(4)
+        if out is None:
+            self.runs += 1
         w = [x[c] for x in self.work]
         if start is not None:
             for k, th0 in enumerate(start):
@@ -245,13 +363,60 @@ class _Run:
                   self._no_cs if Cs is None else Cs, self.general, *(args or self.args), status)
         return status
 
+    def lanes(self, bounds, group, c, first, Cs):
+        """Segments ``group`` (at most W) at once on the SIMD path (:func:`pkm.kernels.simd_kernel.run_lanes`)
+        with chunk ``c``'s scratch; a segment whose lane stopped is run again on the scalar kernel.
+        Returns each segment's status as :meth:`range`."""
+        W, km = self.width, self.km
+        L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
+        seg_a, seg_e = np.zeros(W, np.int64), np.zeros(W, np.int64)
+        cold, TH0 = np.ones(W, np.bool_), np.zeros((W, L, nmax))
+        lanes_Cs = np.zeros((W,) + Cs.shape[1:])
+        for j, g in enumerate(group):
+            seg_a[j], seg_e[j] = bounds[g], bounds[g + 1]
+            lanes_Cs[j] = Cs[g]
+            if g == 0 and first is not None:
+                cold[j] = False
+                for k, th0 in enumerate(first):
+                    TH0[j, k, :len(th0)] = th0
+        status = np.zeros((W, 4))
+        self.runs += 1
+        w = [x[c] for x in self.work]
+        run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
+                  *self.lane_work[c], simd_lanes(W))
+        out = []
+        for j, g in enumerate(group):
+            if status[j, 0] == LANE_FAILED:
+                out.append(self.range(bounds[g], bounds[g + 1], c, first if g == 0 else None, Cs[g]))
+            else:
+                out.append(status[j])
+        return out
+
     def suspects(self, a, e):
         """Which of the samples ``a … e − 1`` (a ≥ 1) may not continue their predecessor's branch: a joint
         step above ``BRANCH_STEP`` or a J_IK row turned by more than 90° (the rule of
         :func:`pkm.algorithms.inverse_kinematics.branch_suspect`, vectorised)."""
+        return (self.scan(a, e) & 1).astype(bool)
+
+    def scan(self, a, e):
+        """:func:`pkm.kernels.inverse_dynamics.scan_samples` of samples ``a … e − 1`` (a ≥ 1); the scan of
+        ``1 … N − 1`` is kept until the outputs change (:meth:`range`, :meth:`lanes`), so that the
+        branch check and the finiteness check share it."""
+        o = self.out
+        key = (a, e, self.runs)
+        if self._scanned is not None and self._scanned[0] == key:
+            return self._scanned[1]
+        flags = np.zeros(max(e - a, 0), np.int64)
+        if e > a:
+            scan_samples(o.theta, o.JIK, o.tau, o.thetad, o.thetadd, a, e, BRANCH_STEP, flags)
+        self._scanned = (key, flags)
+        return flags
+
+    def suspects_at(self, idx):
+        """:meth:`suspects` for the samples ``idx`` (each ≥ 1) against the sample before each."""
         th, J = self.out.theta, self.out.JIK
-        step = np.abs(th[a:e] - th[a - 1:e - 1]).max(axis=(1, 2)) > BRANCH_STEP
-        return step | (np.einsum("sad,sad->sa", J[a:e], J[a - 1:e - 1]) <= 0.0).any(axis=1)
+        step = np.abs(th[idx] - th[idx - 1]).max(axis=(1, 2)) > BRANCH_STEP
+        return step | (np.einsum("sad,sad->sa", J[idx], J[idx - 1]) <= 0.0).any(axis=1)
 
     def same_as_warm(self, b):
         """Whether sample ``b``'s solution (a chunk's cold start) is the one found from sample ``b − 1``."""
@@ -273,9 +438,9 @@ class _Run:
                 continue
             cont, _ = self.continue_to(s)
             if cont is None:
-                branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
+                branch_event("changed", self.robot.name, self.s0 + s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
             elif not _close(cont, self.out.theta[s]):
-                branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
+                branch_event("continued", self.robot.name, self.s0 + s, self.X[s - 1], self.X[s], stacklevel=5)
                 status = self.range(s, N, 0, self.per_limb(cont))
                 self.raise_failure(status if status[0] != OK else None)
                 hits = list(s + 1 + np.flatnonzero(self.suspects(s + 1, N))) if s + 1 < N else []
@@ -305,11 +470,11 @@ class _Run:
         code, s, value = int(status[0]), int(status[1]), status[3]
         tol, max_iter, thresh = self.args
         limb = self._limb(status)
-        where = f"sample {s} (x = {fmt_x(self.X[s])})"
+        where = f"sample {self.s0 + s} (x = {fmt_x(self.X[s])})"
         if code in (IK_FAILED, LOOP_FAILED):
             cont = self.continue_to(s)[0] if s > 0 else None  # a jump? continue along a straight line
             if cont is not None:
-                branch_event("continued", self.robot.name, s, self.X[s - 1], self.X[s], stacklevel=5)
+                branch_event("continued", self.robot.name, self.s0 + s, self.X[s - 1], self.X[s], stacklevel=5)
                 status = self.range(s, self.X.shape[0], 0, self.per_limb(cont))
                 return self.raise_failure(status if status[0] != OK else None)
             if s > 0 and not self.cold[s]:  # as the reference IK does: from the reference configuration
@@ -317,27 +482,29 @@ class _Run:
                 status = self.range(s, self.X.shape[0], 0, None, continuation_starts(self.robot, self.X[s:s + 1])[0])
                 if status[0] != OK and int(status[1]) == s:
                     return self.raise_failure(status)
-                branch_event("changed", self.robot.name, s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
+                branch_event("changed", self.robot.name, self.s0 + s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
                 return self.raise_failure(status if status[0] != OK else None)
             what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
             raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
                           "iterations (target unreachable?)", limb=limb, residual=float(value), iterations=max_iter,
-                          sample=s)
+                          sample=self.s0 + s)
         what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
                 SINGULAR_JIK: "the IK Jacobian J_IK"}[code]
         raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > "
-                               f"{thresh:.1e})", condition=float(value), threshold=thresh, sample=s)
+                               f"{thresh:.1e})", condition=float(value), threshold=thresh, sample=self.s0 + s)
 
     def check_finite(self, t=None):
         """:class:`pkm.PkmError` naming the first sample (and its time ``t[s]``) whose torques or joint
         rates are not finite."""
-        tau_ok = np.isfinite(self.out.tau).all(axis=1)
-        ok = tau_ok & np.isfinite(self.out.thetad).all(axis=(1, 2)) & np.isfinite(self.out.thetadd).all(axis=(1, 2))
-        if not ok.all():
-            s = int(np.flatnonzero(~ok)[0])
-            what = "actuator torque" if not tau_ok[s] else "joint rates"
+        o = self.out
+        first = 0 if np.isfinite(o.tau[0]).all() and np.isfinite(o.thetad[0]).all() and np.isfinite(o.thetadd[0]).all() \
+            else -1
+        bad = np.flatnonzero(self.scan(1, o.tau.shape[0]) & 6) + 1 if first == 0 else [0]
+        if len(bad):
+            s = int(bad[0])
+            what = "actuator torque" if not np.isfinite(o.tau[s]).all() else "joint rates"
             when = f" (t = {t[s]:.6g} s)" if t is not None else ""
-            raise PkmError(f"{self.robot.name}: non-finite {what} at sample {s}{when} at x = {fmt_x(self.X[s])}: "
+            raise PkmError(f"{self.robot.name}: non-finite {what} at sample {self.s0 + s}{when} at x = {fmt_x(self.X[s])}: "
                            "velocities, accelerations, gravity or masses too large for float64")
 
 

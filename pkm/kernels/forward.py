@@ -79,7 +79,8 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
                 for a in range(_dof(l, mi, d_static)):
                     for c in range(6):
                         C[a, c] = P[a, c]
-            ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, Cd, 0, tl, bw, mat, vec, tol, max_iter, chord)
+            ok, perr, gerr, _ = _solve_affine(l, mi, mf, lay, d_static, Cd, 0, tl, bw, mat, vec, tol, max_iter, chord,
+                                              False)
         else:
             ok, perr, gerr = _solve_general(l, mi, mf, lay, Cd, 0, tl, bw, mat, vec, tol, max_iter)
         if not ok:

@@ -65,12 +65,12 @@ import numpy as np
 
 from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP,
                                   _actuator_forces, _limb_dynamics, _pinv_slot)
-from pkm.kernels.ik import _dof, _solve_affine, _solve_general
+from pkm.kernels.ik import _dof, _h_times, _solve_affine, _solve_general
 from pkm.kernels.model import LI_AFF, LI_N
-from pkm.kernels.work import M_CHORD, Work, _internal, _jit, make_work
+from pkm.kernels.work import M_CHORD, V_DX, V_E, V_QD, Work, _internal, _jit, make_work
 
 __all__ = ["OK", "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK", "Samples", "Results",
-           "Work", "make_work", "run_range"]
+           "Work", "make_work", "run_range", "infer_steps_into", "scan_samples"]
 
 
 #: Largest ratio between consecutive time steps for which a sample's IK start is extrapolated from
@@ -155,6 +155,26 @@ def _chord_matrix(l, mi, d_static, lay, mat, s, r):
             P[a, c] = P1[a, c] + r * (P1[a, c] - P2[a, c])
 
 
+@_internal
+def _correct_start(l, mi, mf, lay, d_static, Pinv, vec, tl, out):
+    """The Newton correction of an IK start accepted at pose error ``e = vec[V_E][:6]`` ≤
+    ``CHORD_MARGIN · tol`` (:func:`pkm.kernels.ik._solve_affine` with ``accept``): ``Δq = L_p⁺ e``
+    (eq. 94, 96) with the ``L_p⁺`` that the rate IK computed at the start, ``θ += H Δq`` (constant
+    ``H``, eq. 48) into ``tl`` and ``out``. The poses, rates and torques were evaluated at the start,
+    ``O(|e|)`` ≤ 1e-14 away; the corrected ``θ`` is the Gauss–Newton step's to ``O(|e|²)``."""
+    n, d = mi[l, LI_N], _dof(l, mi, d_static)
+    e, dq, dth = vec[V_E], vec[V_QD], vec[V_DX]
+    for a in range(d):
+        acc = 0.0
+        for r in range(6):
+            acc += Pinv[a, r] * e[r]
+        dq[a] = acc
+    _h_times(l, mi, mf, lay, Pinv, True, n, d, dq, dth)  # H constant: its sparse rows (Pinv unused)
+    for i in range(n):
+        tl[i] += dth[i]
+        out[i] = tl[i]
+
+
 @_jit
 def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec,
@@ -176,8 +196,10 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
     (:func:`_predict`: quintic Hermite extrapolation, or second-order Taylor when only ``s − 1``
     belongs to the chunk), and a limb with a constant H takes its first step with the
     extrapolated ``L_p⁺`` of those samples (:func:`_chord_matrix`), so that one step, two forward
-    kinematics and one Jacobian per limb usually suffice. When that fails, or without sample
-    times, the start is the previous sample's solution.
+    kinematics and one Jacobian per limb usually suffice; a prediction already converged is
+    accepted without the step and corrected afterwards with the ``L_p⁺`` of the rate IK
+    (:func:`_correct_start`): one forward kinematics. When that fails, or without time steps
+    (:func:`pkm.kernels.batch.infer_steps` infers them), the start is the previous sample's solution.
     """
     L = mi.shape[0]
     for s in range(s_begin, s_end):
@@ -190,7 +212,7 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
             tl = th[l]
             n = mi[l, LI_N]
             aff = True if general is None else mi[l, LI_AFF] != 0
-            ok, perr, gerr = False, np.inf, np.inf
+            ok, perr, gerr, at_start = False, np.inf, np.inf, False
             for attempt in range(2):
                 if start:  # from the reference configuration: directly, then along Cs
                     for i in range(n):
@@ -209,8 +231,8 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
                         chord = attempt == 0 and s > s_begin and k == steps
                         if chord:
                             _chord_matrix(l, mi, d_static, lay, mat, s, h / h1 if h > 0.0 and h1 > 0.0 else 0.0)
-                        ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat, vec, tol,
-                                                       max_iter, chord)
+                        ok, perr, gerr, at_start = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat,
+                                                                 vec, tol, max_iter, chord, True)
                     elif general is not None:
                         ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
                     if not ok:
@@ -226,7 +248,66 @@ def run_range(s_begin, s_end, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp,
             if not _limb_dynamics(l, mi, mf, lay, d_static, dp_static, Vp, dVp, g0, s, thresh, thetad[s, l],
                                   thetadd[s, l], JIK, limbW, bw, mat, vec, general, status):
                 return
+            if at_start:
+                _correct_start(l, mi, mf, lay, d_static, mat[_pinv_slot(lay, l, s)], vec, tl, theta[s, l])
         if not _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh,
                                 status):
             return
     status[0] = OK
+
+
+@_jit
+def infer_steps_into(X, XD, XDD, out, fit):
+    """``out[s − 1]``: the time step from sample ``s − 1`` to ``s`` that fits the corrected trapezoidal
+    rule ``x_s − x_{s−1} = h v̄ + h² c`` (``v̄ = (ẋ_{s−1} + ẋ_s)/2``, ``c = (ẍ_{s−1} − ẍ_s)/12``) in the least-squares
+    sense over the coordinates, or 0 when it is not positive and finite or leaves a residual above
+    ``fit · |Δx|`` (see :func:`pkm.kernels.batch.infer_steps`)."""
+    N, m = X.shape
+    for s in range(1, N):
+        vv, xv = 0.0, 0.0
+        for j in range(m):
+            vb = 0.5 * (XD[s, j] + XD[s - 1, j])
+            vv += vb * vb
+            xv += (X[s, j] - X[s - 1, j]) * vb
+        h = xv / vv if vv > 0.0 else 0.0
+        for _ in range(2):
+            acc = 0.0
+            for j in range(m):
+                c = (XDD[s - 1, j] - XDD[s, j]) / 12.0
+                acc += (X[s, j] - X[s - 1, j] - h * h * c) * 0.5 * (XD[s, j] + XD[s - 1, j])
+            h = acc / vv if vv > 0.0 else 0.0
+        rr, xx = 0.0, 0.0
+        for j in range(m):
+            dx = X[s, j] - X[s - 1, j]
+            r = dx - h * 0.5 * (XD[s, j] + XD[s - 1, j]) - h * h * (XDD[s - 1, j] - XDD[s, j]) / 12.0
+            rr += r * r
+            xx += dx * dx
+        out[s - 1] = h if (h > 0.0 and np.isfinite(h) and rr <= fit * fit * xx) else 0.0
+
+
+@_jit
+def scan_samples(theta, JIK, tau, thetad, thetadd, a, e, step, out):
+    """One pass over the outputs of samples ``a … e − 1`` (a ≥ 1) into ``out[s − a]``: bit 1 when the
+    sample may not continue its predecessor's branch (a joint step above ``step`` or a row of
+    ``J_IK`` turned by more than 90°, :func:`pkm.algorithms.inverse_kinematics.branch_suspect`), bit
+    2 when a torque is not finite, bit 4 when a joint rate or acceleration is not finite (what
+    :mod:`pkm.kernels.batch` checks after the kernel; numpy's passes cost ~0.1 µs per sample)."""
+    L, nmax = theta.shape[1], theta.shape[2]
+    na, dp = JIK.shape[1], JIK.shape[2]
+    for s in range(a, e):
+        f = 0
+        for l in range(L):
+            for i in range(nmax):
+                if abs(theta[s, l, i] - theta[s - 1, l, i]) > step:
+                    f |= 1
+                if not (np.isfinite(thetad[s, l, i]) and np.isfinite(thetadd[s, l, i])):
+                    f |= 4
+        for r in range(na):
+            acc = 0.0
+            for c in range(dp):
+                acc += JIK[s, r, c] * JIK[s - 1, r, c]
+            if acc <= 0.0:
+                f |= 1
+            if not np.isfinite(tau[s, r]):
+                f |= 2
+        out[s - a] = f

@@ -60,8 +60,8 @@ def map_range(s_begin, s_end, mi, mf, lay, d_static, dp_static, Cd, Cs, K, cont,
             for k in range(steps + 1):
                 target, sk = (Cs, s * K + k) if k < steps else (Cd, s)
                 if aff:
-                    ok, perr, gerr = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat, vec, tol,
-                                                   max_iter, False)
+                    ok, perr, gerr, _ = _solve_affine(l, mi, mf, lay, d_static, target, sk, tl, bw, mat, vec, tol,
+                                                      max_iter, False, False)
                 elif general is not None:
                     ok, perr, gerr = _solve_general(l, mi, mf, lay, target, sk, tl, bw, mat, vec, tol, max_iter)
                 if not ok:

@@ -1,0 +1,292 @@
+"""The SIMD path of the batch kernel (issue 18): ``W`` segments of a trajectory in the ``W`` lanes of
+:mod:`pkm.kernels.simd_vec` vectors, the per-limb pipeline of :mod:`pkm.kernels.simd_pipeline`.
+
+:func:`run_lanes` does for ``W`` segments at once what :func:`pkm.kernels.inverse_dynamics.run_range`
+does for one, with the same results to rounding (tests: ≤ 1e-12 against the reference path):
+
+1. each lane's first two samples on the scalar kernel (the cold start from the reference
+   configuration or from a given start, with its continuation; the history for the prediction);
+2. then, sample ``k`` of every lane at once, per limb: the predicted start (quintic Hermite or
+   Taylor, :func:`pkm.kernels.inverse_dynamics._predict`), forward kinematics, the pose error and
+   the loop residuals; a lane whose start is already converged (pose error ≤ ``tol``, loops ≤
+   ``LOOP_TOL``) is accepted, as the scalar kernel accepts it; **a lane that is not** is solved
+   on the scalar path (Gauss–Newton from the same start, :func:`pkm.kernels.ik._solve_affine`, then
+   from the previous sample's solution), alone, and rejoins the lanes; then the Jacobian,
+   ``L_p``, the Gram matrix and ``L_p⁺`` with the singularity check, rates, the RNEA, ``W̄`` and the
+   Newton correction of the accepted starts (:func:`pkm.kernels.inverse_dynamics._correct_start`);
+3. the platform and ``J_IKᵀu`` per lane on the scalar path.
+
+A lane that fails anywhere (IK, loops, a singularity) stops with status ``LANE_FAILED`` at that
+sample; the driver (:mod:`pkm.kernels.batch`) runs its segment again on the scalar kernel, which
+reports the failure (or recovers) exactly as without SIMD. Only robots whose limbs all have a
+constant H take this path (:func:`supports`); the others run the scalar kernel.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.kernels.dynamics import OK, _actuator_forces, _pinv_slot
+from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
+from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
+from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
+                               LI_AFF, LI_N, LI_NACT, LOOP_TOL)
+from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
+                                       vm_rows, vmotion, vplatform_error, vplatform_pose)
+from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
+from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
+
+__all__ = ["run_lanes", "make_lane_work", "supports", "LANE_FAILED", "SMP_ROWS"]
+
+#: Status of a lane that stopped: its segment is run again on the scalar kernel.
+LANE_FAILED = -1
+#: Rows of the per-step sample scratch: C_d (12), V_p (6), V̇_p (6), h, h1 (then d_max rows of q).
+SMP_ROWS = 26
+
+
+def supports(km) -> bool:
+    """Whether the SIMD path takes this :class:`pkm.kernels.model.KernelModel` (every limb affine)."""
+    return bool(km.mi[:, LI_AFF].all())
+
+
+def make_lane_work(km, width=LANES):
+    """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
+    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples), and ``sj`` (W,) the lanes' samples."""
+    L, nmax, dmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX])
+    return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
+            aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
+            aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64))
+
+
+@_jit
+def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
+              theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
+              TH, HIST, VB, VM, SMP, PH, sj, lanes):
+    """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
+    ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
+    (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
+    of every sample as :func:`pkm.kernels.inverse_dynamics.run_range` and ``status[j]`` (4,) per lane
+    (``LANE_FAILED`` and the sample where lane ``j`` stopped)."""
+    W = len(lanes)
+    L, nmax, dmax, dp = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX], len(dp_static)
+    _, _, _, _, _, _, opi, oe, _, _, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
+    alive = 0
+    longest = 0
+    for j in range(W):
+        status[j, 0] = OK
+        status[j, 3] = 0.0
+        if seg_e[j] <= seg_a[j]:
+            continue
+        for l in range(L):
+            for i in range(nmax):
+                th[l, i] = TH0[j, l, i]
+        run_range(seg_a[j], min(seg_a[j] + 2, seg_e[j]), mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee,
+                  dts, g0, theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, cold[j] != 0, Cs[j],
+                  None, tol, max_iter, thresh, status[j])
+        if status[j, 0] != OK:
+            status[j, 0] = LANE_FAILED
+            continue
+        if seg_e[j] - seg_a[j] > 2:
+            alive |= 1 << j
+            longest = max(longest, seg_e[j] - seg_a[j])
+            for l in range(L):  # L_p⁺ of the two samples (pkm.kernels.dynamics._pinv_slot), before the next lane's
+                for slot in range(2):
+                    P = mat[_pinv_slot(lay, l, seg_a[j] + 1 - slot)]
+                    for a in range(_dof(l, mi, d_static)):
+                        for r in range(6):
+                            PH[((slot * L + l) * dmax + a) * 6 + r, j] = P[a, r]
+            for l in range(L):  # history: slot 0 = sample s − 1, slot 1 = s − 2 (rows kind·L·n_max + l·n_max + i)
+                for i in range(nmax):
+                    for slot in range(2):
+                        s = seg_a[j] + 1 - slot
+                        r = slot * 3 * L * nmax + l * nmax + i
+                        HIST[r, j] = theta[s, l, i]
+                        HIST[r + L * nmax, j] = thetad[s, l, i]
+                        HIST[r + 2 * L * nmax, j] = thetadd[s, l, i]
+    for k in range(2, longest):
+        active = 0
+        for j in range(W):
+            if alive >> j & 1 and seg_a[j] + k < seg_e[j]:
+                active |= 1 << j
+            sj[j] = min(seg_a[j] + k, max(seg_e[j] - 1, 0))
+            s = sj[j]
+            for a in range(3):
+                for b in range(3):
+                    SMP[3 * a + b, j] = Cd[s, a, b]
+                SMP[9 + a, j] = Cd[s, a, 3]
+            for r in range(6):
+                SMP[12 + r, j] = Vp[s, r]
+                SMP[18 + r, j] = dVp[s, r]
+            SMP[24, j] = dts[s]
+            SMP[25, j] = dts[s - 1] if s >= 1 else 0.0
+        if active == 0:
+            break
+        _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes)
+        for l in range(L):
+            d = _dof(l, mi, d_static)
+            tho = l * nmax
+            vfk(l, mi, mf, TH, tho, VB, True, lanes)
+            perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
+            cand = near & (perr <= tol) & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+            if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
+                _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
+                vfk(l, mi, mf, TH, tho, VB, False, lanes)
+                perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
+                cand = cand & near & (perr <= CHORD_MARGIN * tol)
+                cand = cand & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+            taken = lane_bits(cand) & active
+            if taken != active:  # the lanes whose start is not converged: the scalar IK, one by one
+                for j in range(W):
+                    if active >> j & 1 and not taken >> j & 1:
+                        status[j, 3] += 1.0  # scalar IK solves of this lane (a diagnostic while OK)
+                        if not _scalar_ik(l, mi, mf, lay, d_static, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter,
+                                          TH, HIST, tho, nmax, j):
+                            active &= ~(1 << j)
+                            alive &= ~(1 << j)
+                            status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
+                vfk(l, mi, mf, TH, tho, VB, True, lanes)
+                Rp, rp = vplatform_pose(l, mi, mf, lay, VB, lanes)
+            vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, lanes)
+            regular = lane_bits(vgeometry(l, mi, lay, d, dp_static, VM, thresh, lanes)) & active
+            if regular != active:
+                for j in range(W):
+                    if active >> j & 1 and not regular >> j & 1:
+                        status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
+                alive &= ~(active & ~regular)
+                active &= regular
+            vmotion(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
+            vlimb_wrench(l, mi, mf, lay, mi[l, LI_N], d, dp_static, VB, VM, lanes)
+            _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
+                        sj, theta, thetad, thetadd, JIK, limbW, lanes)
+        for j in range(W):  # the platform and J_IKᵀu per lane (scalar)
+            if active >> j & 1:
+                if not _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, sj[j], limbW, platW, JIK, tau, mat, vec,
+                                        thresh, status[j]):
+                    status[j, 0], status[j, 1] = LANE_FAILED, sj[j]
+                    alive &= ~(1 << j)
+                else:
+                    status[j, 0] = OK
+
+
+@_piece
+def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
+    """:func:`pkm.kernels.inverse_dynamics._predict` in lanes, for every limb, into ``TH``: the
+    independent coordinates ``q`` extrapolated, ``θ = H q + c`` (constant ``H``, as
+    :func:`pkm.kernels.ik._solve_affine` starts), so that the start closes the loops exactly. A
+    prediction that moves some ``q`` by more than ``PREDICT_LIMIT`` is replaced by the previous
+    sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``)."""
+    L, nmax, dmax, oq = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_QIDX]
+    oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
+    h, h1 = vload(SMP, 24, lanes), vload(SMP, 25, lanes)
+    regular = (h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1)
+    h1 = select(regular, h1, 0.0)
+    both = (h > 0.0) & (h1 > 0.0)
+    moved = h > 0.0
+    r = h / select(both, h1, 1.0)
+    r3 = r * r * r
+    vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
+    nn = L * nmax
+    for l in range(L):
+        far = vzero(lanes) > 0.0  # no lane
+        d = _dof(l, mi, d_static)
+        for c in range(d):  # the predicted q in SMP rows SMP_ROWS + c
+            o = l * nmax + mi[l, oq + c]
+            p0, v0, a0 = vload(HIST, o, lanes), vload(HIST, o + nn, lanes), vload(HIST, o + 2 * nn, lanes)
+            P = vload(HIST, o + 3 * nn, lanes) - p0 + h1 * (v0 - 0.5 * h1 * a0)
+            V = h1 * (vload(HIST, o + 4 * nn, lanes) - v0 + h1 * a0)
+            A = h1 * h1 * (vload(HIST, o + 5 * nn, lanes) - a0)
+            c3 = -0.5 * A - 10.0 * P - 4.0 * V
+            c4 = -A - 15.0 * P - 7.0 * V
+            c5 = -0.5 * A - 6.0 * P - 3.0 * V
+            quint = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
+            x = select(both, quint, select(moved, p0 + h * (v0 + 0.5 * h * a0), p0))
+            far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
+            vstore(SMP, SMP_ROWS + c, x)
+        for c in range(d):
+            o = l * nmax + mi[l, oq + c]
+            vstore(SMP, SMP_ROWS + c, select(far, vload(HIST, o, lanes), vload(SMP, SMP_ROWS + c, lanes)))
+        for i in range(mi[l, LI_N]):  # θ = H q + c (pkm.kernels.ik._h_times, then + c)
+            acc = vzero(lanes)
+            for k in range(mi[l, onz + i]):
+                acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
+            vstore(TH, l * nmax + i, acc + mf[l, occ + i])
+
+
+@_piece
+def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, tho, nmax, j):
+    """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_affine`): from its
+    predicted start in ``TH``, else from its previous sample's solution; the solution into ``TH``."""
+    for i in range(nmax):
+        tl[i] = TH[tho + i, j]
+    ok = _solve_affine(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, False, False)[0]
+    if not ok:
+        for i in range(nmax):
+            tl[i] = HIST[tho + i, j]
+        ok = _solve_affine(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, False, False)[0]
+    if ok:
+        for i in range(nmax):
+            TH[tho + i, j] = tl[i]
+    return ok
+
+
+@_internal
+def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
+                theta, thetad, thetadd, JIK, limbW, lanes):
+    """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
+    lane's ``θ, θ̇, θ̈``, rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄ = Fᵀq`` (eq. 144) into
+    the outputs at its sample."""
+    n, nn, dp = mi[l, LI_N], L * nmax, len(dp_static)
+    dmax = lay[LAY_DMAX]
+    for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
+        for r in range(6):
+            o = (l * dmax + a) * 6 + r
+            vstore(PH, o + L * dmax * 6, vload(PH, o, lanes))
+            vstore(PH, o, vload(VM, opi + a * 6 + r, lanes))
+    for i in range(n):
+        o = tho + i
+        x = vload(TH, o, lanes)
+        for kind in range(3):
+            vstore(HIST, o + (3 + kind) * nn, vload(HIST, o + kind * nn, lanes))
+        vstore(HIST, o, x)
+        vstore(HIST, o + nn, vload(VM, othd + i, lanes))
+        vstore(HIST, o + 2 * nn, vload(VM, othdd + i, lanes))
+    off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
+    for j in range(len(lanes)):
+        if active >> j & 1:
+            s = sj[j]
+            for i in range(n):
+                theta[s, l, i] = TH[tho + i, j]
+                thetad[s, l, i] = VM[othd + i, j]
+                thetadd[s, l, i] = VM[othdd + i, j]
+            for a in range(mi[l, LI_NACT]):
+                for c in range(dp):
+                    JIK[s, off + a, c] = VM[opi + 6 * mi[l, oa + a] + dp_static[c], j]
+            for c in range(dp):
+                acc = 0.0
+                for a in range(d):
+                    acc += VM[opi + 6 * a + dp_static[c], j] * VM[oq + a, j]
+                limbW[s, l, c] = acc
+
+
+@_internal
+def _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
+    """The chord step of :func:`pkm.kernels.ik._solve_affine` in the lanes ``cand``: ``q += P e`` with
+    ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples
+    (:func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
+    L, nmax, dmax = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX]
+    oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
+    rch = vload(SMP, SMP_ROWS + dmax, lanes)
+    e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
+         select(cand, vload(VM, oe + 2, lanes), 0.0), select(cand, vload(VM, oe + 3, lanes), 0.0),
+         select(cand, vload(VM, oe + 4, lanes), 0.0), select(cand, vload(VM, oe + 5, lanes), 0.0))
+    for a in range(d):
+        acc = vzero(lanes)
+        for r in range(6):
+            o = (l * dmax + a) * 6 + r
+            p1 = vload(PH, o, lanes)
+            acc = acc + (p1 + rch * (p1 - vload(PH, o + L * dmax * 6, lanes))) * e[r]
+        vstore(SMP, SMP_ROWS + a, vload(TH, l * nmax + mi[l, lay[LAY_QIDX] + a], lanes) + acc)  # q = θ[q_index]
+    for i in range(mi[l, LI_N]):
+        acc = vzero(lanes)
+        for k in range(mi[l, onz + i]):
+            acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
+        vstore(TH, l * nmax + i, acc + mf[l, occ + i])

@@ -1,0 +1,414 @@
+"""The per-limb pipeline of the batch kernel in SIMD lanes (issue 18): ``W`` samples of ``W``
+independent trajectory chunks at once, one lane each, on :mod:`pkm.kernels.simd_vec` vectors.
+
+The pieces are those of :mod:`pkm.kernels.ik` and :mod:`pkm.kernels.dynamics` (same equations,
+same order of operations), written once over the lane type and driven by the robot's
+:class:`pkm.kernels.model.KernelModel` (no robot-specific code): every branch is on model data
+(joint type, parent, loop records), never on a lane's value; a lane-dependent decision is a mask.
+The scratch is structure-of-arrays: 2-D float arrays ``(rows, W)`` (64-byte aligned,
+:func:`pkm.kernels.simd_vec.aligned_zeros`), a quantity's lanes in one row:
+
+* ``VB`` (n_max · BW_SIZE rows): body ``i``'s values at rows ``i · BW_SIZE + BW_*``, the layout of
+  the scalar kernel's ``bw`` (:mod:`pkm.kernels.work`);
+* ``VM`` (:func:`vm_rows`): ``J_p``, ``L_p``, the Gram matrix, its Cholesky factor and inverse,
+  ``L_p⁺``, the pose error, ``q̇, q̈, θ̇, θ̈`` and scratch;
+* ``SMP`` (24 rows): the lanes' target pose ``C_d`` (R row-major, p), ``V_p`` and ``V̇_p``.
+
+Covered here: limbs with a constant ``H`` (affine loop closure, spec §4.7; also limbs without
+loops). The kernel (:mod:`pkm.kernels.simd_kernel`) runs the general limbs on the scalar path.
+"""
+from __future__ import annotations
+
+from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ,
+                               LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_ACTOFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M,
+                               LP_NN, LP_R, LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
+                               PF_SIZE)
+from pkm.kernels.ik import SERIES_STEP, _sincos_step
+from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vmin, vsincos, vsqrt, vstore, vzero
+from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_T, BW_TRIG, BW_V, BW_W, _internal, _pose_at, _vec_at
+from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, mm, mtm, mtv, mv, scale, sub
+
+#: Pose errors below this rotation (``|ω|²`` below its square) use the near-identity logarithm
+#: (:func:`pkm.lie.small.log_pose`'s first branch); a lane above it is never accepted as converged.
+NEAR_IDENTITY = 1e-4
+_THIRD, _SEVENTH, _TWELFTH, _INV720 = 1.0 / 3.0, 1.0 / 7.0, 1.0 / 12.0, 1.0 / 720.0
+
+
+@_internal
+def vm_rows(nmax, dmax):
+    """Row offsets of the ``VM`` scratch: ``(J_p 6×n_max, L_p 6×d_max, Gram, Cholesky factor, its
+    inverse, Gram⁻¹ (d_max² each), L_p⁺ d_max×6, e 6, q̇, q̈ (d_max), θ̇, θ̈ (n_max), q (d_max), total)``."""
+    oj = 0
+    olp = oj + 6 * nmax
+    og = olp + 6 * dmax
+    oc = og + dmax * dmax
+    oci = oc + dmax * dmax
+    ogi = oci + dmax * dmax
+    opi = ogi + dmax * dmax
+    oe = opi + 6 * dmax
+    oqd = oe + 6
+    oqdd = oqd + dmax
+    othd = oqdd + dmax
+    othdd = othd + nmax
+    oq = othdd + nmax
+    odth = oq + dmax
+    return oj, olp, og, oc, oci, ogi, opi, oe, oqd, oqdd, othd, othdd, oq, odth, odth + nmax
+
+
+# ----------------------------------------------------------------------------- SoA rows as tuples
+@_internal
+def vpose(A, r, L):
+    """Rows ``r … r + 11`` of ``A`` as a pose ``(R, p)`` of vectors."""
+    return ((vload(A, r, L), vload(A, r + 1, L), vload(A, r + 2, L), vload(A, r + 3, L), vload(A, r + 4, L),
+             vload(A, r + 5, L), vload(A, r + 6, L), vload(A, r + 7, L), vload(A, r + 8, L)),
+            (vload(A, r + 9, L), vload(A, r + 10, L), vload(A, r + 11, L)))
+
+
+@_internal
+def vset_pose(A, r, R, p):
+    for k in range(9):
+        vstore(A, r + k, R[k])
+    vstore(A, r + 9, p[0])
+    vstore(A, r + 10, p[1])
+    vstore(A, r + 11, p[2])
+
+
+@_internal
+def vtwist(A, r, L):
+    """Rows ``r … r + 5`` as ``(ω, v)``."""
+    return (vload(A, r, L), vload(A, r + 1, L), vload(A, r + 2, L)), \
+        (vload(A, r + 3, L), vload(A, r + 4, L), vload(A, r + 5, L))
+
+
+@_internal
+def vset_twist(A, r, w, v):
+    vstore(A, r, w[0])
+    vstore(A, r + 1, w[1])
+    vstore(A, r + 2, w[2])
+    vstore(A, r + 3, v[0])
+    vstore(A, r + 4, v[1])
+    vstore(A, r + 5, v[2])
+
+
+@_internal
+def _zero3(L):
+    z = vzero(L)
+    return (z, z, z)
+
+
+# ----------------------------------------------------------------------------- kinematics
+@_internal
+def vfk(l, mi, mf, TH, tho, VB, fresh, L):
+    """:func:`pkm.kernels.ik._fk` in lanes: ``K_i`` and ``T_i`` of limb ``l`` from ``θ_i`` in rows
+    ``tho + i`` of ``TH``. Unless ``fresh``, the sines and cosines are updated from the last
+    evaluation's (rows ``BW_TRIG``) by the angle-addition formula with the series of
+    :func:`pkm.kernels.ik._sincos_step` when every lane moved by at most ``SERIES_STEP``."""
+    for i in range(mi[l, LI_N]):
+        o = BF_SIZE * i
+        a, b = mf[l, o + BF_A], mf[l, o + BF_B]
+        x = vload(TH, tho + i, L)
+        if a != 0.0:
+            rt = i * BW_SIZE + BW_TRIG
+            dx = x - vload(VB, rt + 2, L)
+            if fresh or any_lane(~(vabs(dx) <= SERIES_STEP)):
+                s, c = vsincos(x)
+            else:
+                sd, cd = _sincos_step(dx)
+                c0, s0 = vload(VB, rt, L), vload(VB, rt + 1, L)
+                c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
+            vstore(VB, rt, c)
+            vstore(VB, rt + 1, s)
+            vstore(VB, rt + 2, x)
+        else:
+            c, s = splat(1.0, L), vzero(L)
+        P, p0 = _pose_at(mf, l, o + BF_P)
+        R = (c * P[0] + s * P[1], c * P[1] - s * P[0], splat(P[2], L),
+             c * P[3] + s * P[4], c * P[4] - s * P[3], splat(P[5], L),
+             c * P[6] + s * P[7], c * P[7] - s * P[6], splat(P[8], L))
+        bx = x * b
+        p = (bx * P[2] + p0[0], bx * P[5] + p0[1], bx * P[8] + p0[2])
+        vset_pose(VB, i * BW_SIZE + BW_T, R, p)
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            Rk, pk = vpose(VB, k * BW_SIZE + BW_K, L)
+            vset_pose(VB, i * BW_SIZE + BW_K, mm(Rk, R), add(mv(Rk, p), pk))
+        else:
+            vset_pose(VB, i * BW_SIZE + BW_K, R, p)
+
+
+@_internal
+def vplatform_pose(l, mi, mf, lay, VB, L):
+    """``C_p = K_p Q_p⁻¹`` (``F_p``) in lanes."""
+    Rk, pk = vpose(VB, mi[l, LI_PLAT] * BW_SIZE + BW_K, L)
+    Rq, pq = _pose_at(mf, l, lay[LAY_QP] + 12)
+    return mm(Rk, Rq), add(mv(Rk, pq), pk)
+
+
+@_internal
+def vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, L):
+    """``e = log(C_p⁻¹ C_d)`` (eq. 96) into rows ``oe … oe + 5`` of ``VM`` by the near-identity branch
+    of :func:`pkm.lie.small.log_pose`. Returns ``(|e|, near, R_p, r_p)``: ``near`` masks the lanes for
+    which that branch is the logarithm; the others' ``e`` is not used (they go to the scalar IK)."""
+    Rp, rp = vplatform_pose(l, mi, mf, lay, VB, L)
+    Rd, rd = vpose(SMP, 0, L)
+    R, p = mtm(Rp, Rd), mtv(Rp, sub(rd, rp))
+    w0 = 0.5 * (R[7] - R[5])
+    w1 = 0.5 * (R[2] - R[6])
+    w2 = 0.5 * (R[3] - R[1])
+    ss = w0 * w0 + w1 * w1 + w2 * w2
+    c = vmin(1.0, vmax(-1.0, 0.5 * (R[0] + R[4] + R[8] - 1.0)))
+    near = (c > 0.0) & (ss < NEAR_IDENTITY * NEAR_IDENTITY)
+    c = select(near, c, 1.0)
+    ic = 1.0 / c
+    t = ss * ic * ic
+    f = ic * (1.0 - t * (_THIRD - t * (0.2 - t * _SEVENTH)))
+    w = (f * w0, f * w1, f * w2)
+    al = _TWELFTH + t * _INV720
+    k = cross(w, p)
+    kk = cross(w, k)
+    v = (p[0] - 0.5 * k[0] + al * kk[0], p[1] - 0.5 * k[1] + al * kk[1], p[2] - 0.5 * k[2] + al * kk[2])
+    vset_twist(VM, oe, w, v)
+    return vsqrt(dot(w, w) + dot(v, v)), near, Rp, rp
+
+
+@_internal
+def vloop_residuals(l, mi, mf, lay, VB, L):
+    """``max |g|`` over the loops' selected residuals in lanes (:func:`pkm.kernels.ik._loop_residuals`)."""
+    gmax = vzero(L)
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        of = lay[LAY_LOOPF] + PF_SIZE * lp
+        Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
+        Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
+        D = sub(add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR))), add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK))))
+        nn = mi[l, oi + LP_NN]
+        for ia in range(mi[l, oi + LP_M]):
+            ri = mi[l, oi + LP_ROWS + ia]
+            if ri < nn:
+                g = dot(mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri)), D)
+            else:
+                jj = ri - nn
+                g = dot(mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj)), mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))) \
+                    - mf[l, of + PF_C0 + jj]
+            gmax = vmax(gmax, vabs(g))
+    return gmax
+
+
+@_internal
+def vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, L):
+    """``J_p`` (eq. 154–156, :func:`pkm.kernels.ik._platform_jacobian`) and ``L_p = J_p H`` (eq. 80,
+    constant ``H``, summed in the scalar kernel's order) in lanes, into ``VM``."""
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    oj, olp = 0, 6 * nmax
+    z = vzero(L)
+    for r in range(6):
+        for j in range(mi[l, LI_N]):
+            vstore(VM, oj + r * nmax + j, z)
+        for c in range(d):
+            vstore(VM, olp + r * dmax + c, z)
+    j = mi[l, LI_PLAT]
+    while j >= 0:
+        R, o = vpose(VB, j * BW_SIZE + BW_K, L)
+        zz = (R[2], R[5], R[8])
+        az = scale(mf[l, BF_SIZE * j + BF_A], zz)
+        w = mtv(Rp, az)
+        v = mtv(Rp, add(cross(sub(o, rp), az), scale(mf[l, BF_SIZE * j + BF_B], zz)))
+        col = (w[0], w[1], w[2], v[0], v[1], v[2])
+        for r in range(6):
+            vstore(VM, oj + r * nmax + j, col[r])
+        for k in range(mi[l, lay[LAY_HNZ] + j]):
+            c, hv = mi[l, lay[LAY_HCOL] + dmax * j + k], mf[l, lay[LAY_HC] + dmax * j + k]
+            for r in range(6):
+                rr = olp + r * dmax + c
+                vstore(VM, rr, vload(VM, rr, L) + hv * col[r])
+        j = mi[l, MI_PARENT + j]
+
+
+# ----------------------------------------------------------------------------- geometry at the solution
+@_internal
+def vgeometry(l, mi, lay, d, dp_static, VM, thresh, L):
+    """:func:`pkm.kernels.dynamics._limb_geometry` (constant ``H``) in lanes: the Gram matrix
+    ``L_pᵀL_p``, its inverse by Cholesky as :func:`pkm.lie.linalg.spd_inverse_into`, the condition
+    number ``√(‖G‖₁‖G⁻¹‖₁)`` and ``L_p⁺ = G⁻¹L_pᵀ`` (eq. 94) into ``VM``. Returns the mask of lanes
+    that are regular (every pivot > 0, condition ≤ ``thresh``)."""
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    _, olp, og, oc, oci, ogi, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
+    for a in range(d):
+        for b in range(d):
+            acc = vzero(L)
+            for r in range(6):
+                acc = acc + vload(VM, olp + r * dmax + a, L) * vload(VM, olp + r * dmax + b, L)
+            vstore(VM, og + a * dmax + b, acc)
+    ok = splat(1.0, L) > 0.0
+    for j in range(d):  # Cholesky G = CCᵀ (pkm.lie.linalg._cholesky_into)
+        dd = vload(VM, og + j * dmax + j, L)
+        for k in range(j):
+            cjk = vload(VM, oc + j * dmax + k, L)
+            dd = dd - cjk * cjk
+        ok = ok & (dd > 0.0)
+        dd = vsqrt(select(ok, dd, 1.0))
+        vstore(VM, oc + j * dmax + j, dd)
+        for i in range(j + 1, d):
+            s = vload(VM, og + i * dmax + j, L)
+            for k in range(j):
+                s = s - vload(VM, oc + i * dmax + k, L) * vload(VM, oc + j * dmax + k, L)
+            vstore(VM, oc + i * dmax + j, s / dd)
+    for i in range(d):  # M = C⁻¹
+        vstore(VM, oci + i * dmax + i, 1.0 / vload(VM, oc + i * dmax + i, L))
+    for j in range(d):
+        for i in range(j + 1, d):
+            s = vzero(L)
+            for k in range(j, i):
+                s = s - vload(VM, oc + i * dmax + k, L) * vload(VM, oci + k * dmax + j, L)
+            vstore(VM, oci + i * dmax + j, s * vload(VM, oci + i * dmax + i, L))
+    for i in range(d):  # G⁻¹ = MᵀM
+        for j in range(i, d):
+            s = vzero(L)
+            for k in range(j, d):
+                s = s + vload(VM, oci + k * dmax + i, L) * vload(VM, oci + k * dmax + j, L)
+            vstore(VM, ogi + i * dmax + j, s)
+            vstore(VM, ogi + j * dmax + i, s)
+    n1, n2 = vzero(L), vzero(L)
+    for j in range(d):
+        s1, s2 = vzero(L), vzero(L)
+        for i in range(d):
+            s1 = s1 + vabs(vload(VM, og + i * dmax + j, L))
+            s2 = s2 + vabs(vload(VM, ogi + i * dmax + j, L))
+        n1, n2 = vmax(n1, s1), vmax(n2, s2)
+    ok = ok & (vsqrt(n1 * n2) <= thresh)
+    for a in range(d):  # L_p⁺ = G⁻¹ L_pᵀ
+        for r in range(6):
+            acc = vzero(L)
+            for b in range(d):
+                acc = acc + vload(VM, ogi + a * dmax + b, L) * vload(VM, olp + r * dmax + b, L)
+            vstore(VM, opi + a * 6 + r, acc)
+    return ok
+
+
+@_internal
+def vh_times(l, mi, mf, lay, n, VM, ox, oy, L):
+    """Rows ``oy + i`` = ``(H x)_i`` for ``x`` in rows ``ox + c`` (constant ``H``, its sparse rows)."""
+    oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
+    for i in range(n):
+        acc = vzero(L)
+        for k in range(mi[l, onz + i]):
+            acc = acc + mf[l, oh + dmax * i + k] * vload(VM, ox + mi[l, ocol + dmax * i + k], L)
+        vstore(VM, oy + i, acc)
+
+
+# ----------------------------------------------------------------------------- rates and dynamics
+@_internal
+def vtwists(l, mi, mf, VB, VM, othd, L):
+    """:func:`pkm.kernels.dynamics._twists` in lanes (``θ̇`` in rows ``othd + i`` of ``VM``)."""
+    for i in range(mi[l, LI_N]):
+        R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            pw, pv = vtwist(VB, k * BW_SIZE + BW_V, L)
+            qw, qv = vtwist(VB, k * BW_SIZE + BW_A, L)
+            w, v = Ad_inv(R, p, pw, pv)
+            aw, av = Ad_inv(R, p, qw, qv)
+        else:
+            w, v = _zero3(L), _zero3(L)
+            aw, av = _zero3(L), _zero3(L)
+        thd = vload(VM, othd + i, L)
+        a, b = mf[l, BF_SIZE * i + BF_A] * thd, mf[l, BF_SIZE * i + BF_B] * thd
+        w = (w[0], w[1], w[2] + a)
+        v = (v[0], v[1], v[2] + b)
+        vset_twist(VB, i * BW_SIZE + BW_V, w, v)
+        vset_twist(VB, i * BW_SIZE + BW_A, (aw[0] + a * w[1], aw[1] - a * w[0], aw[2]),
+                   (av[0] + a * v[1] + b * w[1], av[1] - a * v[0] - b * w[0], av[2]))
+
+
+@_internal
+def _vinertia_times(p, w, v):
+    mc = (p[1], p[2], p[3])
+    Iw = (p[4] * w[0] + p[5] * w[1] + p[6] * w[2], p[5] * w[0] + p[7] * w[1] + p[8] * w[2],
+          p[6] * w[0] + p[8] * w[1] + p[9] * w[2])
+    return add(Iw, cross(mc, v)), sub(scale(p[0], v), cross(mc, w))
+
+
+@_internal
+def vrnea(l, mi, mf, VB, VM, othd, othdd, g0, L):
+    """:func:`pkm.kernels.dynamics._rnea` in lanes: ``φ_i`` into rows ``i · BW_SIZE + BW_PHI``."""
+    n = mi[l, LI_N]
+    for i in range(n):
+        R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            pw, pv = vtwist(VB, k * BW_SIZE + BW_A, L)
+        else:
+            pw, pv = _zero3(L), (splat(-g0[0], L), splat(-g0[1], L), splat(-g0[2], L))
+        aw, av = Ad_inv(R, p, pw, pv)
+        w, v = vtwist(VB, i * BW_SIZE + BW_V, L)
+        o = BF_SIZE * i
+        a, b = mf[l, o + BF_A], mf[l, o + BF_B]
+        qd, qdd = vload(VM, othd + i, L), vload(VM, othdd + i, L)
+        vset_twist(VB, i * BW_SIZE + BW_A, (aw[0] + a * qd * w[1], aw[1] - a * qd * w[0], aw[2] + a * qdd),
+                   (av[0] + qd * (a * v[1] + b * w[1]), av[1] - qd * (a * v[0] + b * w[0]), av[2] + b * qdd))
+        vset_twist(VB, i * BW_SIZE + BW_W, _zero3(L), _zero3(L))
+    for i in range(n - 1, -1, -1):
+        fw, fv = vtwist(VB, i * BW_SIZE + BW_W, L)
+        if mf[l, BF_SIZE * i + BF_IN] != 0.0:
+            o = BF_SIZE * i + BF_IN
+            p10 = (mf[l, o], mf[l, o + 1], mf[l, o + 2], mf[l, o + 3], mf[l, o + 4], mf[l, o + 5], mf[l, o + 6],
+                   mf[l, o + 7], mf[l, o + 8], mf[l, o + 9])
+            w, v = vtwist(VB, i * BW_SIZE + BW_V, L)
+            aw, av = vtwist(VB, i * BW_SIZE + BW_A, L)
+            hw, hv = _vinertia_times(p10, w, v)
+            cw, cv = coad(w, v, hw, hv)
+            mw, mv_ = _vinertia_times(p10, aw, av)
+            fw = add(sub(mw, cw), fw)
+            fv = add(sub(mv_, cv), fv)
+        vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:  # Ad_{T_i}⁻ᵀ W_i to the parent (pkm.kernels.dynamics._to_parent)
+            R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+            Rf = mv(R, fv)
+            mw = add(mv(R, fw), cross(p, Rf))
+            r = k * BW_SIZE + BW_W
+            pw, pv = vtwist(VB, r, L)
+            vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+
+
+@_internal
+def vmotion(l, mi, mf, lay, d, VB, VM, SMP, g0, L):
+    """:func:`pkm.kernels.dynamics._limb_motion` (constant ``H``) in lanes: ``q̇ = L_p⁺V_p``, ``θ̇ = Hq̇``,
+    twists, ``q̈ = L_p⁺(V̇_p − J̇_pθ̇)``, ``θ̈ = Hq̈`` (eq. 86–88) and the RNEA; ``θ̇, θ̈`` stay in ``VM``."""
+    n, plat = mi[l, LI_N], mi[l, LI_PLAT]
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    _, _, _, _, _, _, opi, _, oqd, oqdd, othd, othdd, _, _, _ = vm_rows(nmax, dmax)
+    for a in range(d):
+        acc = vzero(L)
+        for r in range(6):
+            acc = acc + vload(VM, opi + a * 6 + r, L) * vload(SMP, 12 + r, L)
+        vstore(VM, oqd + a, acc)
+    vh_times(l, mi, mf, lay, n, VM, oqd, othd, L)
+    vtwists(l, mi, mf, VB, VM, othd, L)
+    RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
+    pw, pv = vtwist(VB, plat * BW_SIZE + BW_A, L)
+    aw, av = Ad(RQ, pQ, pw, pv)
+    rr = (vload(SMP, 18, L) - aw[0], vload(SMP, 19, L) - aw[1], vload(SMP, 20, L) - aw[2],
+          vload(SMP, 21, L) - av[0], vload(SMP, 22, L) - av[1], vload(SMP, 23, L) - av[2])
+    for a in range(d):
+        o = opi + a * 6
+        vstore(VM, oqdd + a, vload(VM, o, L) * rr[0] + vload(VM, o + 1, L) * rr[1] + vload(VM, o + 2, L) * rr[2]
+               + vload(VM, o + 3, L) * rr[3] + vload(VM, o + 4, L) * rr[4] + vload(VM, o + 5, L) * rr[5])
+    vh_times(l, mi, mf, lay, n, VM, oqdd, othdd, L)
+    vrnea(l, mi, mf, VB, VM, othd, othdd, g0, L)
+
+
+@_internal
+def vlimb_wrench(l, mi, mf, lay, n, d, dp_static, VB, VM, L):
+    """``q = Hᵀφ`` (rows ``oq``) for ``W̄ = FᵀHᵀφ`` (eq. 144); returns nothing, the caller forms
+    ``W̄_c = Σ_a L_p⁺[a, task_c] q_a`` per lane (``F = L_p⁺P_p``)."""
+    oh, onz, ocol, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_DMAX]
+    oq = vm_rows(lay[LAY_NMAX], dmax)[12]
+    z = vzero(L)
+    for c in range(d):
+        vstore(VM, oq + c, z)
+    for i in range(n):
+        phi = vload(VB, i * BW_SIZE + BW_PHI, L)
+        for k in range(mi[l, onz + i]):
+            r = oq + mi[l, ocol + dmax * i + k]
+            vstore(VM, r, vload(VM, r, L) + mf[l, oh + dmax * i + k] * phi)

@@ -1,0 +1,168 @@
+"""The SIMD path of the batch kernel (issue 18): the ``<W x double>`` type of
+:mod:`pkm.kernels.simd_vec` against numpy, and the SIMD kernel against the scalar kernel and the
+reference path (pkm.algorithms.manipulator) on every robot file, with and without sample times,
+on a trajectory with hard corners (lanes that converge differently), for trajectory lengths that
+fill the lanes partly, with the host's lane count and with 4 lanes."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+import pytest
+
+import pkm
+from pkm.algorithms import manipulator as man
+from pkm.kernels import batch
+from pkm.kernels.simd_kernel import supports
+from pkm.kernels.simd_vec import (LANES, aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
+                                  select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
+                                  vzero, width)
+from pkm.lie.small import cross, mm
+
+from test_batch_start import FILES, _load, corner, smooth
+
+WIDTHS = sorted({LANES, 4})
+
+
+# ----------------------------------------------------------------------------- the vector type
+@numba.njit
+def _ops(a, out, L):
+    x, y = vload(a, 0, L), vload(a, 1, L)
+    vstore(out, 0, x * y + 2.0 - x / y)
+    vstore(out, 1, select(x < y, -x, 3.0 - y))
+    vstore(out, 2, vsqrt(vabs(x)) + vsin(y) * vcos(x))
+    vstore(out, 3, vmax(x, y) - vmin(x, 0.5) + vfma(x, y, 1.0))
+    vstore(out, 4, -x + splat(7.0, L) * vzero(L) + 1.0 * x - 2.0 * x)
+    m = x < 0.0
+    return lane_bits(m), any_lane(m), all_lanes(m | (x >= 0.0)), any_lane(m & ~m), get_lane(set_lane(x, 1, 9.0), 1), \
+        width(x)
+
+
+@numba.njit
+def _tuples(a, out, L):
+    """The tuple primitives of pkm.lie.small compile for vectors unchanged."""
+    v = (vload(a, 0, L), vload(a, 1, L), vload(a, 2, L))
+    R = (v[0], v[1], v[2], v[1], v[2], v[0], v[2], v[0], v[1])
+    P = mm(R, R)
+    c = cross(v, (v[2], v[0], v[1]))
+    for k in range(9):
+        vstore(out, k, P[k])
+    for k in range(3):
+        vstore(out, 9 + k, c[k])
+
+
+@pytest.mark.parametrize("w", WIDTHS)
+def test_vector_operations_equal_numpy(w):
+    rng = np.random.default_rng(w)
+    a = aligned_zeros(3, w)
+    a[:] = rng.normal(size=(3, w))
+    a[0, 0] = -abs(a[0, 0])
+    a[0, 1] = abs(a[0, 1])
+    out = aligned_zeros(12, w)
+    bits, anyneg, full, none, lane1, wd = _ops(a, out, lanes(w))
+    x, y = a[0], a[1]
+    assert wd == w and lane1 == 9.0 and full and not none
+    assert bits == sum(1 << k for k in range(w) if x[k] < 0) and anyneg
+    np.testing.assert_allclose(out[0], x * y + 2 - x / y, rtol=1e-14, atol=1e-15)
+    np.testing.assert_array_equal(out[1], np.where(x < y, -x, 3 - y))
+    np.testing.assert_allclose(out[2], np.sqrt(abs(x)) + np.sin(y) * np.cos(x), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(out[3], np.maximum(x, y) - np.minimum(x, 0.5) + (x * y + 1), rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(out[4], -2 * x, rtol=1e-14, atol=1e-15)
+    _tuples(a, out, lanes(w))
+    for k in range(w):  # lane by lane, the scalar formulas
+        v = a[:, k]
+        R = np.array([v[0], v[1], v[2], v[1], v[2], v[0], v[2], v[0], v[1]]).reshape(3, 3)
+        np.testing.assert_allclose(out[:9, k], (R @ R).ravel(), rtol=1e-14)
+        np.testing.assert_allclose(out[9:, k], np.cross(v, [v[2], v[0], v[1]]), rtol=1e-14, atol=1e-15)
+
+
+def test_scratch_is_aligned_and_lanes_follow_the_cpu():
+    for w in (2, 4, 8):
+        a = aligned_zeros((5, 3), w)
+        assert a.shape == (5, 3, w) and a.ctypes.data % 64 == 0 and a.flags.c_contiguous and not a.any()
+    assert host_lanes({"avx512f": True, "avx": True}) == 8
+    assert host_lanes({"avx512f": False, "avx2": True, "avx": True}) == 4
+    assert host_lanes({}) == 2
+
+
+# ----------------------------------------------------------------------------- the kernel
+def _long(robot, kind, count):
+    if kind == "smooth":  # the robot's trajectory repeated (the sines are periodic over it; the line jumps back)
+        X, XD, XDD, t = smooth(robot, 10 ** 6, 1)
+        k = -(-count // (len(t) - 1))
+        T = np.arange(k * (len(t) - 1)) * (t[1] - t[0])
+        return tuple(np.tile(a[:-1], (k, 1))[:count] for a in (X, XD, XDD)) + (T[:count],)
+    X, XD, XDD, t = zip(*(corner(robot, 60, 3) for _ in range(-(-count // 60))))  # a corner every 60 samples
+    T = np.concatenate([ti + k * (t[0][-1] + t[0][1]) for k, ti in enumerate(t)])
+    return np.concatenate(X)[:count], np.concatenate(XD)[:count], np.concatenate(XDD)[:count], T[:count]
+
+
+def _assert_same(a, b, robot, what):
+    scale = np.abs(b.tau).max()
+    np.testing.assert_allclose(a.tau, b.tau, rtol=0, atol=1e-12 * scale, err_msg=what)
+    np.testing.assert_allclose(a.limb_wrenches, b.limb_wrenches, rtol=0, atol=1e-12 * scale, err_msg=what)
+    for limb in robot.limbs:
+        np.testing.assert_allclose(a.joints[limb.name], b.joints[limb.name], rtol=0, atol=1e-12, err_msg=what)
+        big = max(1.0, np.abs(b.joints_d[limb.name]).max())
+        np.testing.assert_allclose(a.joints_d[limb.name], b.joints_d[limb.name], rtol=0, atol=1e-11 * big,
+                                   err_msg=what)
+
+
+# 3 and 13: one lane, partly; 1100: 5 segments (the last short), fewer than 8 lanes; 2400: 10 segments, two groups
+LENGTHS = [3, 13, 1100, 2400]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.stem)
+@pytest.mark.parametrize("kind", ["smooth", "corner"])
+@pytest.mark.parametrize("with_times", [True, False], ids=["t", "no-t"])
+def test_simd_equals_scalar_and_reference(path, kind, with_times):
+    robot = _load(path)
+    X, XD, XDD, t = _long(robot, kind, max(LENGTHS))
+    for N in LENGTHS:
+        tt = t[:N] if with_times else None
+        scalar = robot.inverse_dynamics(X[:N], XD[:N], XDD[:N], t=tt, simd=False)
+        for w in WIDTHS:
+            for threads in (1, 2):
+                fast = robot.inverse_dynamics(X[:N], XD[:N], XDD[:N], t=tt, simd=w, threads=threads)
+                _assert_same(fast, scalar, robot, f"N={N} W={w} threads={threads}")
+    idx = np.arange(0, max(LENGTHS), 97)  # the reference on every 97th sample (each warm-started from the last)
+    ref = man.inverse_dynamics(robot, X[idx], XD[idx], XDD[idx], tol=1e-14)
+    fast = robot.inverse_dynamics(X, XD, XDD, t=t if with_times else None, simd=True)
+    scale = np.abs(ref.tau).max()
+    np.testing.assert_allclose(fast.tau[idx], ref.tau, rtol=0, atol=1e-12 * scale)
+    for limb in robot.limbs:
+        np.testing.assert_allclose(fast.joints[limb.name][idx], ref.joints[limb.name], rtol=0, atol=1e-12)
+
+
+def test_which_robots_take_the_simd_path():
+    """Robots whose limbs all have a constant H; the others run the scalar kernel whatever ``simd``."""
+    took = {p.stem: supports(_load(p)._packed()) for p in FILES}
+    assert took["delta_3rr2rrr"] and took["delta_rus"]
+    assert not took["irsbot2"] and not took["delta_3r2us"]
+
+
+def test_the_simd_path_runs_and_falls_back(monkeypatch):
+    """``simd=True`` calls the lanes; a lane that fails (an unreachable sample in the third segment)
+    has its segment run again on the scalar kernel, which names the sample as without SIMD."""
+    robot = _load(FILES[[p.stem for p in FILES].index("delta_3rr2rrr")])
+    calls = []
+    orig = batch._Run.lanes
+    monkeypatch.setattr(batch._Run, "lanes", lambda self, *a: calls.append(a[1]) or orig(self, *a))
+    X, XD, XDD, t = smooth(robot, 1100, 1)
+    robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
+    assert calls and len(calls[0]) == min(LANES, -(-len(X) // batch.SEGMENT))
+    calls.clear()
+    robot.inverse_dynamics(X, XD, XDD, t=t, simd=False, threads=1)
+    assert not calls
+    X = X.copy()
+    X[600] = [3.0, 0.0, -1.0]
+    for simd in (False, True):
+        with pytest.raises(pkm.IKError, match="sample 600"):
+            robot.inverse_dynamics(X, XD, XDD, t=t, simd=simd, threads=1)
+
+
+def test_bad_simd_option():
+    robot = _load(FILES[[p.stem for p in FILES].index("delta_3rr2rrr")])
+    X, XD, XDD, t = smooth(robot, 5, 1)
+    with pytest.raises(ValueError, match="simd must be"):
+        robot.inverse_dynamics(X, XD, XDD, simd=3)
