@@ -1,6 +1,6 @@
 """Seed 003's motor-driven 3-(RR)S platform (Huang, Yan, Jeng & Cheing, §12, Figs. 10–11) simulated
 with the joint-reaction formulation of pkm's absolute-coordinate engine
-(:mod:`pkm.absolute.joint_reactions`), robots/rrs3_platform.toml.
+(:mod:`pkm.absolute.joint_reactions`), examples/rrs3_platform.toml.
 
 Constant 10 N·m on the three motors (J7–J9, positive about the file's axes; the opposite sense gives
 the mirror motion and the same v_z), gravity −9.81 m/s² along z (the paper gives none), from rest
@@ -31,7 +31,7 @@ from pkm.absolute.joint_reactions import JointReactions, actuated_jacobian, effo
 from pkm.absolute.loader import load_spec as absolute_model
 from pkm.description.robotfile import load_spec
 
-ROBOT = Path(__file__).resolve().parents[1] / "robots" / "rrs3_platform.toml"
+ROBOT = Path(__file__).resolve().parent / "rrs3_platform.toml"
 
 
 def ratios(model, q):
@@ -63,7 +63,12 @@ def main():
     system = model.system
     force = efforts_force(model, args.torques)
     q0, v0 = model.reference, np.zeros(system.n)
-    robot = pkm.load(ROBOT)
+    try:  # pkm's minimal-coordinate engine refuses the file's tilt–heave task at load (see the file)
+        pkm.load(ROBOT)
+        print("pkm (minimal coordinates, tilt–heave task): the file loads")
+    except pkm.RobotFileError as e:
+        print(f"pkm (minimal coordinates, tilt–heave task): {e}")
+    robot = pkm.load(ROBOT, check=False)
     try:
         robot.inverse_kinematics(robot.x_ref, np.zeros(3))
         print("pkm (minimal coordinates, tilt–heave task): IK at the start is regular")

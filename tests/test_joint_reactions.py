@@ -1,5 +1,5 @@
 """Seed 003's joint-reaction dynamics (pkm.absolute.joint_reactions) on its 3-(RR)S platform
-(robots/rrs3_platform.toml): against the index-1 DAE with projection (pkm.absolute.standard), the
+(examples/rrs3_platform.toml): against the index-1 DAE with projection (pkm.absolute.standard), the
 reactions against Newton–Euler and the index-1 multipliers, the Newton matrix against finite
 differences, passage through singular configurations of the tilt–heave task coordinates and of the
 driven mechanism (type II, with the motors in alternating senses) with the step matrix regular there,
@@ -20,7 +20,7 @@ from pkm.absolute.loader import load_spec as absolute_model
 from pkm.absolute.standard import projected_ode
 from pkm.description.robotfile import load_spec
 
-ROBOT = Path(__file__).resolve().parents[1] / "robots" / "rrs3_platform.toml"
+ROBOT = Path(__file__).resolve().parents[1] / "examples" / "rrs3_platform.toml"
 TORQUES = (10.0, 10.0, 10.0)
 
 
@@ -43,8 +43,12 @@ def through(model, start):
 
 # ---------------------------------------------------------------------- the robot file
 def test_rrs3_file_loads_in_both_engines(model):
-    robot = pkm.load(ROBOT)
-    assert robot is not None
+    # pkm's minimal-coordinate engine refuses its tilt–heave task: the platform has parasitic
+    # motions, so no pure ωx, ωy or vz motion exists at the reference (a one-line file error) …
+    with pytest.raises(pkm.RobotFileError, match="task"):
+        pkm.load(ROBOT)
+    robot = pkm.load(ROBOT, check=False)  # … which the escape hatch loads anyway
+    assert robot.task.components == ("wx", "wy", "vz")
     assert model.dof == 3 and model.system.m - 6 * len(model.system.bodies) == 39
     assert not model.report.removed
     assert [a.name for a in model.actuators] == ["J7", "J8", "J9"]

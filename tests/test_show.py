@@ -59,12 +59,21 @@ def test_drawn_joints_lie_on_the_joint_axes_of_forward_kinematics(name):
     assert np.abs(attach[0] - attach[1]).max() <= 1e-9
 
 
-def test_cli_show_writes_an_image_of_every_robot(tmp_path):
-    for name, f in FILES.items():
-        out = tmp_path / f"{name}.png"
-        proc = run_pkm("show", ROBOTS / f, "--out", out, cwd=tmp_path)
-        assert proc.returncode == 0, proc.stderr
+def test_cli_show_and_animate_every_robot_in_robots(tmp_path):
+    files = sorted(ROBOTS.glob("*.toml"))
+    assert {f.name for f in files} >= set(FILES.values()) and len(files) >= 7
+    for f in files:
+        out = tmp_path / f"{f.stem}.png"
+        proc = run_pkm("show", f, "--out", out, cwd=tmp_path)
+        assert proc.returncode == 0, (f.name, proc.stderr)
         assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+        gif = tmp_path / f"{f.stem}.gif"
+        proc = run_pkm("animate", f, "--frames", 3, "--out", gif, cwd=tmp_path)
+        if pkm.load(f).spec.trajectory is None:  # nothing to animate by default: says how, one line
+            assert proc.returncode == 2 and "choose one with --trajectory" in proc.stderr, (f.name, proc.stderr)
+            continue
+        assert proc.returncode == 0, (f.name, proc.stderr)
+        assert gif.read_bytes()[:6] == b"GIF89a"
     proc = run_pkm("show", ROBOTS / FILES["delta"], "--at", 0.1, 0, "--out", tmp_path / "bad.png", cwd=tmp_path)
     assert proc.returncode == 2 and "--at needs 3 task coordinates" in proc.stderr
     assert len(proc.stderr.splitlines()) == 1 and not (tmp_path / "bad.png").exists()
