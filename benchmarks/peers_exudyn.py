@@ -1,6 +1,7 @@
-"""Exudyn (optional peer) on seed 002's six-body linkage: the same bodies, hinges, gravity and initial
-state as :func:`pkm.absolute.examples.six_body_linkage`, integrated by Exudyn's generalized-α
-(index 3, Euler-parameter nodes; Exudyn's default scheme), for bench_absolute.py.
+"""Exudyn (optional peer) on seed 002's six-body linkage — the same bodies, hinges, gravity and
+initial state as :func:`pkm.absolute.examples.six_body_linkage` — and on any robot file loaded in
+absolute coordinates (:func:`absolute_system`), integrated by Exudyn's generalized-α (index 3,
+Euler-parameter nodes; Exudyn's default scheme), for bench_absolute.py.
 
 The linkage is overconstrained: one of the 30 hinge rows is dependent. Exudyn's default sparse
 solver stops at the singular Jacobian (Exudyn issue #39). Its ``ignoreSingularJacobian`` option
@@ -36,7 +37,7 @@ def six_body(example, dt: float, T: float, rho_inf: float = 0.9, released=("R6",
     each step), ``energy_drift`` (max |E − E₀| / E₀), ``closure`` (max |Φ| of all 30 hinge rows),
     ``q`` (pkm coordinates at each step, rebuilt from Exudyn's sensors), ``t``."""
     import exudyn as exu
-    from exudyn.itemInterface import ObjectGround, SensorBody
+    from exudyn.itemInterface import ObjectGround
     from exudyn.utilities import RigidBodyInertia
 
     e = example
@@ -45,8 +46,6 @@ def six_body(example, dt: float, T: float, rho_inf: float = 0.9, released=("R6",
     ground = mbs.AddObject(ObjectGround())
     g = np.array([0.0, 0.0, -9.81])
     bodies, sensors = [], []
-    outputs = (exu.OutputVariableType.Position, exu.OutputVariableType.Velocity,
-               exu.OutputVariableType.AngularVelocityLocal, exu.OutputVariableType.RotationMatrix)
     for b in e.system.bodies:                        # body frames = world frame at t = 0 (examples.py)
         s = e.system.body_slice(b)
         q, v = e.q0[s], e.v0[s]
@@ -56,8 +55,7 @@ def six_body(example, dt: float, T: float, rho_inf: float = 0.9, released=("R6",
                                 initialVelocity=list(v[:3] - np.cross(omega, b.com)),     # of the frame origin
                                 initialAngularVelocity=list(omega), gravity=list(g))
         bodies.append(o)
-        sensors.append([mbs.AddSensor(SensorBody(bodyNumber=o, localPosition=list(b.com), outputVariableType=ov,
-                                                 storeInternal=True)) for ov in outputs])
+        sensors.append(_sensors(mbs, o, b))
     index = {id(b): o for b, o in zip(e.system.bodies, bodies)}
     for j in e.system.joints:
         mi, mj = j.marker_i, j.marker_j
@@ -71,39 +69,7 @@ def six_body(example, dt: float, T: float, rho_inf: float = 0.9, released=("R6",
         else:
             mbs.CreateRevoluteJoint(itemNumbers=items, position=list(point), axis=list(mi.axes[:, 2]),
                                     useGlobalFrame=True)
-    mbs.Assemble()
-    counts = mbs.ComputeSystemDegreeOfFreedom()
-    steps = int(round(T / dt))
-    ss = exu.SimulationSettings()
-    ss.timeIntegration.numberOfSteps = steps
-    ss.timeIntegration.endTime = T
-    ss.timeIntegration.verboseMode = VERBOSE
-    ss.timeIntegration.generalizedAlpha.spectralRadius = rho_inf
-    ss.solution.file.write = False
-    ss.solution.sensors.writePeriod = dt
-    t0 = time.perf_counter()
-    try:
-        ok = bool(mbs.SolveDynamic(ss, showHints=VERBOSE > 0))
-    except exu.SolverError:
-        ok = False
-    wall = time.perf_counter() - t0
-    data = [[mbs.GetSensorStoredData(s) for s in row] for row in sensors]
-    n = min(d.shape[0] for row in data for d in row)
-    E = np.zeros(n)
-    qs = np.zeros((n, e.system.n))
-    for b, (pos, vel, wl, rot) in zip(e.system.bodies, data):
-        E += 0.5 * b.mass * np.sum(vel[:n, 1:] ** 2, axis=1)
-        E += 0.5 * np.einsum("ti,ij,tj->t", wl[:n, 1:], b.inertia, wl[:n, 1:])
-        E += -b.mass * pos[:n, 1:] @ g
-        s = e.system.body_slice(b)
-        R = rot[:n, 1:].reshape(n, 3, 3)                     # row-major rotation matrices
-        qs[:, s.start:s.start + 3] = pos[:n, 1:]
-        qs[:, s.start + 3:s.stop] = np.swapaxes(R, 1, 2).reshape(n, 9)   # directors = columns of R
-    closure = max(float(np.max(np.abs(e.system.phi(q)))) for q in qs)
-    return {"ok": ok and n == steps + 1, "ms_per_step": 1e3 * wall / steps, "energy": E, "t": data[0][0][:n, 0],
-            "energy_drift": float(np.max(np.abs(E - E[0])) / abs(E[0])), "closure": closure, "q": qs,
-            "steps": steps, "t_end": T, "unknowns": int(counts["nODE2"] + counts["nAE"]),
-            "dof": int(counts["degreeOfFreedom"])}
+    return _solve(mbs, e.system, sensors, g, dt, T, rho_inf)
 
 
 #: Exudyn GenericJoint's free axes (translations x, y, z, rotations x, y, z of the joint frame =

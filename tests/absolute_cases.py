@@ -153,3 +153,17 @@ def rigid_displacement(q, omega, v_point, point) -> np.ndarray:
     for I in range(3):
         out[3 + 3 * I:6 + 3 * I] = np.cross(omega, q[3 + 3 * I:6 + 3 * I])
     return out
+
+
+def pkm_poses(robot, joints: dict, s: int) -> dict:
+    """Every real body's frame pose at sample ``s`` of pkm's joint coordinates ``joints`` (limb
+    name → (N, n) tree variables, as ``DynamicsResult.joints``), by the limb trees' kinematics."""
+    from pkm.algorithms.kinematics import forward_kinematics
+
+    poses = {}
+    for limb in robot.limbs:
+        C = forward_kinematics(limb.tree, joints[limb.name][s])
+        for k, name in enumerate(limb.tree.body_names):
+            if not limb.tree.virtual[k]:
+                poses[name] = C[k]
+    return poses

@@ -14,10 +14,11 @@ import pkm
 from pkm.absolute.forward import actuator_forces, consistent_state, simulate
 from pkm.absolute.loader import load_spec
 from pkm.absolute.system import kkt_solve
-from pkm.algorithms.kinematics import forward_kinematics
 from pkm.errors import SingularityError
 from pkm.sim.inputs import Table
 from pkm.trajectory import from_spec
+
+from absolute_cases import pkm_poses
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 NAMES = ("delta_3rr2rrr", "irsbot2", "delta_3r2us")
@@ -36,12 +37,7 @@ def case(request):
 def absolute_state(robot, model, res, s):
     """The consistent absolute-coordinate state at sample ``s`` of pkm's result (poses from pkm's
     joint angles as the start of the assembly, the drives at pkm's actuator angles and rates)."""
-    poses = {}
-    for limb in robot.limbs:
-        C = forward_kinematics(limb.tree, res.joints[limb.name][s])
-        for k, name in enumerate(limb.tree.body_names):
-            if not limb.tree.virtual[k]:
-                poses[name] = C[k]
+    poses = pkm_poses(robot, res.joints, s)
     return consistent_state(model, res.q_act[s], res.qd_act[s], model.coordinates(poses))
 
 

@@ -11,9 +11,10 @@ import pytest
 import pkm
 from pkm.absolute.body import angular_velocity, directors
 from pkm.absolute.loader import load_spec
-from pkm.algorithms.kinematics import forward_kinematics
 from pkm.errors import RobotFileError
 from pkm.trajectory import from_spec
+
+from absolute_cases import pkm_poses as limb_poses
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 FILES = {"delta_3rr2rrr": 3, "irsbot2": 2, "delta_3r2us": 3}
@@ -35,13 +36,7 @@ def case(request):
 
 def pkm_poses(robot, res, s) -> dict:
     """Every real body's frame pose at sample ``s`` from pkm's joint coordinates (limb trees)."""
-    poses = {}
-    for limb in robot.limbs:
-        C = forward_kinematics(limb.tree, res.joints[limb.name][s])
-        for k, name in enumerate(limb.tree.body_names):
-            if not limb.tree.virtual[k]:
-                poses[name] = C[k]
-    return poses
+    return limb_poses(robot, res.joints, s)
 
 
 def test_dof_and_redundant_rows(case):
