@@ -16,10 +16,8 @@ positive effort turns (moves) the child relative to the parent in the positive s
 axis, the drives of :meth:`~pkm.absolute.loader.AbsoluteModel.driven` report the same efforts.
 
 Integration. The index-1 equations ``[[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [f; γ]`` (seed 001 eq. 27)
-are sparse (a Delta: 381 unknowns, 2120 non-zeros), so they are solved by a sparse LU
-(:func:`pkm.absolute.system.kkt_solve`) — a dense solve and an SVD condition number each call cost 10–20 ms there.
-:func:`simulate` integrates them with :func:`~pkm.absolute.standard.projected_ode` (scipy's
-``DOP853`` by default, coordinates and velocities projected back onto the constraints at every
+are solved by a sparse LU (:func:`pkm.absolute.system.kkt_solve`); :func:`simulate` integrates
+them with :func:`~pkm.absolute.standard.projected_ode` (scipy's ``DOP853`` by default, coordinates and velocities projected back onto the constraints at every
 output step) under gravity (as a potential, so the energy in the result counts it) and the
 actuator efforts ``u(t)``.
 """
@@ -53,14 +51,12 @@ def actuator_forces(model, q, u) -> np.ndarray:
     return f
 
 
-def consistent_state(model, theta, theta_d, q_guess, t: float = 0.0, tol: float = 1e-12):
-    """``(q, q̇)`` on the constraints with the actuators at ``theta`` moving at ``theta_d``: the
-    configuration assembled from ``q_guess`` with the drives holding ``theta``, the unique velocity
-    of the driven system (no DOF left)."""
-    laws = [(lambda s, v=(float(a), float(b), 0.0): v) for a, b in zip(theta, theta_d)]
-    driven = model.driven(laws)
-    q = driven.assemble(np.asarray(q_guess, dtype=float), t, tol=tol)
-    return q, driven.project_velocity(q, np.zeros_like(q), t)
+def consistent_state(model, theta, theta_d, q_guess, tol: float = 1e-12):
+    """``(q, q̇)`` on the constraints with the actuators at ``theta`` moving at ``theta_d``
+    (:meth:`~pkm.absolute.loader.AbsoluteModel.driven_state` from ``q_guess``): a consistent start
+    for :func:`simulate`."""
+    _, q, qd = model.driven_state(theta, theta_d, np.zeros(len(model.actuators)), q_guess, tol)
+    return q, qd
 
 
 def _efforts(u):

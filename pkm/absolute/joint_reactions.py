@@ -47,8 +47,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.absolute.body import NQ, angular_velocity, directors, internal_null_space, skew
+from pkm.absolute.body import NQ, angular_velocity, directors, skew
 from pkm.absolute.energy_momentum import ConvergenceError, check_start
+from pkm.absolute.forward import actuator_forces
 from pkm.absolute.results import assemble
 from pkm.errors import SingularityError
 
@@ -318,46 +319,16 @@ class JointReactions:
                          "joints": [j.name for j, _, _ in self.joints]})
 
 
-def wrench_force(system, body, wrench, point, q) -> np.ndarray:
-    """Generalized force (n,) in director coordinates of the wrench ``(n; f)`` (moment about
-    ``point``; force, world axes) on ``body`` at ``q``: ``f_φ = f``, ``f_{d_I} = ½ n_c × d_I`` with
-    ``n_c = n + (point − φ) × f`` the moment about the centre of mass (then ``Σ d_I × f_{d_I} = n_c``
-    on the manifold, seed 002 eq. 36, and ``f`` is tangent: ``G_int f = 0``)."""
-    out = np.zeros(system.n)
-    s = system.body_slice(body)
-    Qb = q[s].reshape(4, 3)
-    n_c = np.asarray(wrench[:3], dtype=float) + cross(np.asarray(point, dtype=float) - Qb[0], wrench[3:])
-    out[s.start:s.start + 3] = wrench[3:]
-    out[s.start + 3:s.stop] = 0.5 * cross(n_c, Qb[1:]).ravel()
-    return out
-
-
-def actuator_forces(model, efforts, q) -> np.ndarray:
-    """Generalized force (n,) of constant actuator ``efforts`` (the loader's actuator order) at
-    ``q``: an R actuator's torque τ turns its child about the joint axis (the parent marker's z, the
-    convention of :meth:`~pkm.absolute.loader.AbsoluteModel.actuator_efforts`) and its parent by
-    −τ; a P actuator's force pushes along it, applied at the child's marker origin."""
-    system = model.system
-    f = np.zeros(system.n)
-    for a, tau in zip(model.actuators, np.asarray(efforts, dtype=float)):
-        qp = None if a.parent.body is None else q[system.body_slice(a.parent.body)]
-        axis = a.parent.world_pose(qp)[:3, 2]
-        point = a.child.world_pose(q[system.body_slice(a.child.body)])[:3, 3]
-        w = np.concatenate([tau * axis, np.zeros(3)]) if a.type == "R" else np.concatenate([np.zeros(3), tau * axis])
-        f += wrench_force(system, a.child.body, w, point, q)
-        if a.parent.body is not None:
-            f -= wrench_force(system, a.parent.body, w, point, q)
-    return f
-
-
 def efforts_force(model, efforts):
-    """``f(t, q, v)``: gravity plus constant actuator ``efforts`` (:func:`actuator_forces`) of a
-    loader model, for :class:`JointReactions` and :func:`~pkm.absolute.standard.projected_ode`."""
+    """``f(t, q, v)``: gravity plus constant actuator ``efforts`` of a loader model
+    (:func:`pkm.absolute.forward.actuator_forces`: an R actuator's torque turns its child about the
+    joint axis and its parent by −τ, a P actuator's force pushes them apart along it), for
+    :class:`JointReactions` and :func:`~pkm.absolute.standard.projected_ode`."""
     gravity = model.system.gravity_force(model.gravity)
     efforts = np.array(efforts, dtype=float)
     if efforts.shape != (len(model.actuators),):
         raise ValueError(f"{efforts.size} efforts for {len(model.actuators)} actuators")
-    return lambda t, q, v: gravity + actuator_forces(model, efforts, q)
+    return lambda t, q, v: gravity + actuator_forces(model, q, efforts)
 
 
 def actuated_jacobian(model, q) -> np.ndarray:

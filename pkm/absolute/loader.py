@@ -164,13 +164,19 @@ class AbsoluteModel:
 
         return simulate(self, u, q0, v0, dt, steps, **options)
 
+    def driven_state(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12):
+        """``(driven system, q, q̇)`` with the drives holding ``theta, theta_d, theta_dd`` (actuator
+        order) at t = 0: ``q`` assembled from ``q_start`` to ``|Φ| ≤ tol``, ``q̇`` the unique velocity
+        of the driven system (it has no DOF left)."""
+        laws = [(lambda t, v=(float(a), float(b), float(c)): v) for a, b, c in zip(theta, theta_d, theta_dd)]
+        sysd = self.driven(laws)
+        q = sysd.assemble(np.asarray(q_start, dtype=float), 0.0, tol=tol)
+        return sysd, q, sysd.project_velocity(q, np.zeros_like(q), 0.0)
+
     def solve_instant(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12):
         """Inverse dynamics at one instant: the drives prescribe ``theta, theta_d, theta_dd``
         (actuator order). Returns ``(tau, q, qd, qdd, lam, driven system)``."""
-        laws = [(lambda t, v=(float(a), float(b), float(c)): v) for a, b, c in zip(theta, theta_d, theta_dd)]
-        sysd = self.driven(laws)
-        q = sysd.assemble(q_start, 0.0, tol=tol)
-        qd = sysd.project_velocity(q, np.zeros_like(q), 0.0)
+        sysd, q, qd = self.driven_state(theta, theta_d, theta_dd, q_start, tol)
         qdd, lam = sysd.accelerations(q, qd, sysd.gravity_force(self.gravity), 0.0)
         return self.actuator_efforts(sysd, q, lam), q, qd, qdd, lam, sysd
 

@@ -22,7 +22,6 @@ numerical basis of ``ker Φ_q`` for any joint set.
 """
 from __future__ import annotations
 
-import warnings
 from typing import Sequence
 
 import numpy as np
@@ -45,6 +44,10 @@ from pkm.absolute.redundancy import RTOL, RedundancyReport, dependent_rows
 from pkm.errors import PkmError, SingularityError
 
 
+#: Largest condition number of the index-1 matrix :meth:`System.accelerations` accepts.
+MAX_CONDITION = 1e14
+
+
 def min_norm_solve(G, b, rtol: float = RTOL) -> np.ndarray:
     """``G⁺ b`` by the SVD with singular values below ``rtol`` × the largest treated as zero: the
     minimum-norm least-squares solution, robust to dependent rows (LAPACK's default cut-off,
@@ -54,22 +57,37 @@ def min_norm_solve(G, b, rtol: float = RTOL) -> np.ndarray:
     return Vt[keep].T @ ((U[:, keep].T @ np.asarray(b, dtype=float)) / s[keep])
 
 
-def kkt_solve(M, G, f, gamma):
+def kkt_solve(M, G, f, gamma, max_condition: float | None = None):
     """``(q̈, λ)`` of ``[[M, Gᵀ], [G, 0]] [q̈; λ] = [f; γ]`` by a sparse LU; ``M`` (n × n, sparse
-    or dense), ``G`` (m × n). Raises :class:`~pkm.errors.SingularityError` when the matrix is
-    singular (dependent rows left in, or a singular configuration)."""
+    or dense), ``G`` (m × n). The matrix is sparse (a Delta: 381 unknowns, 2120 non-zeros), where a
+    dense solve and an SVD condition number cost 10–20 ms.
+
+    Raises :class:`~pkm.errors.SingularityError` when the matrix is singular (dependent rows left
+    in, or a singular configuration): SuperLU meets a zero pivot, the solution does not satisfy
+    the equations, or — with ``max_condition`` — the 1-norm condition estimate (Higham's, a few
+    solves with the factors) exceeds it."""
     n = M.shape[0]
     Gs = scipy.sparse.csc_matrix(G)
     K = scipy.sparse.bmat([[scipy.sparse.csc_matrix(M), Gs.T], [Gs, None]], format="csc")
     rhs = np.concatenate([np.asarray(f, dtype=float), np.asarray(gamma, dtype=float)])
+
+    def singular(what, cond=np.inf):
+        return SingularityError(f"the constrained equations of motion are singular ({what}); remove dependent "
+                                f"rows with System.remove_redundant", condition=cond,
+                                threshold=np.inf if max_condition is None else max_condition)
+
     try:
-        x = scipy.sparse.linalg.splu(K).solve(rhs)
+        lu = scipy.sparse.linalg.splu(K)
     except RuntimeError as exc:  # SuperLU: "Factor is exactly singular"
-        raise SingularityError(f"the constrained equations of motion are singular ({exc}); remove dependent "
-                               f"rows with System.remove_redundant", condition=np.inf, threshold=np.inf) from None
+        raise singular(str(exc)) from None
+    x = lu.solve(rhs)
     if not np.all(np.isfinite(x)) or np.linalg.norm(K @ x - rhs) > 1e-6 * (np.linalg.norm(rhs) + 1.0):
-        raise SingularityError("the constrained equations of motion are numerically singular (the sparse LU "
-                               "solution does not satisfy them)", condition=np.inf, threshold=np.inf)
+        raise singular("the sparse LU solution does not satisfy them")
+    if max_condition is not None:
+        inv = scipy.sparse.linalg.LinearOperator(K.shape, matvec=lu.solve, rmatvec=lambda y: lu.solve(y, trans="T"))
+        cond = scipy.sparse.linalg.norm(K, 1) * scipy.sparse.linalg.onenormest(inv)
+        if not np.isfinite(cond) or cond > max_condition:
+            raise singular(f"condition {cond:.3g}", cond)
     return x[:n], x[n:]
 
 
@@ -308,25 +326,10 @@ class System:
     # ------------------------------------------------------------------ dynamics at one instant
     def accelerations(self, q, qd, force, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
         """``(q̈, λ)`` from ``[[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [f; γ]`` (seed 001 eq. 27 without
-        stabilisation). Needs independent rows (see :meth:`remove_redundant`)."""
-        G = self.jacobian(q, t)
-        m, n = G.shape
-        A = np.zeros((n + m, n + m))
-        A[:n, :n], A[:n, n:], A[n:, :n] = self._M, G.T, G
-        b = np.concatenate([np.asarray(force, dtype=float), self.gamma(q, qd, t)])
-        # LU and LAPACK's 1-norm condition estimate: O(n²) after the factorisation, where an SVD
-        # condition number cost 5× the solve on a Delta (381 unknowns)
-        with warnings.catch_warnings():  # an exactly singular matrix is reported below, not warned about
-            warnings.simplefilter("ignore", scipy.linalg.LinAlgWarning)
-            lu = scipy.linalg.lu_factor(A, check_finite=False)
-        rcond, _ = scipy.linalg.lapack.dgecon(lu[0], np.linalg.norm(A, 1), norm="1")
-        cond = 1.0 / rcond if rcond > 0.0 else np.inf
-        if not np.isfinite(cond) or cond > 1e14:
-            raise SingularityError(f"the constrained equations of motion are singular (condition {cond:.3g}); "
-                                   f"remove dependent rows with System.remove_redundant", condition=cond,
-                                   threshold=1e14)
-        x = scipy.linalg.lu_solve(lu, b, check_finite=False)
-        return x[:n], x[n:]
+        stabilisation) by :func:`kkt_solve`; a 1-norm condition estimate above :data:`MAX_CONDITION`
+        is a :class:`~pkm.errors.SingularityError`. Needs independent rows (see :meth:`remove_redundant`)."""
+        return kkt_solve(self.sparse_mass_matrix(), self.jacobian(q, t), force, self.gamma(q, qd, t),
+                         max_condition=MAX_CONDITION)
 
     def reactions(self, q, lam, t: float = 0.0, about: str = "marker") -> dict:
         """``{joint name: (W_i, W_j)}``: each joint's wrenches (moment; force) on its two bodies for
