@@ -300,6 +300,7 @@ class Robot(TaskCoordinates):
         (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
         """
         from pkm.kernels.batch import inverse_dynamics_batch
+        from pkm.kernels.platform import gather_actuated
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
@@ -341,8 +342,8 @@ class Robot(TaskCoordinates):
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
 
-        def act(a):  # (N, n_act) in actuator_names order
-            return a[:, self._act_limb, self._act_var]
+        def act(a):  # (N, n_act) in actuator_names order (one numba pass: fancy indexing costs 3x more)
+            return gather_actuated(a, self._act_limb, self._act_var)
 
         if out is not None:
             out[...] = tau

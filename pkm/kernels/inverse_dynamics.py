@@ -294,20 +294,18 @@ def scan_samples(theta, JIK, tau, thetad, thetadd, a, e, step, out):
     :mod:`pkm.kernels.batch` checks after the kernel; numpy's passes cost ~0.1 µs per sample)."""
     L, nmax = theta.shape[1], theta.shape[2]
     na, dp = JIK.shape[1], JIK.shape[2]
-    for s in range(a, e):
-        f = 0
+    for s in range(a, e):  # branch-free accumulations (they vectorise): the largest step, a NaN for
+        big, nan, turn = 0.0, 0.0, 0  # any non-finite value (x·0 is NaN for x = ±inf or NaN)
         for l in range(L):
             for i in range(nmax):
-                if abs(theta[s, l, i] - theta[s - 1, l, i]) > step:
-                    f |= 1
-                if not (np.isfinite(thetad[s, l, i]) and np.isfinite(thetadd[s, l, i])):
-                    f |= 4
+                d = abs(theta[s, l, i] - theta[s - 1, l, i])
+                big = d if d > big else big  # a NaN step is no step, as before
+                nan += thetad[s, l, i] * 0.0 + thetadd[s, l, i] * 0.0
+        tnan = 0.0
         for r in range(na):
             acc = 0.0
             for c in range(dp):
                 acc += JIK[s, r, c] * JIK[s - 1, r, c]
-            if acc <= 0.0:
-                f |= 1
-            if not np.isfinite(tau[s, r]):
-                f |= 2
-        out[s - a] = f
+            turn |= acc <= 0.0
+            tnan += tau[s, r] * 0.0
+        out[s - a] = (1 if big > step or turn else 0) | (0 if tnan == 0.0 else 2) | (0 if nan == 0.0 else 4)
