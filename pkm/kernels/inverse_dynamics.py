@@ -263,25 +263,26 @@ def infer_steps_into(X, XD, XDD, out, fit):
     sense over the coordinates, or 0 when it is not positive and finite or leaves a residual above
     ``fit · |Δx|`` (see :func:`pkm.kernels.batch.infer_steps`)."""
     N, m = X.shape
-    for s in range(1, N):
-        vv, xv = 0.0, 0.0
+    for s in range(1, N):  # one pass over the coordinates: the sums that h and the residual need
+        vv, xv, cv, xx, xc, cc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         for j in range(m):
             vb = 0.5 * (XD[s, j] + XD[s - 1, j])
-            vv += vb * vb
-            xv += (X[s, j] - X[s - 1, j]) * vb
-        h = xv / vv if vv > 0.0 else 0.0
-        for _ in range(2):
-            acc = 0.0
-            for j in range(m):
-                c = (XDD[s - 1, j] - XDD[s, j]) / 12.0
-                acc += (X[s, j] - X[s - 1, j] - h * h * c) * 0.5 * (XD[s, j] + XD[s - 1, j])
-            h = acc / vv if vv > 0.0 else 0.0
-        rr, xx = 0.0, 0.0
-        for j in range(m):
             dx = X[s, j] - X[s - 1, j]
-            r = dx - h * 0.5 * (XD[s, j] + XD[s - 1, j]) - h * h * (XDD[s - 1, j] - XDD[s, j]) / 12.0
-            rr += r * r
+            c = (XDD[s - 1, j] - XDD[s, j]) * (1.0 / 12.0)
+            vv += vb * vb
+            xv += dx * vb
+            cv += c * vb
             xx += dx * dx
+            xc += dx * c
+            cc += c * c
+        h = 0.0
+        if vv > 0.0:
+            iv = 1.0 / vv
+            h = xv * iv  # linear fit, then two fixed-point steps for the h² term: h = Σ(Δx − h²c)·v̄ / Σv̄²
+            for _ in range(2):
+                h = (xv - h * h * cv) * iv
+        h2 = h * h  # Σ(Δx − h v̄ − h²c)², expanded (its rounding, ~1e-16 Σ Δx², is far below the fit)
+        rr = xx + h2 * vv + h2 * h2 * cc - 2.0 * h * xv - 2.0 * h2 * xc + 2.0 * h * h2 * cv
         out[s - 1] = h if (h > 0.0 and np.isfinite(h) and rr <= fit * fit * xx) else 0.0
 
 
