@@ -175,7 +175,8 @@ def test_platform_stage_in_lanes_equals_the_scalar_one(w):
     :func:`pkm.kernels.dynamics._actuator_forces`, sample by sample, on random platform states,
     wrenches and ``J_IK``: one lane needs row exchanges in every column, one ``J_IK`` is singular
     (a zero row: a zero pivot), one is ill conditioned (condition above the threshold), one lane is
-    not active; the failures are the scalar kernel's and the other lanes' forces equal its own."""
+    not active; the failures are the scalar kernel's and the other lanes' forces equal its own (and
+    their J_IK and W̄ reach the outputs)."""
     from conftest import numba_only
     from pkm.kernels.dynamics import OK, _actuator_forces
     from pkm.kernels.simd_platform import pl_rows, platform_lanes
@@ -203,9 +204,10 @@ def test_platform_stage_in_lanes_equals_the_scalar_one(w):
     PL[ojik:ojik + dp * dp] = JIK.reshape(w, dp * dp).T
     PL[ow:ow + L * dp] = limbW.reshape(w, L * dp).T
     tau, platW, status = np.full((w, dp), np.nan), np.full((w, dp), np.nan), np.zeros((w, 4))
+    JIK_out, limbW_out = np.full_like(JIK, np.nan), np.full_like(limbW, np.nan)
     g0 = np.array([0.0, 0.0, -9.81])
-    good = numba_only(platform_lanes)(L, km.Mp, km.dp_static, SMP, Wee, g0, thresh, PL, np.arange(w), active, tau,
-                                      platW, status, -1, lanes(w))
+    good = numba_only(platform_lanes)(L, km.Mp, km.dp_static, SMP, Wee, g0, thresh, PL, np.arange(w), active,
+                                      JIK_out, limbW_out, tau, platW, status, -1, lanes(w))
     mat, vec = (a[0] for a in make_work(km, 1)[2:4])
     forces = numba_only(_actuator_forces)
     for s in range(w):
@@ -219,6 +221,8 @@ def test_platform_stage_in_lanes_equals_the_scalar_one(w):
             assert status[s, 0] == OK
             np.testing.assert_allclose(tau[s], tau1[s], rtol=1e-14, atol=1e-14 * np.abs(tau1[s]).max())
             np.testing.assert_allclose(platW[s], platW1[s], rtol=1e-14, atol=1e-14 * np.abs(platW1[s]).max())
+            np.testing.assert_array_equal(JIK_out[s], JIK[s])  # the outputs of the lanes' stashed rows
+            np.testing.assert_array_equal(limbW_out[s], limbW[s])
         else:
             assert tuple(status[s, :3]) == (-1, s, -1) and np.isnan(tau[s]).all()
     assert good & 0b1110 == 0b0010  # the exchanges lane is regular, the singular and ill-conditioned ones not

@@ -29,8 +29,8 @@ import numpy as np
 from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
-from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
-                               LI_AFF, LI_N, LI_NACT, LOOP_TOL)
+from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX,
+                               LI_AFF, LI_N, LOOP_TOL)
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
@@ -163,8 +163,8 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
             vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes)
         if active:  # the platform and J_IKᵀu in lanes (pkm.kernels.simd_platform)
-            alive &= ~(active & ~platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, tau, platW,
-                                                status, LANE_FAILED, lanes))
+            alive &= ~(active & ~platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW,
+                                                tau, platW, status, LANE_FAILED, lanes))
 
 
 @_piece
@@ -232,9 +232,9 @@ def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter,
 def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
                 theta, thetad, thetadd, JIK, limbW, lanes):
     """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
-    lane's ``θ, θ̇, θ̈``, rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄ = Fᵀq`` (eq. 144) into
-    the outputs at its sample."""
-    n, nn, dp = mi[l, LI_N], L * nmax, len(dp_static)
+    lane's ``θ, θ̇, θ̈`` into the outputs at its sample (its rows of ``J_IK`` and ``W̄``: the platform
+    stage, :func:`pkm.kernels.simd_platform.platform_lanes`)."""
+    n, nn = mi[l, LI_N], L * nmax
     dmax = lay[LAY_DMAX]
     for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
         for r in range(6):
@@ -249,7 +249,6 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, o
         vstore(HIST, o, x)
         vstore(HIST, o + nn, vload(VM, othd + i, lanes))
         vstore(HIST, o + 2 * nn, vload(VM, othdd + i, lanes))
-    off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
     for j in range(len(lanes)):
         if active >> j & 1:
             s = sj[j]
@@ -257,14 +256,6 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, o
                 theta[s, l, i] = TH[tho + i, j]
                 thetad[s, l, i] = VM[othd + i, j]
                 thetadd[s, l, i] = VM[othdd + i, j]
-            for a in range(mi[l, LI_NACT]):
-                for c in range(dp):
-                    JIK[s, off + a, c] = VM[opi + 6 * mi[l, oa + a] + dp_static[c], j]
-            for c in range(dp):
-                acc = 0.0
-                for a in range(d):
-                    acc += VM[opi + 6 * a + dp_static[c], j] * VM[oq + a, j]
-                limbW[s, l, c] = acc
 
 
 @_internal

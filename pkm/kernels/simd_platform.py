@@ -122,11 +122,13 @@ def _vinertia_times(p, w, v):
 
 
 @_internal
-def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, tau, platW, status, lane_failed, lanes):
+def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW, tau, platW, status,
+                   lane_failed, lanes):
     """:func:`pkm.kernels.dynamics._actuator_forces` for the lanes ``active`` (bits) of a robot with
     ``L`` limbs, sample ``sj[j]`` in lane ``j``: ``C_d, V_p, V̇_p`` from the pipeline's ``SMP`` rows (R row-major and p, 12–17,
-    18–23), ``J_IK`` and ``W̄`` from :func:`vstash_limb`. Writes ``platW[s]`` and ``tau[s]`` of every
-    active lane whose ``J_IK`` is regular; the others get ``status[j] = (lane_failed, s, −1, …)``.
+    18–23), ``J_IK`` and ``W̄`` from :func:`vstash_limb`. Writes ``JIK[s]``, ``limbW[s]``, ``platW[s]``
+    and ``tau[s]`` of every active lane whose ``J_IK`` is regular; the others get
+    ``status[j] = (lane_failed, s, −1, …)``.
     Returns the bits of the lanes that succeeded."""
     dp = len(dp_static)
     ojik, ow, oee, ojt, owk, oji, ophi, ou, _ = pl_rows(L, dp)
@@ -173,6 +175,12 @@ def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, tau, 
         if active >> j & 1:
             s = sj[j]
             if good >> j & 1:
+                for a in range(dp):
+                    for c in range(dp):
+                        JIK[s, a, c] = PL[ojik + a * dp + c, j]
+                for l in range(L):
+                    for c in range(dp):
+                        limbW[s, l, c] = PL[ow + l * dp + c, j]
                 for c in range(dp):
                     platW[s, c] = PL[ophi + dp_static[c], j]
                 for a in range(dp):
