@@ -26,8 +26,7 @@ from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_G
 from pkm.kernels.platform import translational_states_into
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 from pkm.lie import rotvec_motions_into
-from pkm.kernels.simd_groups import run_groups
-from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, supports
+from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
 from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
 
@@ -232,11 +231,9 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     def worker(w):  # run_range releases the GIL: workers on threads run in parallel
         out = []
         mine = range(w * nseg // workers, (w + 1) * nseg // workers)
-        if lanes and progress is None:  # every segment in one call, W at a time in the lanes of the SIMD path
-            return run.lanes(bounds, mine, w, first, Cs)
         for g in range(0, len(mine), lanes or 1):
             group = mine[g:g + (lanes or 1)]
-            if lanes:  # W segments at once (a call per group, for the progress reports)
+            if lanes:  # up to W segments at once in the lanes of the SIMD path
                 out.extend(run.lanes(bounds, group, w, first, Cs))
             else:
                 c = group[0]
@@ -364,23 +361,33 @@ class _Run:
         return status
 
     def lanes(self, bounds, group, c, first, Cs):
-        """Segments ``group`` (a range) on the SIMD path, ``W`` at a time in one kernel call
-        (:func:`pkm.kernels.simd_groups.run_groups`), with chunk ``c``'s scratch; a segment whose lane
-        stopped is run again on the scalar kernel. Returns each segment's status as :meth:`range`."""
+        """Segments ``group`` (at most W) at once on the SIMD path (:func:`pkm.kernels.simd_kernel.run_lanes`)
+        with chunk ``c``'s scratch; a segment whose lane stopped is run again on the scalar kernel.
+        Returns each segment's status as :meth:`range`."""
         W, km = self.width, self.km
         L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
-        TH1 = np.zeros((L, nmax))
-        for k, th0 in enumerate(first or ()):
-            TH1[k, :len(th0)] = th0
-        statuses = np.zeros((bounds.shape[0] - 1, 4))
-        per_group = (np.zeros(W, np.int64), np.zeros(W, np.int64), np.ones(W, np.bool_), np.zeros((W, L, nmax)),
-                     np.zeros((W,) + Cs.shape[1:]), np.zeros((W, 4)))
+        seg_a, seg_e = np.zeros(W, np.int64), np.zeros(W, np.int64)
+        cold, TH0 = np.ones(W, np.bool_), np.zeros((W, L, nmax))
+        lanes_Cs = np.zeros((W,) + Cs.shape[1:])
+        for j, g in enumerate(group):
+            seg_a[j], seg_e[j] = bounds[g], bounds[g + 1]
+            lanes_Cs[j] = Cs[g]
+            if g == 0 and first is not None:
+                cold[j] = False
+                for k, th0 in enumerate(first):
+                    TH0[j, k, :len(th0)] = th0
+        status = np.zeros((W, 4))
         self.runs += 1
         w = [x[c] for x in self.work]
-        run_groups(group.start, group.stop, bounds, first is not None, TH1, Cs, *self.km, *self.smp, *self.out, *w,
-                   *self.args, statuses, *per_group, *self.lane_work[c], simd_lanes(W))
-        return [self.range(bounds[g], bounds[g + 1], c, first if g == 0 else None, Cs[g])
-                if statuses[g, 0] == LANE_FAILED else statuses[g] for g in group]
+        run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
+                  *self.lane_work[c], simd_lanes(W))
+        out = []
+        for j, g in enumerate(group):
+            if status[j, 0] == LANE_FAILED:
+                out.append(self.range(bounds[g], bounds[g + 1], c, first if g == 0 else None, Cs[g]))
+            else:
+                out.append(status[j])
+        return out
 
     def suspects(self, a, e):
         """Which of the samples ``a … e − 1`` (a ≥ 1) may not continue their predecessor's branch: a joint
