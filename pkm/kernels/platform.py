@@ -47,16 +47,19 @@ def translational_states_into(X, XD, XDD, axis, R0, lin0, Cd, Vp, dVp):
 
 
 @_jit
-def gather_actuated_into(a, limb, var, out):
-    """``out[s, k] = a[s, limb[k], var[k]]`` (the actuated joints' values in actuator order: ``a`` is
-    (N, L, n_max) of tree variables, rates or accelerations)."""
+def gather_actuated_into(a, b, c, limb, var, out):
+    """``out[0, s, k] = a[s, limb[k], var[k]]`` and likewise ``b``, ``c`` into ``out[1]``, ``out[2]``: the
+    actuated joints' values in actuator order, from (N, L, n_max) arrays of tree variables, rates
+    and accelerations, in one pass."""
     for s in range(a.shape[0]):
         for k in range(len(limb)):
-            out[s, k] = a[s, limb[k], var[k]]
+            out[0, s, k] = a[s, limb[k], var[k]]
+            out[1, s, k] = b[s, limb[k], var[k]]
+            out[2, s, k] = c[s, limb[k], var[k]]
 
 
-def gather_actuated(a, limb, var):
-    """A new (N, n_act) array of :func:`gather_actuated_into` (``limb``, ``var``: intp arrays)."""
-    out = np.empty((a.shape[0], len(limb)))
-    gather_actuated_into(a, limb, var, out)
-    return out
+def gather_actuated(a, b, c, limb, var):
+    """Three new (N, n_act) arrays of :func:`gather_actuated_into` (``limb``, ``var``: intp arrays)."""
+    out = np.empty((3, a.shape[0], len(limb)))
+    gather_actuated_into(a, b, c, limb, var, out)
+    return out[0], out[1], out[2]
