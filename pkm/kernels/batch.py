@@ -23,9 +23,8 @@ from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
                                           Samples, infer_steps_into, make_work, run_range, scan_samples)
-from pkm.kernels.platform import translational_states_into
+from pkm.kernels.platform import rotational_states, translational_states_into
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
-from pkm.lie import rotvec_motions_into
 from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
 from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
@@ -40,7 +39,7 @@ def platform_states(robot, X, XD, XDD, out=None):
 
     Without a rotational component the platform keeps ``R_0`` and ``V_p = (0; R_0ᵀ R_0 ṗ) = (0; ṗ)`` in
     the platform's reference axes (numba: :func:`pkm.kernels.platform.translational_states_into`); with rotations
-    (:func:`_rotational_states`) ``R_p = R_0 exp(ρ)``, ``ω = dexp_{−ρ} ρ̇``, ``v = exp(ρ)ᵀ l̇`` and their
+    (:func:`pkm.kernels.platform.rotational_states`) ``R_p = R_0 exp(ρ)``, ``ω = dexp_{−ρ} ρ̇``, ``v = exp(ρ)ᵀ l̇`` and their
     derivatives as :meth:`pkm.robot.Robot.platform_twist`. ``out``: three C-contiguous float
     arrays of those shapes to fill (default: new ones).
     """
@@ -54,30 +53,8 @@ def platform_states(robot, X, XD, XDD, out=None):
                                   np.ascontiguousarray(XDD, dtype=float), axis, robot.R0, robot.R0.T @ robot.r0,
                                   Cd, Vp, dVp)
         return Cd, Vp, dVp
-    _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp)
+    rotational_states(robot, X, XD, XDD, Cd, Vp, dVp)
     return Cd, Vp, dVp
-
-
-def _rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
-    """:func:`platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
-    ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
-    :func:`pkm.lie.rotvec_motions_into` (paper eq. 7 and App. A; Sec. 8.1)."""
-    N = X.shape[0]
-    rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
-    lin[:] = robot.R0.T @ robot.r0
-    for i, c in enumerate(robot.task.components):
-        axis = "xyz".index(c[1])
-        for dst, src in zip((rho, rhod, rhodd) if c.startswith("w") else (lin, lind, lindd), (X, XD, XDD)):
-            dst[:, axis] = src[:, i]
-    R = np.empty((N, 3, 3))
-    rotvec_motions_into(rho, rhod, rhodd, R, Vp[:, :3], dVp[:, :3])
-    Cd[:] = 0.0
-    Cd[:, 3, 3] = 1.0
-    np.matmul(robot.R0, R, out=Cd[:, :3, :3])
-    Cd[:, :3, 3] = lin @ robot.R0.T
-    v = np.einsum("sji,sj->si", R, lind)
-    Vp[:, 3:] = v
-    dVp[:, 3:] = np.einsum("sji,sj->si", R, lindd) - np.cross(Vp[:, :3], v)
 
 
 #: Largest relative residual ``|Δx − h v̄ − h² c| / |Δx|`` of the Hermite relation at which an

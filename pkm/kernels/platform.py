@@ -1,16 +1,40 @@
-"""Per-sample loops around the batch kernel in numba (issue 18): the target platform states of a
-translational task space and the gathers of the actuated joints' values.
+"""The loops around the batch kernel (issue 18): the target platform states of a task space (in
+numba when it is translational, vectorised numpy with rotations) and the gathers of the actuated
+joints' values (numba).
 
-Both were numpy passes around the kernel (strided copies and fancy indexing, ~0.03 µs per sample
-of the Delta in all, 5 % of a SIMD call); here each is one pass over the samples.
+The translational states and the gathers were numpy passes (strided copies and fancy indexing,
+~0.03 µs per sample of the Delta in all, 5 % of a SIMD call); here each is one pass over the samples.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pkm.kernels.work import _jit
+from pkm.lie import rotvec_motions_into
 
-__all__ = ["translational_states_into", "gather_actuated", "gather_actuated_into"]
+__all__ = ["rotational_states", "translational_states_into", "gather_actuated", "gather_actuated_into"]
+
+
+def rotational_states(robot, X, XD, XDD, Cd, Vp, dVp):
+    """:func:`pkm.kernels.batch.platform_states` of a task space with rotations: ``C_p = (R_0 exp(ρ), R_0 l)``,
+    ``V_p = (ω; exp(ρ)ᵀ l̇)``, ``V̇_p = (ω̇; exp(ρ)ᵀ l̈ − ω × v)`` with ``ω, ω̇`` from
+    :func:`pkm.lie.rotvec_motions_into` (paper eq. 7 and App. A; Sec. 8.1)."""
+    N = X.shape[0]
+    rho, rhod, rhodd, lin, lind, lindd = (np.zeros((N, 3)) for _ in range(6))
+    lin[:] = robot.R0.T @ robot.r0
+    for i, c in enumerate(robot.task.components):
+        axis = "xyz".index(c[1])
+        for dst, src in zip((rho, rhod, rhodd) if c.startswith("w") else (lin, lind, lindd), (X, XD, XDD)):
+            dst[:, axis] = src[:, i]
+    R = np.empty((N, 3, 3))
+    rotvec_motions_into(rho, rhod, rhodd, R, Vp[:, :3], dVp[:, :3])
+    Cd[:] = 0.0
+    Cd[:, 3, 3] = 1.0
+    np.matmul(robot.R0, R, out=Cd[:, :3, :3])
+    Cd[:, :3, 3] = lin @ robot.R0.T
+    v = np.einsum("sji,sj->si", R, lind)
+    Vp[:, 3:] = v
+    dVp[:, 3:] = np.einsum("sji,sj->si", R, lindd) - np.cross(Vp[:, :3], v)
 
 
 @_jit
