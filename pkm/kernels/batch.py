@@ -37,10 +37,10 @@ __all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "torques
 def platform_states(robot, X, XD, XDD, out=None):
     """Target platform poses ``C_p`` (N,4,4), twists ``V_p`` and ``V̇_p`` (N,6) for task samples.
 
-    Without a rotational component the platform keeps ``R_0`` and ``V_p = (0; R_0ᵀ R_0 ṗ) = (0; ṗ)`` in
-    the platform's reference axes (numba: :func:`pkm.kernels.platform.translational_states_into`); with rotations
-    (:func:`pkm.kernels.platform.rotational_states`) ``R_p = R_0 exp(ρ)``, ``ω = dexp_{−ρ} ρ̇``, ``v = exp(ρ)ᵀ l̇`` and their
-    derivatives as :meth:`pkm.robot.Robot.platform_twist`. ``out``: three C-contiguous float
+    Without a rotational component the platform keeps ``R_0`` and ``V_p = (0; R_0ᵀ R_0 ṗ) = (0; ṗ)``
+    in the platform's reference axes (numba: :func:`pkm.kernels.platform.translational_states_into`);
+    with rotations (:func:`pkm.kernels.platform.rotational_states`) ``R_p = R_0 exp(ρ)``,
+    ``ω = dexp_{−ρ} ρ̇``, ``v = exp(ρ)ᵀ l̇`` and their derivatives as :meth:`pkm.robot.Robot.platform_twist`. ``out``: three C-contiguous float
     arrays of those shapes to fill (default: new ones).
     """
     N = X.shape[0]

@@ -7,7 +7,8 @@ once, one lane each, on :mod:`pkm.kernels.simd_vec` vectors.
 :func:`pkm.kernels.dynamics._actuator_forces` does per sample, with the same operations in the same
 order: ``J_IKᵀ`` inverted by Gauss–Jordan elimination with partial pivoting
 (:func:`pkm.lie.linalg.inverse_into`; a lane's row exchanges are selects), the 1-norm condition
-number against the threshold, the platform's wrench ``φ_p`` and ``u``. A lane whose ``J_IK`` is
+number against the threshold, the platform's wrench ``φ_p`` and ``u``; then each lane's ``J_IK``,
+``W̄``, ``P_pᵀφ_p`` and ``u`` into the outputs at its sample. A lane whose ``J_IK`` is
 singular (a zero pivot or the condition above the threshold) is reported as failed; the kernel
 runs its segment again on the scalar kernel, which names the sample.
 
@@ -44,8 +45,8 @@ def pl_rows(L, dp):
 @_internal
 def vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes):
     """Limb ``l``'s rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄_(l) = Fᵀq`` (``q = Hᵀφ``,
-    eq. 144) from the pipeline's ``VM`` into ``PL``, in lanes (as
-    :func:`pkm.kernels.simd_kernel._store_limb` writes them to the outputs lane by lane)."""
+    eq. 144) from the pipeline's ``VM`` into ``PL``, in lanes; :func:`platform_lanes` writes them to
+    the outputs with the sample's forces."""
     L, dp = mi.shape[0], len(dp_static)
     opi, oq = vm_rows(lay[LAY_NMAX], lay[LAY_DMAX])[6], vm_rows(lay[LAY_NMAX], lay[LAY_DMAX])[12]
     ojik, ow = pl_rows(L, dp)[:2]
@@ -125,8 +126,8 @@ def _vinertia_times(p, w, v):
 def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW, tau, platW, status,
                    lane_failed, lanes):
     """:func:`pkm.kernels.dynamics._actuator_forces` for the lanes ``active`` (bits) of a robot with
-    ``L`` limbs, sample ``sj[j]`` in lane ``j``: ``C_d, V_p, V̇_p`` from the pipeline's ``SMP`` rows (R row-major and p, 12–17,
-    18–23), ``J_IK`` and ``W̄`` from :func:`vstash_limb`. Writes ``JIK[s]``, ``limbW[s]``, ``platW[s]``
+    ``L`` limbs, sample ``sj[j]`` in lane ``j``: ``C_d, V_p, V̇_p`` from the pipeline's ``SMP`` rows
+    (R row-major and p, 12–17, 18–23), ``J_IK`` and ``W̄`` from :func:`vstash_limb`. Writes ``JIK[s]``, ``limbW[s]``, ``platW[s]``
     and ``tau[s]`` of every active lane whose ``J_IK`` is regular; the others get
     ``status[j] = (lane_failed, s, −1, …)``.
     Returns the bits of the lanes that succeeded."""
