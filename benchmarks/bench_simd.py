@@ -10,7 +10,9 @@
    18-joint tree: every candidate timed once per round, ``--rounds`` rounds, best of each (wall
    and process CPU time), so that all figures see the same machine load.
 2. ``torques_only=True`` on N = 10⁷ samples of the Delta (SIMD, with times) in a fresh process:
-   µs per sample and peak resident memory, beside the same call on N = 10⁴ in that process.
+   µs per sample (wall and process CPU time: one long run against the best of five short ones, so
+   on a loaded machine the CPU times are the ones to compare) and peak resident memory, beside the
+   same call on N = 10⁴ in that process.
 3. First and second run of ``pkm inverse-dynamics robots/delta_3rr2rrr.toml --out …`` after
    ``python -m pkm.lie.numba_cache`` cleared the caches.
 
@@ -123,18 +125,20 @@ def motion(n):  # the file's sine at its dt, n samples, evaluated at the (rounde
     return X, XD, XDD, t
 small = motion(10_000)
 r.inverse_dynamics(*small[:3], t=small[3], torques_only=True, threads=1, simd=True)
-small_us = np.inf
+small_us, small_cpu = np.inf, np.inf
 for _ in range(5):
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     r.inverse_dynamics(*small[:3], t=small[3], torques_only=True, threads=1, simd=True)
     small_us = min(small_us, (time.perf_counter() - t0) / 10_000 * 1e6)
+    small_cpu = min(small_cpu, (time.process_time() - c0) / 10_000 * 1e6)
 X, XD, XDD, t = motion(N)
 del small
 rss_inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 tau = r.inverse_dynamics(X, XD, XDD, t=t, torques_only=True, threads=1, simd=True)
-big_us = (time.perf_counter() - t0) / N * 1e6
-print({"N": N, "us_per_sample": big_us, "us_per_sample_N1e4": small_us, "peak_rss_MB": resource.getrusage(
+big_us, big_cpu = (time.perf_counter() - t0) / N * 1e6, (time.process_time() - c0) / N * 1e6
+print({"N": N, "us_per_sample": big_us, "us_per_sample_N1e4": small_us, "cpu_us_per_sample": big_cpu,
+    "cpu_us_per_sample_N1e4": small_cpu, "peak_rss_MB": resource.getrusage(
     resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_after_inputs_MB": rss_inputs, "inputs_MB": (X.nbytes * 3 + t.nbytes) / 1e6,
     "tau_MB": tau.nbytes / 1e6, "finite": bool(np.isfinite(tau).all())})
 """

@@ -300,6 +300,7 @@ class Robot(TaskCoordinates):
         (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
         """
         from pkm.kernels.batch import inverse_dynamics_batch
+        from pkm.kernels.platform import gather_actuated
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
@@ -341,13 +342,11 @@ class Robot(TaskCoordinates):
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
 
-        def act(a):  # (N, n_act) in actuator_names order
-            return a[:, self._act_limb, self._act_var]
-
         if out is not None:
             out[...] = tau
             tau = out
-        return DynamicsResult(x=X, tau=tau, q_act=act(th), qd_act=act(thd), qdd_act=act(thdd),
+        qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
+        return DynamicsResult(x=X, tau=tau, q_act=qa, qd_act=qda, qdd_act=qdda,
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
 

@@ -81,3 +81,74 @@ def test_out_that_cannot_be_filled_is_rejected(bad, torques_only):
         pytest.skip("the full result copies into any writeable (N, n_act) float64 array")
     with pytest.raises(ValueError, match="out must be"):
         robot.inverse_dynamics(X, XD, XDD, out=bad, torques_only=torques_only)
+
+
+# ----------------------------------------------------------------------------- the loops around the kernel
+def _every_robot():
+    from conftest import TESTS
+    from pkm.errors import PkmError
+
+    out = []
+    for path in sorted([*ROBOTS.glob("*.toml"), *(TESTS / "robots_ok").glob("*.toml")]):
+        try:
+            out.append(pkm.load(path))
+        except PkmError:  # not a PKM with a task space
+            continue
+    return out
+
+
+def _numpy_translational_states(robot, X, XD, XDD):
+    """The vectorised numpy formulation of the translational target states (what the batch used before
+    :func:`pkm.kernels.platform.translational_states_into`)."""
+    N = X.shape[0]
+    local = np.tile(robot.R0.T @ robot.r0, (N, 1))
+    Vp, dVp = np.zeros((N, 6)), np.zeros((N, 6))
+    for i, c in enumerate(robot.task.components):
+        axis = "xyz".index(c[1])
+        local[:, axis], Vp[:, 3 + axis], dVp[:, 3 + axis] = X[:, i], XD[:, i], XDD[:, i]
+    Cd = np.tile(np.eye(4), (N, 1, 1))
+    Cd[:, :3, :3] = robot.R0
+    Cd[:, :3, 3] = local @ robot.R0.T
+    return Cd, Vp, dVp
+
+
+def test_platform_states_of_every_task_space():
+    """:func:`pkm.kernels.batch.platform_states` (numba for translational task spaces, numpy with
+    rotations) equals the robot's own ``platform_pose``/``platform_twist`` sample by sample for every
+    robot file (3-D and planar translations, the hexapod's six coordinates, the wrist's rotations,
+    the planar 3RPR, a tilt-heave task; also with a platform frame turned against the world), and
+    the translational ones equal numpy's vectorised formulation to rounding."""
+    from pkm.lie import exp_so3
+
+    robots = _every_robot()
+    kinds = {r.task.components for r in robots}
+    assert {("vx", "vy", "vz"), ("vx", "vz"), ("wx", "wy", "wz"), ("wx", "wy", "wz", "vx", "vy", "vz"),
+            ("wz", "vx", "vy")} <= kinds
+    rng = np.random.default_rng(3)
+    turned = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    turned.R0, turned.r0 = exp_so3(np.array([0.3, -0.5, 0.7])), np.array([0.1, -0.2, -0.7])
+    for robot in robots + [turned]:
+        n = robot.task_dof
+        X = robot.x_ref + 0.05 * rng.standard_normal((7, n))
+        XD, XDD = rng.standard_normal((7, n)), rng.standard_normal((7, n))
+        Cd, Vp, dVp = batch.platform_states(robot, X, XD, XDD)
+        for s in range(7):
+            np.testing.assert_allclose(Cd[s], robot.platform_pose(X[s]), rtol=0, atol=1e-15, err_msg=robot.name)
+            V, dV = robot.platform_twist(X[s], XD[s], XDD[s])
+            np.testing.assert_allclose(Vp[s], V, rtol=0, atol=1e-14, err_msg=robot.name)
+            np.testing.assert_allclose(dVp[s], dV, rtol=0, atol=1e-14, err_msg=robot.name)
+        if not robot._rot:
+            for a, b in zip((Cd, Vp, dVp), _numpy_translational_states(robot, X, XD, XDD)):
+                np.testing.assert_allclose(a, b, rtol=0, atol=4e-16, err_msg=robot.name)
+
+
+def test_actuated_values_are_the_joints_of_the_actuators():
+    """``q_act, qd_act, qdd_act`` (gathered in numba) are the actuated tree variables of each limb, in
+    ``actuator_names`` order."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    X, XD, XDD, t = _samples(robot, 40)
+    r = robot.inverse_dynamics(X, XD, XDD, t=t)
+    for name, what in ((r.q_act, r.joints), (r.qd_act, r.joints_d), (r.qdd_act, r.joints_dd)):
+        expect = np.column_stack([what[limb.name][:, limb.actuated] for limb in robot.limbs])
+        np.testing.assert_array_equal(name, expect)
+        assert name.shape == (40, robot.n_act) and name.flags.c_contiguous

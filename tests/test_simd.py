@@ -166,3 +166,63 @@ def test_bad_simd_option():
     X, XD, XDD, t = smooth(robot, 5, 1)
     with pytest.raises(ValueError, match="simd must be"):
         robot.inverse_dynamics(X, XD, XDD, simd=3)
+
+
+# ----------------------------------------------------------------------------- the platform stage in lanes
+@pytest.mark.parametrize("w", WIDTHS)
+def test_platform_stage_in_lanes_equals_the_scalar_one(w):
+    """:func:`pkm.kernels.simd_platform.platform_lanes` against the scalar kernel's
+    :func:`pkm.kernels.dynamics._actuator_forces`, sample by sample, on random platform states,
+    wrenches and ``J_IK``: one lane needs row exchanges in every column, one ``J_IK`` is singular
+    (a zero row: a zero pivot), one is ill conditioned (condition above the threshold), one lane is
+    not active; the failures are the scalar kernel's and the other lanes' forces equal its own (and
+    their J_IK and W̄ reach the outputs)."""
+    from conftest import numba_only
+    from pkm.kernels.dynamics import OK, _actuator_forces
+    from pkm.kernels.simd_platform import pl_rows, platform_lanes
+    from pkm.kernels.work import make_work
+    from pkm.lie import exp_so3
+
+    robot = _load(FILES[[p.stem for p in FILES].index("delta_3rr2rrr")])
+    km = robot._packed()
+    L, dp, thresh = km.mi.shape[0], len(km.dp_static), 1e6
+    rng = np.random.default_rng(w)
+    Cd = np.zeros((w, 4, 4))
+    Cd[:, 3, 3] = 1.0
+    for s in range(w):
+        Cd[s, :3, :3], Cd[s, :3, 3] = exp_so3(rng.normal(size=3)), rng.normal(size=3)
+    Vp, dVp, Wee = rng.normal(size=(w, 6)), rng.normal(size=(w, 6)), rng.normal(size=(w, 6))
+    limbW, JIK = rng.normal(size=(w, L, dp)), rng.normal(size=(w, dp, dp))
+    JIK[1] = np.array([[1e-3, 2.0, 0.5], [0.2, 1e-3, 3.0], [4.0, 0.1, 1e-3]])  # J_IKᵀ: row exchanges at columns 0 and 1
+    JIK[2, 1] = 0.0
+    JIK[3, 2] = JIK[3, 0] + 1e-9 * rng.normal(size=dp)
+    active = (1 << w) - 1 & ~(1 << (w - 1))
+    SMP, PL = aligned_zeros(24, w), aligned_zeros(pl_rows.py_func(L, dp)[-1], w)
+    SMP[:9], SMP[9:12] = Cd[:, :3, :3].reshape(w, 9).T, Cd[:, :3, 3].T
+    SMP[12:18], SMP[18:24] = Vp.T, dVp.T
+    ojik, ow = pl_rows.py_func(L, dp)[:2]
+    PL[ojik:ojik + dp * dp] = JIK.reshape(w, dp * dp).T
+    PL[ow:ow + L * dp] = limbW.reshape(w, L * dp).T
+    tau, platW, status = np.full((w, dp), np.nan), np.full((w, dp), np.nan), np.zeros((w, 4))
+    JIK_out, limbW_out = np.full_like(JIK, np.nan), np.full_like(limbW, np.nan)
+    g0 = np.array([0.0, 0.0, -9.81])
+    good = numba_only(platform_lanes)(L, km.Mp, km.dp_static, SMP, Wee, g0, thresh, PL, np.arange(w), active,
+                                      JIK_out, limbW_out, tau, platW, status, -1, lanes(w))
+    mat, vec = (a[0] for a in make_work(km, 1)[2:4])
+    forces = numba_only(_actuator_forces)
+    for s in range(w):
+        tau1, platW1, st1 = np.full((w, dp), np.nan), np.full((w, dp), np.nan), np.zeros(4)
+        ok = forces(km.Mp, km.dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW1, JIK, tau1, mat, vec, thresh, st1)
+        if not active >> s & 1:
+            assert not good >> s & 1 and np.isnan(tau[s]).all()
+            continue
+        assert bool(good >> s & 1) == ok, s
+        if ok:
+            assert status[s, 0] == OK
+            np.testing.assert_allclose(tau[s], tau1[s], rtol=1e-14, atol=1e-14 * np.abs(tau1[s]).max())
+            np.testing.assert_allclose(platW[s], platW1[s], rtol=1e-14, atol=1e-14 * np.abs(platW1[s]).max())
+            np.testing.assert_array_equal(JIK_out[s], JIK[s])  # the outputs of the lanes' stashed rows
+            np.testing.assert_array_equal(limbW_out[s], limbW[s])
+        else:
+            assert tuple(status[s, :3]) == (-1, s, -1) and np.isnan(tau[s]).all()
+    assert good & 0b1110 == 0b0010  # the exchanges lane is regular, the singular and ill-conditioned ones not

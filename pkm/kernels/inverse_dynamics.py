@@ -263,25 +263,26 @@ def infer_steps_into(X, XD, XDD, out, fit):
     sense over the coordinates, or 0 when it is not positive and finite or leaves a residual above
     ``fit · |Δx|`` (see :func:`pkm.kernels.batch.infer_steps`)."""
     N, m = X.shape
-    for s in range(1, N):
-        vv, xv = 0.0, 0.0
+    for s in range(1, N):  # one pass over the coordinates: the sums that h and the residual need
+        vv, xv, cv, xx, xc, cc = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
         for j in range(m):
             vb = 0.5 * (XD[s, j] + XD[s - 1, j])
-            vv += vb * vb
-            xv += (X[s, j] - X[s - 1, j]) * vb
-        h = xv / vv if vv > 0.0 else 0.0
-        for _ in range(2):
-            acc = 0.0
-            for j in range(m):
-                c = (XDD[s - 1, j] - XDD[s, j]) / 12.0
-                acc += (X[s, j] - X[s - 1, j] - h * h * c) * 0.5 * (XD[s, j] + XD[s - 1, j])
-            h = acc / vv if vv > 0.0 else 0.0
-        rr, xx = 0.0, 0.0
-        for j in range(m):
             dx = X[s, j] - X[s - 1, j]
-            r = dx - h * 0.5 * (XD[s, j] + XD[s - 1, j]) - h * h * (XDD[s - 1, j] - XDD[s, j]) / 12.0
-            rr += r * r
+            c = (XDD[s - 1, j] - XDD[s, j]) * (1.0 / 12.0)
+            vv += vb * vb
+            xv += dx * vb
+            cv += c * vb
             xx += dx * dx
+            xc += dx * c
+            cc += c * c
+        h = 0.0
+        if vv > 0.0:
+            iv = 1.0 / vv
+            h = xv * iv  # linear fit, then two fixed-point steps for the h² term: h = Σ(Δx − h²c)·v̄ / Σv̄²
+            for _ in range(2):
+                h = (xv - h * h * cv) * iv
+        h2 = h * h  # Σ(Δx − h v̄ − h²c)², expanded (its rounding, ~1e-16 Σ Δx², is far below the fit)
+        rr = xx + h2 * vv + h2 * h2 * cc - 2.0 * h * xv - 2.0 * h2 * xc + 2.0 * h * h2 * cv
         out[s - 1] = h if (h > 0.0 and np.isfinite(h) and rr <= fit * fit * xx) else 0.0
 
 
@@ -294,20 +295,18 @@ def scan_samples(theta, JIK, tau, thetad, thetadd, a, e, step, out):
     :mod:`pkm.kernels.batch` checks after the kernel; numpy's passes cost ~0.1 µs per sample)."""
     L, nmax = theta.shape[1], theta.shape[2]
     na, dp = JIK.shape[1], JIK.shape[2]
-    for s in range(a, e):
-        f = 0
+    for s in range(a, e):  # branch-free accumulations (they vectorise): the largest step, a NaN for
+        big, nan, turn = 0.0, 0.0, 0  # any non-finite value (x·0 is NaN for x = ±inf or NaN)
         for l in range(L):
             for i in range(nmax):
-                if abs(theta[s, l, i] - theta[s - 1, l, i]) > step:
-                    f |= 1
-                if not (np.isfinite(thetad[s, l, i]) and np.isfinite(thetadd[s, l, i])):
-                    f |= 4
+                d = abs(theta[s, l, i] - theta[s - 1, l, i])
+                big = d if d > big else big  # a NaN step is no step, as before
+                nan += thetad[s, l, i] * 0.0 + thetadd[s, l, i] * 0.0
+        tnan = 0.0
         for r in range(na):
             acc = 0.0
             for c in range(dp):
                 acc += JIK[s, r, c] * JIK[s - 1, r, c]
-            if acc <= 0.0:
-                f |= 1
-            if not np.isfinite(tau[s, r]):
-                f |= 2
-        out[s - a] = f
+            turn |= acc <= 0.0
+            tnan += tau[s, r] * 0.0
+        out[s - a] = (1 if big > step or turn else 0) | (0 if tnan == 0.0 else 2) | (0 if nan == 0.0 else 4)

@@ -14,7 +14,8 @@ does for one, with the same results to rounding (tests: ≤ 1e-12 against the re
    from the previous sample's solution), alone, and rejoins the lanes; then the Jacobian,
    ``L_p``, the Gram matrix and ``L_p⁺`` with the singularity check, rates, the RNEA, ``W̄`` and the
    Newton correction of the accepted starts (:func:`pkm.kernels.inverse_dynamics._correct_start`);
-3. the platform and ``J_IKᵀu`` per lane on the scalar path.
+3. the platform and ``J_IKᵀu`` in lanes (:mod:`pkm.kernels.simd_platform`), the actuator forces
+   written per lane.
 
 A lane that fails anywhere (IK, loops, a singularity) stops with status ``LANE_FAILED`` at that
 sample; the driver (:mod:`pkm.kernels.batch`) runs its segment again on the scalar kernel, which
@@ -25,13 +26,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.dynamics import OK, _actuator_forces, _pinv_slot
+from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
-from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
-                               LI_AFF, LI_N, LI_NACT, LOOP_TOL)
+from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX,
+                               LI_AFF, LI_N, LOOP_TOL)
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
+from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
 from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
 
@@ -50,17 +52,19 @@ def supports(km) -> bool:
 
 def make_lane_work(km, width=LANES):
     """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
-    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples), and ``sj`` (W,) the lanes' samples."""
+    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples), ``sj`` (W,) the lanes' samples and
+    ``PL``, the platform stage's (:func:`pkm.kernels.simd_platform.pl_rows`)."""
     L, nmax, dmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX])
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
             aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
-            aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64))
+            aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64),
+            aligned_zeros(pl_rows.py_func(L, len(km.dp_static))[-1], width))
 
 
 @_jit
 def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
-              TH, HIST, VB, VM, SMP, PH, sj, lanes):
+              TH, HIST, VB, VM, SMP, PH, sj, PL, lanes):
     """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
     ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
     (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
@@ -157,14 +161,10 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             vlimb_wrench(l, mi, mf, lay, mi[l, LI_N], d, dp_static, VB, VM, lanes)
             _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
-        for j in range(W):  # the platform and J_IKᵀu per lane (scalar)
-            if active >> j & 1:
-                if not _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, sj[j], limbW, platW, JIK, tau, mat, vec,
-                                        thresh, status[j]):
-                    status[j, 0], status[j, 1] = LANE_FAILED, sj[j]
-                    alive &= ~(1 << j)
-                else:
-                    status[j, 0] = OK
+            vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes)
+        if active:  # the platform and J_IKᵀu in lanes (pkm.kernels.simd_platform)
+            alive &= ~(active & ~platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW,
+                                                tau, platW, status, LANE_FAILED, lanes))
 
 
 @_piece
@@ -232,9 +232,9 @@ def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter,
 def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
                 theta, thetad, thetadd, JIK, limbW, lanes):
     """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
-    lane's ``θ, θ̇, θ̈``, rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄ = Fᵀq`` (eq. 144) into
-    the outputs at its sample."""
-    n, nn, dp = mi[l, LI_N], L * nmax, len(dp_static)
+    lane's ``θ, θ̇, θ̈`` into the outputs at its sample (its rows of ``J_IK`` and ``W̄``: the platform
+    stage, :func:`pkm.kernels.simd_platform.platform_lanes`)."""
+    n, nn = mi[l, LI_N], L * nmax
     dmax = lay[LAY_DMAX]
     for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
         for r in range(6):
@@ -249,7 +249,6 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, o
         vstore(HIST, o, x)
         vstore(HIST, o + nn, vload(VM, othd + i, lanes))
         vstore(HIST, o + 2 * nn, vload(VM, othdd + i, lanes))
-    off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
     for j in range(len(lanes)):
         if active >> j & 1:
             s = sj[j]
@@ -257,14 +256,6 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, o
                 theta[s, l, i] = TH[tho + i, j]
                 thetad[s, l, i] = VM[othd + i, j]
                 thetadd[s, l, i] = VM[othdd + i, j]
-            for a in range(mi[l, LI_NACT]):
-                for c in range(dp):
-                    JIK[s, off + a, c] = VM[opi + 6 * mi[l, oa + a] + dp_static[c], j]
-            for c in range(dp):
-                acc = 0.0
-                for a in range(d):
-                    acc += VM[opi + 6 * a + dp_static[c], j] * VM[oq + a, j]
-                limbW[s, l, c] = acc
 
 
 @_internal
