@@ -158,6 +158,20 @@ def test_load_builds_the_same_limbs():
             assert (la.rows == lb.rows).all() and (la.y == lb.y).all() and (la.q == lb.q).all()
 
 
+@pytest.mark.parametrize("name", ROBOT_FILES)
+def test_affine_closure(name):
+    """The kernels' packing (pkm.kernels.model.pack) checks each limb's affine closure with the
+    interpreted kernels: the same verdict, and H and c to 1e-12, as compiled."""
+    robot = pkm.load(ROBOTS / name)
+    for limb in robot.limbs:
+        compiled = limb.affine_closure(1e-13)
+        with python_kernels():
+            interpreted = limb.affine_closure(1e-13)
+        assert (compiled is None) == (interpreted is None)
+        if compiled is not None:
+            close(interpreted[0], compiled[0]), close(interpreted[1], compiled[1])
+
+
 CHILD = """
 import sys
 from numba.core import event

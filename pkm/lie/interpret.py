@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import threading
 import types
 
 from numba.core.dispatcher import Dispatcher
 
 _PYTHON = contextvars.ContextVar("pkm_python_kernels", default=False)
-_AS_PYTHON: dict = {}
+_AS_PYTHON: dict = {}     # dispatcher → its finished plain-Python version
+_BUILDING: dict = {}      # versions under construction (recursion), seen only under _LOCK
+_LOCK = threading.RLock()
 
 
 @contextlib.contextmanager
@@ -66,18 +69,35 @@ def as_python(f):
     done = _AS_PYTHON.get(f)
     if done is not None:
         return done
+    with _LOCK:  # another thread must not see a version whose callees are still dispatchers
+        return _build(f)
+
+
+def _build(f):
+    done = _AS_PYTHON.get(f)
+    if done is not None:
+        return done
     py = f.py_func
     env = dict(py.__globals__)  # a copy: the module's own globals keep the dispatchers
     cells = None
     if py.__closure__:
-        cells = tuple(types.CellType(as_python(c.cell_contents)) if isinstance(c.cell_contents, Dispatcher) else c
+        cells = tuple(types.CellType(_callee(c.cell_contents)) if isinstance(c.cell_contents, Dispatcher) else c
                       for c in py.__closure__)
     fn = types.FunctionType(py.__code__, env, py.__name__, py.__defaults__, cells)
     fn.__kwdefaults__, fn.__doc__, fn.__qualname__ = py.__kwdefaults__, py.__doc__, py.__qualname__
     fn.__module__ = py.__module__
-    _AS_PYTHON[f] = fn  # before the callees: a function that calls itself finds its own version
-    for name in _names(py.__code__):
-        value = env.get(name)
-        if isinstance(value, Dispatcher):
-            env[name] = as_python(value)
+    _BUILDING[f] = fn  # before the callees: a function that calls itself finds its own version
+    try:
+        for name in _names(py.__code__):
+            value = env.get(name)
+            if isinstance(value, Dispatcher):
+                env[name] = _callee(value)
+    finally:
+        del _BUILDING[f]
+    _AS_PYTHON[f] = fn  # published only when complete
     return fn
+
+
+def _callee(f):
+    """The plain-Python version of a callee: under construction further up (recursion) or built now."""
+    return _BUILDING.get(f) or _build(f)
