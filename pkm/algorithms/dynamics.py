@@ -367,7 +367,7 @@ def mass_matrix(tree, q) -> np.ndarray:
     n = tree.n
     Mbar = np.empty((n, n))
     kernel(mass_matrix_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
-                     np.empty((2, 6, 6)), np.empty((1, 6)))
+                             np.empty((2, 6, 6)), np.empty((1, 6)))
     return Mbar
 
 
@@ -380,7 +380,7 @@ def coriolis_matrix(tree, q, qd) -> np.ndarray:
     n = tree.n
     Cbar = np.empty((n, n))
     kernel(coriolis_matrix_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, np.empty((n, 6)),
-                         np.empty((n, 6, 6)), np.empty((n, 6, 6)), Cbar, np.empty((2, 6, 6)), np.empty((5, 6)))
+                                 np.empty((n, 6, 6)), np.empty((n, 6, 6)), Cbar, np.empty((2, 6, 6)), np.empty((5, 6)))
     return Cbar
 
 
@@ -392,8 +392,8 @@ def gravity_forces(tree, q, gravity=DEFAULT_GRAVITY) -> np.ndarray:
     q, g0 = joint_vector(tree, q, "q"), _gravity(gravity)
     n = tree.n
     tau = np.empty(n)
-    kernel(gravity_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)), tau,
-                 np.empty((2, 6)))
+    kernel(gravity_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)),
+                         tau, np.empty((2, 6)))
     return tau
 
 
