@@ -306,24 +306,21 @@ def test_compile_announcer_says_so_once_and_only_on_a_compile():
 
 
 def test_first_run_message_in_a_fresh_cache(tmp_path):
-    """`pkm inverse-dynamics` with an empty numba cache says it compiles before it does; the second
-    run does not. (The message goes to a terminal; PKM_COMPILE_MESSAGE=1 forces it into the captured
-    stderr.) `pkm ik`, a single-point command, compiles nothing (pkm.lie.interpret), so says nothing."""
+    """`pkm ik` with an empty numba cache says it compiles before it does; the second run does not.
+    (The message goes to a terminal; PKM_COMPILE_MESSAGE=1 forces it into the captured stderr.)"""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PKM_COMPILE_MESSAGE="1")
-    out = tmp_path / "tau.csv"
-    args = ["inverse-dynamics", str(RPR), "--duration", "0.1", "--out", str(out)]
 
-    def run(*args, env=env):
-        return subprocess.run([sys.executable, "-m", "pkm", *args], env=env, capture_output=True, text=True,
-                              timeout=600, cwd=ROOT)
+    def run():
+        return subprocess.run([sys.executable, "-m", "pkm", "ik", str(RPR), "--at", "0", "0.01", "0"], env=env,
+                              capture_output=True, text=True, timeout=600, cwd=ROOT)
 
-    ik = run("ik", str(RPR), "--at", "0", "0.01", "0")
-    assert ik.returncode == 0 and "compiling" not in ik.stderr, ik.stderr
-    first, second = run(*args), run(*args)
+    first, second = run(), run()
     assert first.returncode == 0 and second.returncode == 0, first.stderr
     assert "pkm: compiling kernels (first run only, ~" in first.stderr
     assert "compiling" not in second.stderr
-    quiet = run(*args, env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cache2"), PKM_COMPILE_MESSAGE="0"))
+    quiet = subprocess.run([sys.executable, "-m", "pkm", "ik", str(RPR), "--at", "0", "0.01", "0"],
+                           env=dict(env, NUMBA_CACHE_DIR=str(tmp_path / "cache2"), PKM_COMPILE_MESSAGE="0"),
+                           capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert quiet.returncode == 0 and quiet.stderr == ""        # compiled, silently on request
 
 

@@ -358,8 +358,9 @@ def _announcer(args, write):
 
 
 #: Commands that evaluate the reference algorithms at one point (or a few): they run the numba
-#: kernels as plain Python (:mod:`pkm.lie.interpret`), ~0.1 s instead of seconds of compiling
-#: on a first run; the others (trajectories, simulations, sweeps, maps) run the compiled kernels.
+#: kernels as plain Python (:mod:`pkm.lie.interpret`), ~0.1 s instead of ~4 s of compiling on a
+#: first run (``pkm.load`` still compiles its few kernels); the others (trajectories, simulations,
+#: sweeps, maps) run the compiled kernels.
 ONE_POINT = frozenset({"info", "ik", "eom", "fk", "show"})
 
 
