@@ -83,11 +83,16 @@ def test_packed_inertias_are_the_limb_trees(name):
 
 def test_packed_constant_H_is_the_affine_closure():
     """The sparse rows packed for a constant H (the Delta's parallelogram: one ±1 per row) rebuild
-    the H of pkm.algorithms.limb.LimbModel.affine_closure; a general-path pack has none."""
+    the H of pkm.algorithms.limb.LimbModel.affine_closure (evaluated as pack does, with the kernels
+    run as Python: pkm.lie.interpret; tests/test_interpret.py compares that to the compiled kernels);
+    a general-path pack has none."""
+    from pkm.lie.interpret import python_kernels
+
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     km, general = pack(robot), pack(robot, affine=False)
     for l, limb in enumerate(robot.limbs):
-        H, _ = limb.affine_closure(LOOP_TOL)
+        with python_kernels():
+            H, _ = limb.affine_closure(LOOP_TOL)
         np.testing.assert_array_equal(km.H(l), H)
         assert km.mi[l, km.lay[LAY_HNZ]:km.lay[LAY_HNZ] + limb.n].sum() == np.count_nonzero(H)
         assert not general.H(l).any()

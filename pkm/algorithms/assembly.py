@@ -19,6 +19,7 @@ import numpy as np
 from pkm.errors import IKError
 from pkm.algorithms.kinematics import body_jacobians, forward_kinematics
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
+from pkm.lie.interpret import kernel
 from pkm.algorithms import constraints as cons
 
 
@@ -40,12 +41,12 @@ def _system(robot, thetas):
             rows.append(block)
     for k in range(1, len(limbs)):
         E = np.linalg.solve(Cp[0], Cp[k])
-        xi = log_se3(E)
+        xi = kernel(log_se3)(E)
         res.append(xi)
-        D = dexp_inv_se3(-xi)
+        D = kernel(dexp_inv_se3)(-xi)
         block = np.zeros((6, offs[-1]))
         block[:, offs[k]:offs[k + 1]] = D @ Jp[k]
-        block[:, offs[0]:offs[1]] = -D @ Ad_inv(E) @ Jp[0]
+        block[:, offs[0]:offs[1]] = -D @ kernel(Ad_inv)(E) @ Jp[0]
         rows.append(block)
     if not res:   # one limb without loops (a serial arm): nothing to close
         return np.zeros(0), np.zeros((0, offs[-1])), offs, Cp[0]

@@ -78,6 +78,7 @@ from pkm.lie.small import mv as _mv
 from pkm.lie.small import sub as _sub
 from pkm.errors import TopologyError
 from pkm.lie import KERNEL_FASTMATH
+from pkm.lie.interpret import kernel
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
@@ -467,9 +468,9 @@ def residual(cj: CutJoint, C) -> np.ndarray:
     C = _poses(cj, C)
     out = np.empty(cj.m)
     if cj.is_distance:
-        distance_residual_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, out)
+        kernel(distance_residual_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, out)
     else:
-        cut_residual_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, out)
+        kernel(cut_residual_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, out)
     return out
 
 
@@ -479,9 +480,9 @@ def jacobian(cj: CutJoint, C, J) -> np.ndarray:
     J = _array(J, (C.shape[0], 6, None), "J")
     out = np.empty((cj.m, J.shape[2]))
     if cj.is_distance:
-        distance_jacobian_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, J, out)
+        kernel(distance_jacobian_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, J, out)
     else:
-        cut_jacobian_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, J, out)
+        kernel(cut_jacobian_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, J, out)
     return out
 
 
@@ -492,9 +493,9 @@ def bias(cj: CutJoint, C, V, Ab) -> np.ndarray:
     Ab = _array(Ab, (C.shape[0], 6), "Ab")
     out = np.empty(cj.m)
     if cj.is_distance:
-        distance_bias_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, V, Ab, out)
+        kernel(distance_bias_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.length, C, V, Ab, out)
     else:
-        cut_bias_into(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, V, Ab, out)
+        kernel(cut_bias_into)(cj.k, cj.r, cj.d_k, cj.d_r, cj.n, cj.e_k, cj.e_r, cj.c0, C, V, Ab, out)
     return out
 
 

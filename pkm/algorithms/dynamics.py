@@ -70,6 +70,7 @@ from numba import njit
 from pkm.algorithms.kinematics import forward_kinematics, joint_vector, relative_poses, twists_into
 from pkm.lie.small import Ad_inv, Ad_inv_T, ad, add, axpy, coad, dot, get6, get_pose, inertia_mul, set6, sub
 from pkm.lie import Ad_inv_apply_into, Ad_inv_T_apply_into, Ad_inv_into, ad_apply_into, coad_apply_into
+from pkm.lie.interpret import kernel
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
 # a first run). CALLING ONE FROM PYTHON CRASHES THE INTERPRETER; tests use conftest.numba_only.
@@ -352,7 +353,7 @@ def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -
     g0, Wext = _gravity(gravity), _wrenches(tree, wrenches)
     n = tree.n
     V, A, W, tau = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n)
-    rnea_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau)
+    kernel(rnea_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau)
     return tau
 
 
@@ -365,8 +366,8 @@ def mass_matrix(tree, q) -> np.ndarray:
     q = joint_vector(tree, q, "q")
     n = tree.n
     Mbar = np.empty((n, n))
-    mass_matrix_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
-                     np.empty((2, 6, 6)), np.empty((1, 6)))
+    kernel(mass_matrix_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
+                             np.empty((2, 6, 6)), np.empty((1, 6)))
     return Mbar
 
 
@@ -378,8 +379,8 @@ def coriolis_matrix(tree, q, qd) -> np.ndarray:
     q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
     n = tree.n
     Cbar = np.empty((n, n))
-    coriolis_matrix_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, np.empty((n, 6)),
-                         np.empty((n, 6, 6)), np.empty((n, 6, 6)), Cbar, np.empty((2, 6, 6)), np.empty((5, 6)))
+    kernel(coriolis_matrix_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, np.empty((n, 6)),
+                                 np.empty((n, 6, 6)), np.empty((n, 6, 6)), Cbar, np.empty((2, 6, 6)), np.empty((5, 6)))
     return Cbar
 
 
@@ -391,8 +392,8 @@ def gravity_forces(tree, q, gravity=DEFAULT_GRAVITY) -> np.ndarray:
     q, g0 = joint_vector(tree, q, "q"), _gravity(gravity)
     n = tree.n
     tau = np.empty(n)
-    gravity_into(tree.parent, tree.X, relative_poses(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)), tau,
-                 np.empty((2, 6)))
+    kernel(gravity_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, g0, np.empty((n, 6)), np.empty((n, 6)),
+                         tau, np.empty((2, 6)))
     return tau
 
 
@@ -400,7 +401,7 @@ def kinetic_energy(tree, q, qd) -> float:
     """``T = Σ_i ½ V_iᵀ M_i V_i`` with the body-fixed twists (eq. 3, 167); equals ``½θ̇ᵀM̄θ̇``."""
     q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
     V = np.empty((tree.n, 6))
-    twists_into(tree.parent, tree.X, relative_poses(tree, q), qd, V)
+    kernel(twists_into)(tree.parent, tree.X, relative_poses(tree, q), qd, V)
     return 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
 
 

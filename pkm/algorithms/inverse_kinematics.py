@@ -29,6 +29,7 @@ import warnings
 from pkm.errors import BranchError, BranchWarning, IKError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import log_se3
+from pkm.lie.interpret import kernel
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 
 
@@ -126,7 +127,7 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     err, converged = np.inf, False
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
-        dX = log_se3(np.linalg.solve(C[p], Cd))
+        dX = kernel(log_se3)(np.linalg.solve(C[p], Cd))
         prev, err = err, float(np.linalg.norm(dX))
         if err <= tol or it == max_iter or not np.isfinite(err):
             break

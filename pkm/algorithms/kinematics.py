@@ -27,6 +27,7 @@ from numba import njit
 
 from pkm.lie.small import Ad_inv, ad, axpy, exp_joint, exp_screw, get6, get_pose, pose_mul, scale, set6, set_pose
 from pkm.lie import Ad_inv_apply_into, ad_apply_into
+from pkm.lie.interpret import kernel
 
 
 @njit(cache=True, no_cfunc_wrapper=True)
@@ -158,7 +159,7 @@ def joint_vector(tree, q, name="q"):
 def relative_poses(tree, q):
     """The relative poses ``T_i = B_i exp(θ_i X_i)`` (n, 4, 4) of a tree at ``q``."""
     T = np.empty((tree.n, 4, 4))
-    relative_poses_into(tree.B, tree.X, q, T)
+    kernel(relative_poses_into)(tree.B, tree.X, q, T)
     return T
 
 
@@ -173,7 +174,7 @@ def forward_kinematics(tree, q) -> np.ndarray:
     """
     q = joint_vector(tree, q)
     C = np.empty((tree.n, 4, 4))
-    poses_into(tree.parent, relative_poses(tree, q), C)
+    kernel(poses_into)(tree.parent, relative_poses(tree, q), C)
     return C
 
 
@@ -181,7 +182,7 @@ def body_jacobians(tree, q) -> np.ndarray:
     """Body-fixed Jacobians ``J_k`` of all bodies (eq. 4, 154–156): ``J[k] @ θ̇ = V_k``, (n, 6, n)."""
     q = joint_vector(tree, q)
     J = np.zeros((tree.n, 6, tree.n))
-    jacobians_into(tree.parent, tree.X, relative_poses(tree, q), J)
+    kernel(jacobians_into)(tree.parent, tree.X, relative_poses(tree, q), J)
     return J
 
 
@@ -189,7 +190,7 @@ def body_twists(tree, q, qd) -> np.ndarray:
     """Body-fixed twists ``V_k = (ω; v)`` of all bodies (eq. 3), shape (n, 6)."""
     q, qd = joint_vector(tree, q), joint_vector(tree, qd, "qd")
     V = np.empty((tree.n, 6))
-    twists_into(tree.parent, tree.X, relative_poses(tree, q), qd, V)
+    kernel(twists_into)(tree.parent, tree.X, relative_poses(tree, q), qd, V)
     return V
 
 
@@ -198,9 +199,9 @@ def jacobian_derivatives(tree, q, qd) -> np.ndarray:
     q, qd = joint_vector(tree, q), joint_vector(tree, qd, "qd")
     T = relative_poses(tree, q)
     J = np.zeros((tree.n, 6, tree.n))
-    jacobians_into(tree.parent, tree.X, T, J)
+    kernel(jacobians_into)(tree.parent, tree.X, T, J)
     Jd = np.zeros_like(J)
-    jacobian_dots_into(tree.parent, tree.X, T, J, qd, Jd, np.empty(6))
+    kernel(jacobian_dots_into)(tree.parent, tree.X, T, J, qd, Jd, np.empty(6))
     return Jd
 
 
@@ -209,7 +210,7 @@ def body_accelerations(tree, q, qd, qdd) -> np.ndarray:
     q, qd, qdd = joint_vector(tree, q), joint_vector(tree, qd, "qd"), joint_vector(tree, qdd, "qdd")
     T = relative_poses(tree, q)
     V = np.empty((tree.n, 6))
-    twists_into(tree.parent, tree.X, T, qd, V)
+    kernel(twists_into)(tree.parent, tree.X, T, qd, V)
     A = np.empty((tree.n, 6))
-    accelerations_into(tree.parent, tree.X, T, V, qd, qdd, A)
+    kernel(accelerations_into)(tree.parent, tree.X, T, V, qd, qdd, A)
     return A

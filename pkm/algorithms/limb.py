@@ -19,6 +19,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from pkm.algorithms import constraints as cons
+from pkm.lie.interpret import python_kernels
 from pkm.lie.linalg import condition_number
 from pkm.errors import IKError, SingularityError, TopologyError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
@@ -255,8 +256,13 @@ def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> L
     tree_bodies = [by_name[b] for b in topo.bodies] + [by_name[spec.platform]]
     tree = compile_tree(tree_bodies, topo.tree_joints, spec.ground)
     zero = np.zeros(tree.n)
-    C = forward_kinematics(tree, zero)
-    J = body_jacobians(tree, zero)
+    # Always the compiled kernels (also inside python_kernels, e.g. under `pkm eom`): the pivoted QRs
+    # below choose among columns of equal norm by rounding noise, and the interpreted kernels round
+    # differently (no FMA: pkm.lie.interpret), which would change the y/q partition of e.g. the
+    # IRSBot-2's and the 3R[2US]'s second limb (tests/test_interpret.py).
+    with python_kernels(False):
+        C = forward_kinematics(tree, zero)
+        J = body_jacobians(tree, zero)
 
     joint_vars: dict[str, list[int]] = {}
     for i, jn in enumerate(tree.joint_names):
@@ -269,7 +275,8 @@ def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> L
         cut = cons.cut_joint(next(j for j in topo.joints if j.name == cut_name), tree)
         cols = np.array(sorted(i for jn in cycle if jn != cut_name for i in joint_vars[jn]), dtype=np.int64)
         in_loops.update(int(c) for c in cols)
-        G = cons.jacobian(cut, C, J)[:, cols]
+        with python_kernels(False):
+            G = cons.jacobian(cut, C, J)[:, cols]
         rows = _independent_rows(G, rank_tol)
         m = len(rows)
         Gr = G[rows]

@@ -27,6 +27,7 @@ from pkm.algorithms.dynamics import inverse_dynamics as tree_inverse_dynamics
 from pkm.algorithms.dynamics import mass_matrix as tree_mass_matrix
 from pkm.algorithms.kinematics import forward_kinematics
 from pkm.lie import Ad_inv, coad
+from pkm.lie.interpret import kernel
 
 
 @dataclass
@@ -71,7 +72,7 @@ def platform_inertia(robot) -> np.ndarray:
 def platform_residual(M_p, C_p, V_p, dV_p, g0) -> np.ndarray:
     """``φ_p = M_p V̇_p − ad_{V_p}ᵀ M_p V_p − M_p Ad_{C_p}⁻¹ (0; g)`` (eq. 104–106)."""
     grav = np.concatenate([np.zeros(3), g0])
-    return M_p @ dV_p - coad(V_p) @ (M_p @ V_p) - M_p @ (Ad_inv(C_p) @ grav)
+    return M_p @ dV_p - kernel(coad)(V_p) @ (M_p @ V_p) - M_p @ (kernel(Ad_inv)(C_p) @ grav)
 
 
 def task_residual(robot, x, xd, xdd, gravity=None, wrench=None, trees=None, sol=None):

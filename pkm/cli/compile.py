@@ -1,6 +1,9 @@
-"""``pkm compile``: compile (or load from numba's cache) every kernel the commands use, for the
-given robots or all of the repository's ``robots/``, so that the first real run starts at once.
-CI and installers run it once; later runs of any command load the compiled code from the cache.
+"""``pkm compile``: compile (or load from numba's cache) every kernel the commands and the Python
+API use, for the given robots or all of the repository's ``robots/``, so that the first real run
+starts at once. CI and installers run it once; later runs of any command load the compiled code
+from the cache. (The single-point commands, ``pkm eom``, ``ik``, ``info``, ``fk`` and ``show``,
+compile only what loading a robot compiles: they run the kernels' source as Python,
+:mod:`pkm.lie.interpret`.)
 """
 from __future__ import annotations
 

@@ -36,9 +36,10 @@ def task_coordinates(robot, C):
     import numpy as np
 
     from pkm.lie import log_so3
+    from pkm.lie.interpret import kernel
 
     local = robot.R0.T @ C[:3, 3]
-    rho = np.asarray(log_so3(robot.R0.T @ C[:3, :3]), dtype=float)
+    rho = np.asarray(kernel(log_so3)(robot.R0.T @ C[:3, :3]), dtype=float)
     return np.array([(local if c.startswith("v") else rho)["xyz".index(c[1])] for c in robot.task.components])
 
 

@@ -357,6 +357,13 @@ def _announcer(args, write):
     return CompileAnnouncer(write if loud else (lambda message: None))
 
 
+#: Commands that evaluate the reference algorithms at one point (or a few): they run the numba
+#: kernels as plain Python (:mod:`pkm.lie.interpret`), ~0.1 s instead of ~4 s of compiling on a
+#: first run (``pkm.load`` still compiles its few kernels); the others (trajectories, simulations,
+#: sweeps, maps) run the compiled kernels.
+ONE_POINT = frozenset({"info", "ik", "eom", "fk", "show"})
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -373,8 +380,10 @@ def main(argv: list[str] | None = None) -> int:
     def announce(message):
         print(f"\npkm: {message} …", file=sys.stderr, flush=True)
 
+    from pkm.lie.interpret import python_kernels
+
     try:
-        with warnings.catch_warnings(), _announcer(args, announce):
+        with warnings.catch_warnings(), _announcer(args, announce), python_kernels(args.command in ONE_POINT):
             warnings.simplefilter("always", BranchWarning)
             warnings.showwarning = show
             return args.func(args)

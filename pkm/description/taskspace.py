@@ -13,6 +13,7 @@ import numpy as np
 
 from pkm.errors import PkmError
 from pkm.lie import dexp_so3, dexp_so3_dot, exp_so3
+from pkm.lie.interpret import kernel
 
 
 class TaskCoordinates:
@@ -34,7 +35,7 @@ class TaskCoordinates:
         x = self._check_x(_real(x, "x").reshape(-1), "x")
         local, rho = self._split(x)
         C = np.eye(4)
-        C[:3, :3] = self.R0 @ exp_so3(rho)
+        C[:3, :3] = self.R0 @ kernel(exp_so3)(rho)
         C[:3, 3] = self.R0 @ local
         return C
 
@@ -45,14 +46,14 @@ class TaskCoordinates:
         ``v̇ = exp(ρ)ᵀ l̈ − ω × v``."""
         _, rho = self._split(x)
         ld, rhod = self._split_rates(xd)
-        R = exp_so3(rho)
-        w = dexp_so3(-rho) @ rhod
+        R = kernel(exp_so3)(rho)
+        w = kernel(dexp_so3)(-rho) @ rhod
         v = R.T @ ld
         V = np.concatenate([w, v])
         if xdd is None:
             return V, None
         ldd, rhodd = self._split_rates(xdd)
-        dw = dexp_so3(-rho) @ rhodd + dexp_so3_dot(-rho, -rhod) @ rhod
+        dw = kernel(dexp_so3)(-rho) @ rhodd + kernel(dexp_so3_dot)(-rho, -rhod) @ rhod
         return V, np.concatenate([dw, R.T @ ldd - np.cross(w, v)])
 
     def check_dynamics(self):
@@ -71,7 +72,7 @@ class TaskCoordinates:
         """``H_p(x)`` (6 × δ_p) with ``V_p = H_p ẋ`` (eq. 7): a rotational coordinate's column is the
         column of ``dexp_{−ρ}`` for its axis (over ``ω``), a translational one's ``exp(ρ)ᵀ e_a`` (over ``v``)."""
         _, rho = self._split(np.asarray(x, float))
-        D, R = dexp_so3(-rho), exp_so3(rho)
+        D, R = kernel(dexp_so3)(-rho), kernel(exp_so3)(rho)
         H = np.zeros((6, self.task_dof))
         for i, c in enumerate(self.task.components):
             a = "xyz".index(c[1])

@@ -37,6 +37,7 @@ import numpy as np
 
 from pkm.algorithms.constraints import complete_triad
 from pkm.description.model import _Ad, _Ad_inv, _inv_pose, _skew
+from pkm.lie.interpret import python_kernels
 
 #: Loop residual (max |g|) at which the kernel's IK counts the loops as closed.
 LOOP_TOL = 1e-13
@@ -220,7 +221,8 @@ def pack(robot, affine: bool = True) -> KernelModel:
         mf[l, lay[LAY_QP]:lay[LAY_QP] + 24] = np.concatenate([_pose12(Q[p]), _pose12(_inv_pose(Q[p]))])
         mi[l, lay[LAY_QIDX]:lay[LAY_QIDX] + limb.dof] = limb.q_index
         mi[l, lay[LAY_ACTPOS]:lay[LAY_ACTPOS] + na] = [list(limb.q_index).index(x) for x in limb.actuated]
-        closure = limb.affine_closure(LOOP_TOL) if affine else None
+        with python_kernels():  # a few evaluations once per limb: run as Python, nothing to compile
+            closure = limb.affine_closure(LOOP_TOL) if affine else None
         if closure is not None:
             mi[l, LI_AFF] = 1
             for i in range(n):  # sparse rows: the kernels touch only the nonzeros

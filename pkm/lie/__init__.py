@@ -27,8 +27,8 @@ the returned rotation vector is arbitrary -- both ±πu are valid logarithms.
 """
 # The public API of the spatial layer (``pkm.lie.exp_se3`` etc.); the package's modules hold one idea
 # each: groups (exp/log/inverse/product), adjoint (Ad, ad, co-adjoint), dexp, series (the scalar
-# coefficients), options (numba compile flags), small (fixed-size tuple kernels of the batch code)
-# and linalg (small allocation-free solvers).
+# coefficients), options (numba compile flags), small (fixed-size tuple kernels of the batch code),
+# linalg (small allocation-free solvers) and interpret (the kernels run as plain Python at one point).
 from pkm.lie.adjoint import (
     Ad,
     Ad_apply_into,

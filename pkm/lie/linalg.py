@@ -13,6 +13,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from pkm.lie.interpret import kernel
 from pkm.lie.options import KERNEL_FASTMATH
 
 # Helpers called from numba code only: no Python entry point (no_cpython_wrapper: less compile in
@@ -97,9 +98,9 @@ def condition_number(A: np.ndarray) -> float:
         root = False
     n = A.shape[0]
     inv = np.empty((n, n))
-    if not inverse_into(A, n, inv, np.empty((n, n))):
+    if not kernel(inverse_into)(A, n, inv, np.empty((n, n))):
         return np.inf
-    c = norm1(A, n, n) * norm1(inv, n, n)
+    c = kernel(norm1)(A, n, n) * kernel(norm1)(inv, n, n)
     return float(np.sqrt(c) if root else c)
 
 
