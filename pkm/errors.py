@@ -20,6 +20,13 @@ class RobotFileError(PkmError, ValueError):
         super().__init__(f"{where}{what}".replace("\n", " "))
 
 
+class InputError(PkmError, ValueError):
+    """A bad argument to a pkm function: wrong shape or type, complex, NaN/inf, out of range.
+
+    The message is one line naming the argument. A :class:`ValueError` too, so that code catching
+    ValueError (the documented error of bad input) keeps working."""
+
+
 class TopologyError(PkmError, ValueError):
     """The joint graph does not have the structure an algorithm needs (e.g. not a tree)."""
 
