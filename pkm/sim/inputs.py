@@ -61,9 +61,13 @@ def read_table(path, actuator_names) -> Table:
     `` [N·m]``, which is ignored) or ``NAME``."""
     path = Path(path)
     try:
-        lines = [l for l in path.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+        lines = [l for l in path.read_text(encoding="utf-8-sig").splitlines()
+                 if l.strip() and not l.lstrip().startswith("#")]
     except OSError as exc:
         raise PkmError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PkmError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
+                       f"{exc.start}") from None
     if len(lines) < 3:
         raise PkmError(f"{path}: a torque table needs a header line and at least two rows")
     header = [strip_unit(h) for h in lines[0].split(",")]

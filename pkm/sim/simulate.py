@@ -301,7 +301,16 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record=None):
 
     first = getattr(rhs, "FIRST_STEP", None)
     first = {} if first is None else {"first_step": min(first * (t1 - t0), max_step)}
-    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
+    solver = None
+
+    def finite_rhs(t, y):   # an overflowing state (x + h·ẋ with |ẋ| ~ 1e308) is reported, not evaluated
+        if not (np.isfinite(t) and np.all(np.isfinite(y))):
+            after = t0 if solver is None else solver.t
+            raise PkmError(f"the integration diverged after t = {after:.6g} s: the state overflowed (initial "
+                           f"velocities, forces or gains too large for the motion)")
+        return rhs(t, y)
+
+    solver = getattr(integrate, method)(finite_rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
     accept = getattr(rhs, "accept", None)
     Y = np.empty((len(T), len(y0)))
     k = 0
