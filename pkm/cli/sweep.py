@@ -28,7 +28,7 @@ def parse_values(text: str, what: str) -> list[float]:
             if len(parts) != 3:
                 raise ValueError
             start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
-            if count < 1:
+            if count < 1 or not (math.isfinite(start) and math.isfinite(stop)):   # linspace(1, inf) is NaN
                 raise ValueError
             vals = np.linspace(start, stop, count).tolist() if count > 1 else [start]
         else:
@@ -68,6 +68,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             if value is not None:
                 if not math.isfinite(value):
                     raise PkmError(f"--{key}: must be finite, got {value!r}")
+                if (key == "dt" and value <= 0) or (key == "lift" and value < 0):   # the same for every point
+                    raise PkmError(f"--{key}: must be {'positive' if key == 'dt' else '>= 0'}, got {value!r}")
                 base[key] = value
         for t in cycle_times:
             if t <= 0:
@@ -119,8 +121,8 @@ along x, down, and back, starting at each design's default trajectory centre (th
 
 A point whose inverse kinematics fails (or whose parameters are invalid) is reported with status
 "error" and does not stop the sweep. The --out CSV has one row per point: the parameters,
-trajectory, status, peak_<actuator> …, rms_<actuator> … (SI: N·m for revolute, N for prismatic
-actuators; the summary table says which), message. The --plot shows the
+trajectory, status, peak_<actuator> [unit] …, rms_<actuator> [unit] … (SI, as the header says per
+column: N·m for revolute, N for prismatic actuators; empty where the point failed), message. The --plot shows the
 largest peak and RMS over the actuators against the first --param (or the cycle time).
 
 examples: pkm sweep robots/delta_3rr2rrr.toml --param a=200:300:5 --param c=900,1000 --out sweep.csv

@@ -64,6 +64,8 @@ one numba thread: the parallelism is across points).
 ((2, 1, 1), 1, 1)
 >>> res.columns()
 ['a', 'trajectory', 'status', 'peak_m1', 'rms_m1', 'message']
+>>> res.csv_header()     # the CSV's: each torque column with its unit
+['a', 'trajectory', 'status', 'peak_m1 [N·m]', 'rms_m1 [N·m]', 'message']
 """
 
 from __future__ import annotations
