@@ -376,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(), _announcer(args, announce):
             warnings.simplefilter("always", BranchWarning)
+            # numpy's floating-point notes ("overflow encountered in matmul") on absurd input: every
+            # result is checked for finiteness and such input ends in one error line of its own
+            warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning)
             warnings.showwarning = show
             return args.func(args)
     except PkmError as exc:
@@ -387,6 +390,15 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"pkm: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+    except Exception as exc:   # a bug: one line, exit 1; PKM_TRACEBACK=1 shows where
+        import os
+
+        if os.environ.get("PKM_TRACEBACK"):
+            raise
+        text = " ".join(str(exc).split())
+        print(f"pkm: internal error: {type(exc).__name__}: {text} (a bug in pkm: please report it with the "
+              f"command; PKM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 def run() -> None:
