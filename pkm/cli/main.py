@@ -205,8 +205,10 @@ def _cmd_eom(args: argparse.Namespace) -> int:
             raise PkmError(f"{opt} needs {robot.task_dof} task coordinates ({', '.join(names)}) for "
                            f"{robot.name}, got {len(vals)}")
         _finite(vals, opt)
-    x = np.array(args.at, dtype=float)
-    xd = np.zeros(robot.task_dof) if args.velocity is None else np.array(args.velocity, dtype=float)
+    rot = np.array([n.startswith("r") for n in names])
+    scale = np.where(rot & args.degrees, np.pi / 180.0, 1.0)   # --degrees: rotations in deg, rates in deg/s
+    x = np.array(args.at, dtype=float) * scale
+    xd = np.zeros(robot.task_dof) if args.velocity is None else np.array(args.velocity, dtype=float) * scale
     e = robot.eom(x, xd)
     terms = {"M_t": e.M_t, "C_t_V_t": e.C_t_V_t, "W_t_grav": e.W_t_grav, "J_IK": e.J_IK, "M_a": e.M_a}
     if args.json:
@@ -215,9 +217,10 @@ def _cmd_eom(args: argparse.Namespace) -> int:
         doc.update({k: np.asarray(v, dtype=float).tolist() for k, v in terms.items()})
         print(json.dumps(doc, indent=2))
         return 0
-    coords = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, x))
-    vel = ", ".join(f"{n}d = {v:.6g}" for n, v in zip(names, xd))
-    print(f"{robot.name}: equations of motion at {coords}; {vel} (SI units)")
+    coords = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, x / scale))
+    vel = ", ".join(f"{n}d = {v:.6g}" for n, v in zip(names, xd / scale))
+    given = "SI units, rotations in deg" if args.degrees and rot.any() else "SI units"
+    print(f"{robot.name}: equations of motion at {coords}; {vel} ({given}; the terms below in SI units)")
     print(f"task coordinates: {', '.join(names)}; actuators: {', '.join(robot.actuator_names)}")
     labels = {
         "M_t": "M_t      task-space mass matrix (eq. 108)",
@@ -320,6 +323,9 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
                        help="task velocity V_t in SI units (m/s, rad/s); default zero")
     p_eom.add_argument("--json", action="store_true",
                        help="print JSON: M_t, C_t_V_t, W_t_grav, J_IK, M_a (nested lists), x, velocity")
+    p_eom.add_argument("--degrees", action="store_true",
+                       help="rotations in --at in degrees and rotational --velocity components in deg/s (the "
+                            "printed terms and the JSON stay SI)")
     p_eom.set_defaults(func=_cmd_eom)
     from pkm.cli.compile import add_parser as add_compile_parser
     from pkm.cli.fk import add_parser as add_fk_parser
