@@ -250,8 +250,20 @@ def _version() -> str:
         return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (and its sub-commands', which take the parent's class) reading ``-9e-1``,
+    ``-1E+3`` and ``-inf`` as negative numbers: argparse itself knows only ``-1`` and ``-0.5``, so
+    ``--at 0 0 -9e-1`` failed with "unrecognized arguments: -9e-1"."""
+
+    def __init__(self, *args, **kwargs):
+        import re
+
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.I)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pkm",
         description="Kinematics and dynamics of parallel kinematic machines (PKM) with hybrid complex limbs.",
     )
