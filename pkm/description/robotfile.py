@@ -91,7 +91,9 @@ def load_spec(path, parameters: dict | None = None) -> RobotSpec:
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read()
+        # a byte-order mark (Windows editors write one) is no TOML statement: "Invalid statement"
+        data = tomllib.loads(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except FileNotFoundError:
         raise RobotFileError(path, "", "file not found") from None
     except IsADirectoryError:
