@@ -261,6 +261,10 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.I)
 
+    def error(self, message):
+        """A usage error as one line (argparse prints the usage first), exit 2 as argparse does."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
