@@ -6,6 +6,7 @@ import csv
 import itertools
 from dataclasses import dataclass, field
 
+from pkm.errors import InputError
 from pkm.sweep.points import MASS_PREFIX
 
 
@@ -68,7 +69,7 @@ class SweepResult:
         import numpy as np
 
         if kind not in ("peak", "rms"):
-            raise ValueError(f"kind must be 'peak' or 'rms', got {kind!r}")
+            raise InputError(f"kind must be 'peak' or 'rms', got {kind!r}")
         data = np.array([[r[f"{kind}_{a}"] for a in self.actuator_names] for r in self.rows], dtype=float)
         return data.reshape(*self.shape, len(self.actuator_names))
 
