@@ -80,6 +80,14 @@ class SingularityError(PkmError, ArithmeticError):
         super().__init__(message)
 
 
+def fmt_condition(cond: float) -> str:
+    """A condition number as messages print it: ``1.234e+07``, or ``infinite (exactly singular)``
+    where a singular value is zero (never a bare "inf" in an error line)."""
+    import math
+
+    return f"{cond:.3e}" if math.isfinite(cond) else "infinite (exactly singular)"
+
+
 def with_time(exc, t):
     """``exc`` (an error naming ``exc.sample`` of a trajectory, "at sample 633 (x = …)") naming the
     sample's time ``t[sample]`` too ("at sample 633 (t = 6.33 s, x = …)"), so that the point can be

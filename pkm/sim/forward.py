@@ -23,7 +23,7 @@ import numpy as np
 
 from pkm.algorithms.inverse_kinematics import check_solver, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
-from pkm.errors import IKError, InputError, SingularityError
+from pkm.errors import IKError, InputError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A, forward_range, pass_accelerations
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP
@@ -119,7 +119,7 @@ def raise_status(robot, status, args, X=None, when=""):
                                "the other branch)", sample=s)
     what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
             SINGULAR_JIK: "the IK Jacobian J_IK", SINGULAR_A: "the task-space mass matrix M_t"}[code]
-    raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > {thresh:.1e})",
+    raise SingularityError(f"{what} is ill conditioned at {where} (condition number {fmt_condition(value)} > {thresh:.1e})",
                            condition=value, threshold=thresh, sample=s)
 
 
