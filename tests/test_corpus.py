@@ -179,6 +179,83 @@ def test_every_value_replaced(path):
     assert len(cases) > 20
 
 
+def _toml(data) -> str:
+    """``data`` (a parsed robot file) as TOML text (enough of TOML for robot files: tables, arrays of
+    tables, inline tables, numbers including nan/inf, strings, booleans)."""
+    def value(v):
+        if isinstance(v, bool):
+            return "true" if v else "false"
+        if isinstance(v, float) and not math.isfinite(v):
+            return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+        if isinstance(v, (int, float)):
+            return repr(v)
+        if isinstance(v, str):
+            return '"' + v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return "{ " + ", ".join(f'"{k}" = {value(x)}' for k, x in v.items()) + " }"
+
+    def tables(v):
+        return isinstance(v, list) and v and all(isinstance(x, dict) for x in v)
+
+    lines = []
+
+    def table(prefix, t):
+        lines.extend(f'"{k}" = {value(v)}' for k, v in t.items() if not (isinstance(v, dict) or tables(v)))
+        for k, v in t.items():
+            name = f'{prefix}."{k}"' if prefix else f'"{k}"'
+            if isinstance(v, dict):
+                lines.append(f"[{name}]")
+                table(name, v)
+            elif tables(v):
+                for x in v:
+                    lines.append(f"[[{name}]]")
+                    lines.extend(f'"{kk}" = {value(vv)}' for kk, vv in x.items())
+
+    table("", data)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("path, count", [(DELTA, 8), (ROBOTS / "wrist_3rrr.toml", 6)], ids=["delta", "wrist"])
+def test_loadable_mutations_through_the_commands(tmp_path, path, count):
+    """Mutated files that still load (a tiny mass, a huge but finite gravity, a mount turned by 0°)
+    run through pkm info, eom, show and inverse-dynamics: a result without NaN/inf, or one error
+    line. (The wrist with a mount frame turned by 0° printed 'condition number inf'.)"""
+    base = tomllib.loads(path.read_text())
+    assert tomllib.loads(_toml(base)) == base
+    loadable = []
+    for i, (key, v) in enumerate(_paths(base)):
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            for new in (1e-300, 1e300, 0, -1.0):
+                data = copy.deepcopy(base)
+                _set(data, key, new)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)
+                    if _parse_outcome(data, path) is None:
+                        loadable.append((key, new, data))
+    assert len(loadable) > count
+    robot = pkm.load(path)
+    x = [repr(float(v)) for v in robot.x_ref]
+    for k, (key, new, data) in enumerate(_spread(loadable, count)):
+        f = tmp_path / f"m{k}.toml"
+        f.write_text(_toml(data))
+        check_run(["info", f])
+        check_run(["eom", f, "--at", *x])
+        check_run(["show", f, "--out", tmp_path / "m.png"])
+        if path == DELTA:
+            end = [repr(float(v) + 0.01) for v in robot.x_ref]
+            check_run(["inverse-dynamics", f, "--trajectory", "line", "--end", *end, "--duration", 0.2, "--dt", 0.05,
+                       "--out", tmp_path / "m.csv"])
+    if (tmp_path / "m.csv").exists():
+        assert_finite_csv(tmp_path / "m.csv")
+    wrist = copy.deepcopy(base)
+    if path != DELTA:
+        wrist["limb"]["mounts"][1]["frame"]["angle_deg"] = 0
+        f = tmp_path / "turned.toml"
+        f.write_text(_toml(wrist))
+        assert "condition number infinite (exactly singular)" in check_run(["info", f], ok=True)[1]
+
+
 def test_regressions_found_by_the_mutations(tmp_path):
     """The corpus's finds, by name: an inertia entry of 1e308 (LinAlgError, or inf/NaN inertias),
     a trajectory whose duration/dt overflows (OverflowError), a point at 1e308 m (NaN in pkm info)."""
@@ -249,16 +326,17 @@ def test_garbage_robot_files(tmp_path):
     each command; a byte-order mark before a good file is skipped."""
     cases = _garbage(tmp_path)
     png = tmp_path / "x.png"
-    for name, path in cases:
+    commands = (["info"], ["ik", "--at", 0, 0, -0.9], ["eom", "--at", 0, 0, -0.9], ["inverse-dynamics"],
+                ["fk", "--q", 0, 0, 0], ["show", "--out", png], ["reactions"], ["workspace"],
+                ["simulate", "--torques", "zero"], ["animate", "--out", tmp_path / "x.gif"], ["compile"],
+                ["sweep", "--param", "a=1", "--workers", 1, "--no-progress"])
+    for k, (name, path) in enumerate(cases):
         with pytest.raises(PkmError) as info:
             pkm.load(path)
         one_line_pkm_error(info)
         assert str(info.value).startswith(f"{path}"), (name, str(info.value))
-        for argv in (["info", path], ["ik", path, "--at", 0, 0, -0.9], ["eom", path, "--at", 0, 0, -0.9],
-                     ["inverse-dynamics", path], ["fk", path, "--q", 0, 0, 0], ["show", path, "--out", png],
-                     ["reactions", path], ["workspace", path], ["simulate", path, "--torques", "zero"],
-                     ["animate", path, "--out", tmp_path / "x.gif"], ["compile", path],
-                     ["sweep", path, "--param", "a=1", "--workers", 1, "--no-progress"]):
+        for command in (commands if k % 4 == 0 else commands[k % 3::3]):   # every command, spread over the files
+            argv = [command[0], path, *command[1:]]
             code, _, err = check_run(argv, ok=False)
             assert str(path) in err, (name, argv, err)
     assert not png.exists()
@@ -676,7 +754,6 @@ def test_no_traceback_or_hang_in_a_fresh_process(tmp_path):
     garbage = tmp_path / "garbage.toml"
     garbage.write_bytes(bytes(range(256)))
     cases = [(["info", garbage], 2), (["ik", DELTA, "--at", 0, 0, "-1e300"], 2),
-             (["eom", DELTA, "--at", 0, 0, -0.9, "--velocity", 0, 0, "1e300"], 2),
              (["ik", DELTA, "--at", 0, "1e-3", "-9e-1", "--json"], 0)]
     for argv, status in cases:
         proc = subprocess.run([sys.executable, "-m", "pkm", *map(str, argv)], capture_output=True, text=True,
