@@ -492,6 +492,8 @@ def _bad_command_lines(tmp_path):
                  ["sweep", D, "--param", "a=250", "--workers", 0], ["sweep", D, "--param", "a=250", "--workers", -1],
                  ["sweep", D, "--param", "a=250", "--workers", 2, "--scheduler", "tcp://127.0.0.1:1"],
                  ["sweep", D, "--param", "a=250", "--scheduler", "bogus"],
+                 ["sweep", D, "--param", "a=1:2:1000000000000", "--workers", 1],   # MemoryError (7 TiB)
+                 ["sweep", D, "--param", "a=1:2:1000", "--param", "c=1:2:1000", "--workers", 1],   # ran for days
                  ["workspace", D, "--range", "x=1:0"], ["workspace", D, "--range", "q=0:1", "--resolution", 3],
                  ["workspace", D, "--slice", "q=0", "--resolution", 3],
                  ["workspace", D, "--range", "x=0:1", "--slice", "x=0", "--resolution", 3],

@@ -8,7 +8,7 @@ import math
 from pkm.cli.options import check_outputs
 from pkm.cli.output import outputs
 from pkm.errors import PkmError
-from pkm.sweep import sweep
+from pkm.sweep import MAX_POINTS, sweep
 from pkm.sweep.points import DASK_HINT, PICK_PLACE_DEFAULTS
 
 
@@ -30,6 +30,8 @@ def parse_values(text: str, what: str) -> list[float]:
             start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
             if count < 1 or not (math.isfinite(start) and math.isfinite(stop)):   # linspace(1, inf) is NaN
                 raise ValueError
+            if count > MAX_POINTS:   # 1:2:1000000000000 tried to allocate 7 TiB
+                raise PkmError(f"{what}: {count} values, more than a sweep's {MAX_POINTS} points")
             vals = np.linspace(start, stop, count).tolist() if count > 1 else [start]
         else:
             vals = [float(v) for v in text.split(",") if v.strip()]
