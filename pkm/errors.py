@@ -20,6 +20,13 @@ class RobotFileError(PkmError, ValueError):
         super().__init__(f"{where}{what}".replace("\n", " "))
 
 
+class InputError(PkmError, ValueError):
+    """A bad argument to a pkm function: wrong shape or type, complex, NaN/inf, out of range.
+
+    The message is one line naming the argument. A :class:`ValueError` too, so that code catching
+    ValueError (the documented error of bad input) keeps working."""
+
+
 class TopologyError(PkmError, ValueError):
     """The joint graph does not have the structure an algorithm needs (e.g. not a tree)."""
 
@@ -71,6 +78,14 @@ class SingularityError(PkmError, ArithmeticError):
         self.threshold = threshold
         self.sample = sample
         super().__init__(message)
+
+
+def fmt_condition(cond: float) -> str:
+    """A condition number as messages print it: ``1.234e+07``, or ``infinite (exactly singular)``
+    where a singular value is zero (never a bare "inf" in an error line)."""
+    import math
+
+    return f"{cond:.3e}" if math.isfinite(cond) else "infinite (exactly singular)"
 
 
 def with_time(exc, t):

@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
-                                               check_branch_policy, check_solver, fmt_x, limb_rates,
+                                               check_branch_policy, check_parallel, check_solver, fmt_x, limb_rates,
                                                solve_limb)
-from pkm.errors import IKError, PkmError, SingularityError, with_time
+from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
@@ -155,14 +155,6 @@ class Robot(TaskCoordinates):
         """Mobility at the reference configuration (:func:`pkm.description.topology.mobility`)."""
         return mobility(self.spec)
 
-    def _check_x(self, x, name):
-        if x.shape[-1] != self.task_dof:
-            raise ValueError(f"{name} must have {self.task_dof} task coordinates ({', '.join(self.task.coordinate_names())}), "
-                             f"got shape {x.shape}")
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"{name} contains NaN or inf")
-        return x
-
     # ------------------------------------------------------------------ inverse kinematics
     def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
                            singularity_threshold: float = SINGULARITY_THRESHOLD, warm_start: bool = True, start=None,
@@ -200,10 +192,10 @@ class Robot(TaskCoordinates):
         XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
         XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
         if xdd is not None and xd is None:
-            raise ValueError("accelerations xdd need velocities xd")
+            raise InputError("accelerations xdd need velocities xd")
         for name, arr in (("xd", XD), ("xdd", XDD)):
             if arr is not None and arr.shape != X.shape:
-                raise ValueError(f"{name} must have the shape of x {X.shape}, got {arr.shape}")
+                raise InputError(f"{name} must have the shape of x {X.shape}, got {arr.shape}")
 
         check_solver(tol, max_iter, singularity_threshold)
         check_branch_policy(on_branch_change)
@@ -307,16 +299,17 @@ class Robot(TaskCoordinates):
         XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
         XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
         if not X.shape == XD.shape == XDD.shape:
-            raise ValueError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
+            raise InputError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
         if wrench is not None:
             w = _real(wrench, "wrench")
             if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
-                raise ValueError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
+                raise InputError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
+        check_parallel(threads, simd)
         if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 2
                                     and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
-            raise ValueError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
+            raise InputError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
                              f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
@@ -410,7 +403,7 @@ class Robot(TaskCoordinates):
         self._check_x(X, "x")
         self._check_x(XD, "xd")
         if U.shape[-1] != self.n_act or not np.all(np.isfinite(U)):
-            raise ValueError(f"u must hold {self.n_act} finite actuator forces per state, got shape {U.shape}")
+            raise InputError(f"u must hold {self.n_act} finite actuator forces per state, got shape {U.shape}")
         if U.shape[0] == 1 and X.shape[0] > 1:
             U = np.repeat(U, X.shape[0], axis=0)
         return forward_dynamics(self, X, XD, U, wrench, gravity, start=start, **solver)
@@ -429,13 +422,16 @@ class Robot(TaskCoordinates):
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
         if start is None:
             return [np.zeros(l.n) for l in self.limbs]
+        if not isinstance(start, (list, tuple)) and not (isinstance(start, np.ndarray) and start.ndim >= 1):
+            raise InputError(f"start must be a list of the tree variables of all {len(self.limbs)} limbs, "
+                             f"got {type(start).__name__}")
         if len(start) != len(self.limbs):
-            raise ValueError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
+            raise InputError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
         out = []
         for l, th in zip(self.limbs, start):
             th = np.array(_real(th, f"start for limb {l.name!r}"))
             if th.shape != (l.n,) or not np.all(np.isfinite(th)):
-                raise ValueError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
+                raise InputError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
             out.append(th)
         return out
 
@@ -451,20 +447,23 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import mass_matrix
 
         self.spec.check_actuation()
-        return mass_matrix(self, _real(x, "x"))
+        return mass_matrix(self, self._one_x(x, "x"))
 
     def eom(self, x, xd):
         """Terms of the task-space (eq. 107) and actuator-space (eq. 116) EOM at ``(x, V_t = xd)``."""
         from pkm.algorithms.manipulator import eom
 
         self.spec.check_actuation()
-        return eom(self, _real(x, "x"), _real(xd, "xd"))
+        return eom(self, self._one_x(x, "x"), self._one_x(xd, "xd"))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
         """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:
         the straight line in task space along which an IK that does not converge from the
         reference configuration is continued (here and in :mod:`pkm.kernels.inverse_dynamics`); the last is
         the pose at ``x``."""
+        x = self._one_x(x, "x")
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or not 1 <= steps <= 10**6:
+            raise InputError(f"steps must be an integer from 1 to 10**6, got {steps!r}")
         x0 = self.x_ref
         return np.array([self.platform_pose(x0 + t * (x - x0)) for t in np.arange(1, steps + 1) / steps])
 

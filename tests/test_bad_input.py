@@ -127,13 +127,15 @@ def test_long_parameter_chain_resolves(tmp_path, order):
     assert "refer to each other in a cycle" in load_error(cycle)
 
 
-@pytest.mark.parametrize("old, new", [
-    ("diameter = 30", "diameter = 1e-320"),     # denormal: the volume underflows to 0
-    ("diameter = 30", "diameter = 1e200"),      # the volume overflows (a Python float power)
+@pytest.mark.parametrize("old, new, message", [
+    ("diameter = 30", "diameter = 1e-320",     # denormal: the volume underflows to 0
+     'limb.bodies[0] ("arm").shape: the cylinder\'s size is out of range'),
+    ("diameter = 30", "diameter = 1e200",      # the volume overflowed (a Python float power)
+     'limb.bodies[0] ("arm").shape.diameter: 1e+197 m is out of range (lengths up to 1e+06 m'),
 ])
-def test_shape_size_out_of_range(tmp_path, old, new):
+def test_shape_size_out_of_range(tmp_path, old, new, message):
     path = mutated(tmp_path, ARM_SHAPE, ARM_SHAPE.replace(old, new))
-    assert 'limb.bodies[0] ("arm").shape: the cylinder\'s size is out of range' in load_error(path)
+    assert message in load_error(path)
 
 
 def test_box_size_out_of_range(tmp_path):

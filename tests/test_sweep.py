@@ -150,7 +150,7 @@ def test_failing_points_are_recorded_not_fatal(tmp_path):
     assert np.isnan(peak[0]).all() and np.isnan(peak[1, 1]).all() and np.isfinite(peak[1, 0]).all()
     res.to_csv(tmp_path / "s.csv")
     rows = list(csv.DictReader(open(tmp_path / "s.csv")))
-    assert rows[3]["status"] == "error" and math.isnan(float(rows[3]["peak_limb1/1"]))
+    assert rows[3]["status"] == "error" and rows[3]["peak_limb1/1 [N·m]"] == ""   # no nan in the file
     res.plot(tmp_path / "s.png")                    # gaps, no crash
     assert (tmp_path / "s.png").read_bytes()[:8] == PNG_MAGIC
 
@@ -217,14 +217,14 @@ def test_missing_robot_file(tmp_path):
 # ---------------------------------------------------------------------- CSV and plot
 def test_csv(serial, tmp_path):
     header = serial.to_csv(tmp_path / "sweep.csv")
-    assert header == ["a", "c", "trajectory", "status", *(f"peak_{n}" for n in ACTS), *(f"rms_{n}" for n in ACTS),
-                      "message"]
+    assert header == ["a", "c", "trajectory", "status", *(f"peak_{n} [N·m]" for n in ACTS),
+                      *(f"rms_{n} [N·m]" for n in ACTS), "message"]
     with open(tmp_path / "sweep.csv", newline="") as fh:
         lines = list(csv.reader(fh))
     assert lines[0] == header and len(lines) == 5
     for line, row in zip(lines[1:], serial.rows):
         assert line[:4] == [str(row["a"]), str(row["c"]), "pick-place cycle_time=0.5", "ok"]
-        assert [float(v) for v in line[4:10]] == [row[c] for c in header[4:10]]   # exact round trip
+        assert [float(v) for v in line[4:10]] == [row[c] for c in serial.columns()[4:10]]   # exact round trip
         assert line[10] == ""
 
 
@@ -267,8 +267,8 @@ def test_cli_in_process(serial, tmp_path, capsys):
     assert [r["trajectory"] for r in rows] == ["pick-place 0.5 s"] * 4
     for r, ref in zip(rows, serial.rows):
         assert float(r["a"]) == ref["a"] and float(r["c"]) == ref["c"]
-        assert [float(r[f"peak_{n}"]) for n in ACTS] == [ref[f"peak_{n}"] for n in ACTS]
-        assert [float(r[f"rms_{n}"]) for n in ACTS] == [ref[f"rms_{n}"] for n in ACTS]
+        assert [float(r[f"peak_{n} [N·m]"]) for n in ACTS] == [ref[f"peak_{n}"] for n in ACTS]
+        assert [float(r[f"rms_{n} [N·m]"]) for n in ACTS] == [ref[f"rms_{n}"] for n in ACTS]
     assert png.read_bytes()[:8] == PNG_MAGIC
 
 
@@ -305,7 +305,7 @@ def test_cli_subprocess(serial, tmp_path):
     assert "4 ok, 0 failed" in proc.stdout
     with open(out, newline="") as fh:
         rows = list(csv.DictReader(fh))
-    assert [float(r["peak_limb1/1"]) for r in rows] == [r["peak_limb1/1"] for r in serial.rows]
+    assert [float(r["peak_limb1/1 [N·m]"]) for r in rows] == [r["peak_limb1/1"] for r in serial.rows]
     bad = subprocess.run([sys.executable, "-m", "pkm", "sweep", "robots/delta_3rr2rrr.toml", "--param", "zz=1"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2

@@ -26,7 +26,7 @@ import numpy as np
 
 import warnings
 
-from pkm.errors import BranchError, BranchWarning, IKError
+from pkm.errors import BranchError, BranchWarning, IKError, InputError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import log_se3
 from pkm.lie.interpret import kernel
@@ -64,7 +64,7 @@ BRANCH_POLICIES = ("warn", "raise")
 
 def check_branch_policy(policy: str) -> str:
     if policy not in BRANCH_POLICIES:
-        raise ValueError(f"on_branch_change must be one of {', '.join(map(repr, BRANCH_POLICIES))}, got {policy!r}")
+        raise InputError(f"on_branch_change must be one of {', '.join(map(repr, BRANCH_POLICIES))}, got {policy!r}")
     return policy
 
 
@@ -91,14 +91,31 @@ def fmt_x(x) -> str:
     return np.array2string(np.asarray(x), precision=6)
 
 
+#: Most Newton iterations per solve: Newton converges quadratically or not at all, so more only
+#: spends time (10**12 iterations on an unreachable point hung inside the kernel, uninterruptible).
+MAX_ITER = 10_000
+
+
 def check_solver(tol, max_iter, threshold) -> None:
-    """ValueError unless ``max_iter`` is an integer ≥ 1 and ``tol`` and ``threshold`` (the
-    singularity threshold) are positive numbers."""
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 1:
-        raise ValueError(f"max_iter must be an integer >= 1, got {max_iter!r}")
+    """:class:`pkm.InputError` (a ValueError) unless ``max_iter`` is an integer from 1 to
+    :data:`MAX_ITER`, ``tol`` a finite positive number and ``threshold`` (the singularity threshold,
+    inf: no check) a positive number."""
+    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or not 1 <= max_iter <= MAX_ITER:
+        raise InputError(f"max_iter must be an integer from 1 to {MAX_ITER}, got {max_iter!r}")
     for name, value in (("tol", tol), ("singularity_threshold", threshold)):
         if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) or not value > 0:
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
+            raise InputError(f"{name} must be a positive number, got {value!r}")
+    if not np.isfinite(tol):
+        raise InputError(f"tol must be finite (a pose residual), got {tol!r}")
+
+
+def check_parallel(threads, simd) -> None:
+    """:class:`pkm.InputError` unless ``threads`` is None or an integer ≥ 1 and ``simd`` None, a bool
+    or a lane count 2, 4 or 8 (the options of :meth:`pkm.Robot.inverse_dynamics`)."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1):
+        raise InputError(f"threads must be None or an integer >= 1, got {threads!r}")
+    if not (simd is None or isinstance(simd, bool) or (isinstance(simd, (int, np.integer)) and simd in (2, 4, 8))):
+        raise InputError(f"simd must be None, True, False or a lane count 2, 4 or 8, got {simd!r}")
 
 
 @dataclass

@@ -21,7 +21,7 @@ from scipy.linalg import qr
 from pkm.algorithms import constraints as cons
 from pkm.lie.interpret import python_kernels
 from pkm.lie.linalg import condition_number
-from pkm.errors import IKError, SingularityError, TopologyError
+from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.description.model import TreeModel, compile_tree
 from pkm.description.spec import RobotSpec
@@ -237,7 +237,7 @@ def _check_condition(M: np.ndarray, threshold: float, what: str) -> float:
     for a tall ``M``; :func:`pkm.lie.linalg.condition_number`) exceeds ``threshold``."""
     cond = condition_number(M)
     if cond > threshold:
-        raise SingularityError(f"{what} is ill conditioned (condition number {cond:.3e} > {threshold:.1e})",
+        raise SingularityError(f"{what} is ill conditioned (condition number {fmt_condition(cond)} > {threshold:.1e})",
                                condition=cond, threshold=threshold)
     return cond
 

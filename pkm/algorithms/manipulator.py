@@ -26,6 +26,7 @@ import numpy as np
 from pkm.algorithms.dynamics import inverse_dynamics as tree_inverse_dynamics
 from pkm.algorithms.dynamics import mass_matrix as tree_mass_matrix
 from pkm.algorithms.kinematics import forward_kinematics
+from pkm.errors import PkmError
 from pkm.lie import Ad_inv, coad
 from pkm.lie.interpret import kernel
 
@@ -183,12 +184,24 @@ def eom(robot, x, xd, gravity=None) -> EOM:
     if robot._rot:  # V_t → ẋ, and the ẍ of V̇_t = 0
         xd = robot.coordinate_rates(x, xd)
         xdd0 = robot.coordinate_accelerations(x, xd, zero)
-    Wl, Wp, J_IK, sol = task_residual(robot, x, xd, xdd0, gravity, trees=trees)
-    Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, gravity, trees=trees)
-    W_grav = Wl0.sum(axis=0) + Wp0
-    CV = Wl.sum(axis=0) + Wp - W_grav
-    J_FK = np.linalg.inv(J_IK)
-    M_a = J_FK.T @ M_t @ J_FK
-    b = sol.qdd_act[0]  # θ̈_act at V̇_t = 0, i.e. J̇_IK V_t
-    return EOM(M_t=M_t, C_t_V_t=CV, W_t_grav=W_grav, J_IK=J_IK, M_a=M_a,
-               C_a_qd_a=J_FK.T @ CV - M_a @ b, Q_a_grav=J_FK.T @ W_grav)
+    with np.errstate(all="ignore"):   # |V_t| ~ 1e308: rates overflow, reported below
+        try:
+            Wl, Wp, J_IK, sol = task_residual(robot, x, xd, xdd0, gravity, trees=trees)
+        except ValueError as exc:   # the joint rates' own check: "qd contains NaN or inf"
+            if isinstance(exc, PkmError):
+                raise
+            raise PkmError(f"{robot.name}: the velocity {np.array2string(xd, precision=6)} is too large: the joint "
+                           f"rates overflow ({exc})") from None
+        Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, gravity, trees=trees)
+        W_grav = Wl0.sum(axis=0) + Wp0
+        CV = Wl.sum(axis=0) + Wp - W_grav
+        J_FK = np.linalg.inv(J_IK)
+        M_a = J_FK.T @ M_t @ J_FK
+        b = sol.qdd_act[0]  # θ̈_act at V̇_t = 0, i.e. J̇_IK V_t
+        e = EOM(M_t=M_t, C_t_V_t=CV, W_t_grav=W_grav, J_IK=J_IK, M_a=M_a,
+                C_a_qd_a=J_FK.T @ CV - M_a @ b, Q_a_grav=J_FK.T @ W_grav)
+    bad = [k for k, v in vars(e).items() if not np.all(np.isfinite(v))]
+    if bad:
+        raise PkmError(f"{robot.name}: non-finite EOM terms ({', '.join(bad)}) at x = {np.array2string(x, precision=6)}: "
+                       f"velocity, gravity or masses too large")
+    return e

@@ -205,8 +205,10 @@ def _cmd_eom(args: argparse.Namespace) -> int:
             raise PkmError(f"{opt} needs {robot.task_dof} task coordinates ({', '.join(names)}) for "
                            f"{robot.name}, got {len(vals)}")
         _finite(vals, opt)
-    x = np.array(args.at, dtype=float)
-    xd = np.zeros(robot.task_dof) if args.velocity is None else np.array(args.velocity, dtype=float)
+    rot = np.array([n.startswith("r") for n in names])
+    scale = np.where(rot & args.degrees, np.pi / 180.0, 1.0)   # --degrees: rotations in deg, rates in deg/s
+    x = np.array(args.at, dtype=float) * scale
+    xd = np.zeros(robot.task_dof) if args.velocity is None else np.array(args.velocity, dtype=float) * scale
     e = robot.eom(x, xd)
     terms = {"M_t": e.M_t, "C_t_V_t": e.C_t_V_t, "W_t_grav": e.W_t_grav, "J_IK": e.J_IK, "M_a": e.M_a}
     if args.json:
@@ -215,9 +217,10 @@ def _cmd_eom(args: argparse.Namespace) -> int:
         doc.update({k: np.asarray(v, dtype=float).tolist() for k, v in terms.items()})
         print(json.dumps(doc, indent=2))
         return 0
-    coords = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, x))
-    vel = ", ".join(f"{n}d = {v:.6g}" for n, v in zip(names, xd))
-    print(f"{robot.name}: equations of motion at {coords}; {vel} (SI units)")
+    coords = ", ".join(f"{n} = {v:.6g}" for n, v in zip(names, x / scale))
+    vel = ", ".join(f"{n}d = {v:.6g}" for n, v in zip(names, xd / scale))
+    given = "SI units, rotations in deg" if args.degrees and rot.any() else "SI units"
+    print(f"{robot.name}: equations of motion at {coords}; {vel} ({given}; the terms below in SI units)")
     print(f"task coordinates: {', '.join(names)}; actuators: {', '.join(robot.actuator_names)}")
     labels = {
         "M_t": "M_t      task-space mass matrix (eq. 108)",
@@ -247,8 +250,24 @@ def _version() -> str:
         return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser (and its sub-commands', which take the parent's class) reading ``-9e-1``,
+    ``-1E+3`` and ``-inf`` as negative numbers: argparse itself knows only ``-1`` and ``-0.5``, so
+    ``--at 0 0 -9e-1`` failed with "unrecognized arguments: -9e-1"."""
+
+    def __init__(self, *args, **kwargs):
+        import re
+
+        super().__init__(*args, **kwargs)
+        self._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^-(inf|infinity|nan)$", re.I)
+
+    def error(self, message):
+        """A usage error as one line (argparse prints the usage first), exit 2 as argparse does."""
+        self.exit(2, f"{self.prog}: error: {' '.join(message.split())} (see '{self.prog} --help')\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="pkm",
         description="Kinematics and dynamics of parallel kinematic machines (PKM) with hybrid complex limbs.",
     )
@@ -320,6 +339,9 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
                        help="task velocity V_t in SI units (m/s, rad/s); default zero")
     p_eom.add_argument("--json", action="store_true",
                        help="print JSON: M_t, C_t_V_t, W_t_grav, J_IK, M_a (nested lists), x, velocity")
+    p_eom.add_argument("--degrees", action="store_true",
+                       help="rotations in --at in degrees and rotational --velocity components in deg/s (the "
+                            "printed terms and the JSON stay SI)")
     p_eom.set_defaults(func=_cmd_eom)
     from pkm.cli.compile import add_parser as add_compile_parser
     from pkm.cli.fk import add_parser as add_fk_parser
@@ -385,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with warnings.catch_warnings(), _announcer(args, announce), python_kernels(args.command in ONE_POINT):
             warnings.simplefilter("always", BranchWarning)
+            # numpy's floating-point notes ("overflow encountered in matmul") on absurd input: every
+            # result is checked for finiteness and such input ends in one error line of its own
+            warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning)
             warnings.showwarning = show
             return args.func(args)
     except PkmError as exc:
@@ -396,6 +421,15 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{exc.filename}: " if exc.filename else ""
         print(f"pkm: error: {where}{exc.strerror or exc}", file=sys.stderr)
         return 2
+    except Exception as exc:   # a bug: one line, exit 1; PKM_TRACEBACK=1 shows where
+        import os
+
+        if os.environ.get("PKM_TRACEBACK"):
+            raise
+        text = " ".join(str(exc).split())
+        print(f"pkm: internal error: {type(exc).__name__}: {text} (a bug in pkm: please report it with the "
+              f"command; PKM_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 def run() -> None:

@@ -4,6 +4,8 @@
 every output has been written (and flushed to disk) are they moved onto their targets with
 ``os.replace``. If anything fails, the temporaries are removed: no output is written, and an
 existing file at a target keeps its old content instead of being replaced by a half-written one.
+A target that is a symbolic link is written through it (the link stays); one that is a device,
+FIFO or socket (``/dev/stdout``) is written directly, never renamed onto.
 
 >>> import pathlib, tempfile
 >>> tmp = pathlib.Path(tempfile.mkdtemp())
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -35,6 +38,15 @@ def _temporary(target: Path) -> str:
         mode = 0o666 & ~umask
     os.chmod(temp, mode)
     return temp
+
+
+def _special(path) -> bool:
+    """Whether ``path`` exists and is not a regular file once links are followed (a device, FIFO or
+    socket; ``/dev/stdout``'s magic link to a pipe too)."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return False
 
 
 class _Temporaries(dict):
@@ -62,26 +74,34 @@ def outputs(*targets):
         raise PkmError(f"the output files {', '.join(map(str, given))} must differ")
     temps = _Temporaries()
     replaced = []
+    # a symlink is written through (its target is replaced, the link stays); a device, FIFO or
+    # socket (/dev/stdout, /dev/null) is written directly: renaming a temporary onto it would
+    # replace the node itself (as root, --out /dev/full turned /dev/full into a regular file)
+    real = {t: Path(os.path.realpath(t)) for t in given}
+    direct = {t for t in given if _special(t)}
     try:
         for target in given:
             temps.current = target
-            dict.__setitem__(temps, target, _temporary(Path(target)))
+            dict.__setitem__(temps, target, str(target) if target in direct else _temporary(real[target]))
         yield temps
         for target in given:   # flush to disk first: a full disk may only show here
+            if target in direct:
+                continue
             fd = os.open(temps[target], os.O_RDONLY)
             try:
                 os.fsync(fd)
             finally:
                 os.close(fd)
         for target in given:
-            os.replace(temps[target], target)
+            if target not in direct:
+                os.replace(temps[target], real[target])
             dict.__setitem__(temps, target, None)
             replaced.append(str(target))
     except OSError as exc:
         done = f"only {', '.join(replaced)} was written" if replaced else "no output file was written"
         raise PkmError(f"cannot write {temps.current}: {exc.strerror or exc} ({done})") from None
     finally:
-        for temp in dict.values(temps):
-            if temp is not None:
+        for target, temp in dict.items(temps):
+            if temp is not None and target not in direct:   # never unlink a device written directly
                 with contextlib.suppress(OSError):
                     os.unlink(temp)

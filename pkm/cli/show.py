@@ -74,8 +74,8 @@ def _cmd_animate(args: argparse.Namespace) -> int:
     _check_output(args.out, "--out", {"gif", "mp4"})
     if not (1 <= args.frames <= 2000):
         raise PkmError(f"--frames must be between 1 and 2000, got {args.frames}")
-    if not (math.isfinite(args.fps) and 0 < args.fps <= 100):
-        raise PkmError(f"--fps must be in (0, 100], got {args.fps}")
+    if not (math.isfinite(args.fps) and 0.01 <= args.fps <= 100):   # 1e-320 fps: an inf frame interval
+        raise PkmError(f"--fps must be from 0.01 to 100, got {args.fps}")
     robot = load(args.robot)
     traj = load_trajectory(robot, args)
     res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)

@@ -76,6 +76,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         value = getattr(args, name)
         if value is not None and not (math.isfinite(value) and value > 0):
             raise PkmError(f"--{name.replace('_', '-')} must be a positive number, got {value}")
+    if not 1e-13 <= args.rtol < 1:   # below, scipy raises it to 100 machine epsilons with a warning
+        raise PkmError(f"--rtol must be from 1e-13 to below 1, got {args.rtol}")
     robot = load(args.robot)
     robot.spec.check_actuation()
     d = robot.task_dof
@@ -144,7 +146,7 @@ def _table_start(path, robot):
 
     from pkm.sim.inputs import strip_unit
 
-    with open(path) as fh:
+    with open(path, encoding="utf-8-sig") as fh:   # read_table has read it: UTF-8
         header = [strip_unit(h) for h in fh.readline().split(",")]
         row = fh.readline().split(",")
     names = robot.task.coordinate_names()

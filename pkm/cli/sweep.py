@@ -8,7 +8,7 @@ import math
 from pkm.cli.options import check_outputs
 from pkm.cli.output import outputs
 from pkm.errors import PkmError
-from pkm.sweep import sweep
+from pkm.sweep import MAX_POINTS, sweep
 from pkm.sweep.points import DASK_HINT, PICK_PLACE_DEFAULTS
 
 
@@ -28,8 +28,10 @@ def parse_values(text: str, what: str) -> list[float]:
             if len(parts) != 3:
                 raise ValueError
             start, stop, count = float(parts[0]), float(parts[1]), int(parts[2])
-            if count < 1:
+            if count < 1 or not (math.isfinite(start) and math.isfinite(stop)):   # linspace(1, inf) is NaN
                 raise ValueError
+            if count > MAX_POINTS:   # 1:2:1000000000000 tried to allocate 7 TiB
+                raise PkmError(f"{what}: {count} values, more than a sweep's {MAX_POINTS} points")
             vals = np.linspace(start, stop, count).tolist() if count > 1 else [start]
         else:
             vals = [float(v) for v in text.split(",") if v.strip()]
@@ -68,6 +70,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
             if value is not None:
                 if not math.isfinite(value):
                     raise PkmError(f"--{key}: must be finite, got {value!r}")
+                if (key == "dt" and value <= 0) or (key == "lift" and value < 0):   # the same for every point
+                    raise PkmError(f"--{key}: must be {'positive' if key == 'dt' else '>= 0'}, got {value!r}")
                 base[key] = value
         for t in cycle_times:
             if t <= 0:
@@ -119,8 +123,8 @@ along x, down, and back, starting at each design's default trajectory centre (th
 
 A point whose inverse kinematics fails (or whose parameters are invalid) is reported with status
 "error" and does not stop the sweep. The --out CSV has one row per point: the parameters,
-trajectory, status, peak_<actuator> …, rms_<actuator> … (SI: N·m for revolute, N for prismatic
-actuators; the summary table says which), message. The --plot shows the
+trajectory, status, peak_<actuator> [unit] …, rms_<actuator> [unit] … (SI, as the header says per
+column: N·m for revolute, N for prismatic actuators; empty where the point failed), message. The --plot shows the
 largest peak and RMS over the actuators against the first --param (or the cycle time).
 
 examples: pkm sweep robots/delta_3rr2rrr.toml --param a=200:300:5 --param c=900,1000 --out sweep.csv

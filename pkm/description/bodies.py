@@ -85,7 +85,7 @@ def _body(ctx: _Ctx, value, entry: str, default_name: str | None = None) -> Body
     problem = inertia_problem(inertia)
     if problem:
         ctx.fail(where, problem)
-    inertia = 0.5 * (inertia + inertia.T)
+    inertia = 0.5 * inertia + 0.5 * inertia.T   # (I + I^T) / 2 overflows near the largest floats
     frame = _pose(R, com if origin is None else origin)
     return BodySpec(name=name, frame=frame, mass=float(mass), com=com, inertia=inertia, shape=shape)
 

@@ -25,6 +25,12 @@ FRAME_KEYS = ("origin", "x", "y", "z", "axis", "angle", "angle_deg", "rotation")
 
 
 # ====================================================================== basic values
+#: Largest length accepted in a robot file [m] (a joint point, a frame origin, a shape's size, a
+#: trajectory's position): a thousand kilometres, far beyond any machine, far below the ~1e154 m
+#: whose squares (inertias, |p|²) overflow. A point at 1e308 m passed and gave NaN downstream.
+MAX_LENGTH = 1e6
+
+
 class _Ctx:
     """What the parsers share: file path (for messages), parameter values, length scale, materials."""
 
@@ -133,6 +139,9 @@ def _number(ctx: _Ctx, value, entry: str, length: bool = False) -> float:
         ctx.fail(entry, f"expected a number or an expression string, got {_kind(value)}")
     if not math.isfinite(x):
         ctx.fail(entry, "not a finite number")
+    if length and not abs(x * ctx.scale) <= MAX_LENGTH:
+        ctx.fail(entry, f"{x * ctx.scale:g} m is out of range (lengths up to {MAX_LENGTH:g} m; beyond, poses, "
+                        f"inertias and their products overflow)")
     return x * ctx.scale if length else x
 
 

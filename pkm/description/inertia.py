@@ -20,6 +20,9 @@ MATERIALS = {
 
 #: Relative tolerance of the symmetry and triangle-inequality checks.
 RTOL = 1e-9
+#: Largest inertia entry accepted [kg·m²]: rotating a tensor (sums of three products) and the
+#: dynamics' products with it stay finite far beyond any physical body (the Earth: ~8e37).
+MAX_INERTIA = 1e300
 
 
 def cylinder_volume(radius: float, length: float) -> float:
@@ -71,9 +74,12 @@ def inertia_problem(inertia: np.ndarray) -> str | None:
     scale = float(np.max(np.abs(inertia)))
     if scale == 0.0:
         return "inertia is zero (not positive definite)"
-    if np.max(np.abs(inertia - inertia.T)) > RTOL * scale:
+    if scale > MAX_INERTIA:
+        return f"inertia is out of range (an entry of {scale:.3g} kg*m^2; at most {MAX_INERTIA:.0e})"
+    unit = inertia / scale   # entries in [-1, 1]: I + I^T and the eigensolver cannot overflow
+    if np.max(np.abs(unit - unit.T)) > RTOL:
         return "inertia is not symmetric"
-    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    moments = scale * np.linalg.eigvalsh(0.5 * (unit + unit.T))
     if moments[0] <= 1e-14 * moments[-1] or moments[0] <= 0.0:
         return f"inertia is not positive definite (principal moments {_fmt(moments)} kg*m^2)"
     total = float(np.sum(moments))

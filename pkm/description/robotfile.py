@@ -12,6 +12,7 @@ Entries in messages name the table path, e.g. ``bodies[1] ("arm").inertia``,
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping
@@ -90,7 +91,9 @@ def load_spec(path, parameters: dict | None = None) -> RobotSpec:
     path = Path(path)
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            raw = fh.read()
+        # a byte-order mark (Windows editors write one) is no TOML statement: "Invalid statement"
+        data = tomllib.loads(raw.removeprefix(b"\xef\xbb\xbf").decode("utf-8"))
     except FileNotFoundError:
         raise RobotFileError(path, "", "file not found") from None
     except IsADirectoryError:
@@ -419,6 +422,9 @@ def _check_trajectory(ctx: _Ctx, traj: dict) -> None:
     span = {"sine": "duration", "line": "duration", "pick-place": "cycle_time"}.get(traj["type"])
     if span is not None:
         steps = traj[span] / traj["dt"]
+        if not math.isfinite(steps):   # 1e308 / 0.01 or 1 / 5e-324: round() would raise OverflowError
+            ctx.fail(f"trajectory.{span}", f"{traj[span]:g} s / dt = {traj['dt']:g} s is too many samples "
+                                           f"(the ratio overflows)")
         if abs(steps - round(steps)) > 1e-9 * max(1.0, steps):
             ctx.fail(f"trajectory.{span}", f"{traj[span]:g} s is not a whole multiple of dt = {traj['dt']:g} s")
     if traj["type"] == "pick-place":

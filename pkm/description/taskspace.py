@@ -4,20 +4,38 @@ and the task velocity ``V_t`` (see :mod:`pkm.robot` for the conventions).
 
 :class:`TaskCoordinates` is a mixin of :class:`pkm.robot.Robot`; it needs ``R0``, ``r0`` (the
 platform's reference pose), ``task`` (the :class:`pkm.description.spec.TaskSpec`), ``P_p``, ``name``,
-``task_dof``, ``_closed`` and ``_check_x``.
+``task_dof``, ``task`` and ``_closed``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from pkm.errors import PkmError
+from pkm.errors import InputError, PkmError
 from pkm.lie import dexp_so3, dexp_so3_dot, exp_so3
 from pkm.lie.interpret import kernel
 
 
 class TaskCoordinates:
     """Platform pose and twist from task coordinates (mixin of :class:`pkm.robot.Robot`)."""
+
+    def _check_x(self, x, name):
+        """``x`` (an array) unless it is not (δ_p,) or (N, δ_p) finite task coordinates: InputError."""
+        if x.ndim > 2 or x.shape[-1] != self.task_dof:
+            raise InputError(f"{name} must have {self.task_dof} task coordinates ({', '.join(self.task.coordinate_names())}), "
+                             f"got shape {x.shape}")
+        if x.size == 0:
+            raise InputError(f"{name} holds no samples (shape {x.shape})")
+        if not np.all(np.isfinite(x)):
+            raise InputError(f"{name} contains NaN or inf")
+        return x
+
+    def _one_x(self, x, name) -> np.ndarray:
+        """``x`` as one sample (δ_p,) of finite task coordinates (also given as (1, δ_p)), else InputError."""
+        a = self._check_x(np.atleast_1d(_real(x, name)), name)
+        if a.shape not in ((self.task_dof,), (1, self.task_dof)):
+            raise InputError(f"{name} must be one sample of {self.task_dof} task coordinates, got shape {a.shape}")
+        return a.reshape(self.task_dof)
 
     def _split(self, x):
         local = self.R0.T @ self.r0
@@ -134,14 +152,20 @@ def twist_closed(components) -> bool:
 
 
 def _real(value, name: str) -> np.ndarray:
-    """``value`` as a float array; ValueError for complex or non-numeric input (never a silently
-    dropped imaginary part)."""
-    a = np.asarray(value)
+    """``value`` as a float array; :class:`pkm.InputError` (a ValueError) for complex, non-numeric
+    or ragged input (never a silently dropped imaginary part)."""
+    if value is None:
+        raise InputError(f"{name} must be numbers, got None")
+    try:
+        a = np.asarray(value)
+    except (TypeError, ValueError):   # ragged nested lists
+        raise InputError(f"{name} must be a rectangular array of numbers, got {type(value).__name__} "
+                         f"of uneven lengths") from None
     if np.iscomplexobj(a):
-        raise ValueError(f"{name} must be real numbers, got complex values")
+        raise InputError(f"{name} must be real numbers, got complex values")
     if a.dtype.kind not in "biuf":
         try:
             a = a.astype(float)
         except (TypeError, ValueError):
-            raise ValueError(f"{name} must be numbers, got {a.dtype} values") from None
+            raise InputError(f"{name} must be numbers, got {a.dtype} values") from None
     return a.astype(float, copy=False)

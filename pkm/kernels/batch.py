@@ -20,7 +20,7 @@ from numba import get_num_threads
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
                                                branch_event, check_branch_policy, check_solver, fmt_x)
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import IKError, InputError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
                                           Samples, infer_steps_into, make_work, run_range, scan_samples)
 from pkm.kernels.platform import rotational_states, translational_states_into
@@ -169,17 +169,17 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     km = robot._packed()
     N = X.shape[0]
     if N == 0:
-        raise ValueError("x holds no samples")
+        raise InputError("x holds no samples")
     if N > MAX_SAMPLES:
-        raise ValueError(f"{N} samples in one call: at most {MAX_SAMPLES} (split the trajectory)")
+        raise InputError(f"{N} samples in one call: at most {MAX_SAMPLES} (split the trajectory)")
     L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
     g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
     if g0.shape != (3,) or not np.all(np.isfinite(g0)):
-        raise ValueError(f"gravity must be a finite 3-vector, got {g0!r}")
+        raise InputError(f"gravity must be a finite 3-vector, got {' '.join(repr(g0).split())[:200]}")
     if t is not None:
         t = np.asarray(t, dtype=float)
         if t.shape != (N,) or not np.all(np.isfinite(t)):
-            raise ValueError(f"t must be {N} finite sample times, got shape {t.shape}")
+            raise InputError(f"t must be {N} finite sample times, got shape {t.shape}")
     Cd, Vp, dVp, Wee, dts = blocks((N, 4, 4), (N, 6), (N, 6), (N, 6), (N,))
     platform_states(robot, X, XD, XDD, out=(Cd, Vp, dVp))
     Wee[:] = 0.0 if wrench is None else np.asarray(wrench, float)

@@ -26,12 +26,11 @@ coincide (the limbs of a symmetric robot on a symmetric motion) stay visible.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 
+from pkm.errors import InputError
 from pkm.plotting.mechanism import animate, mechanism, show_robot
-from pkm.plotting.style import _QUANTITIES, DPI, FIGSIZE, axis_labels, display_name, styled
+from pkm.plotting.style import DPI, FIGSIZE, axis_labels, check_kinds, display_name, save, styled
 
 __all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate", "display_name"]
 
@@ -49,15 +48,21 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    t = np.asarray(t, dtype=float).reshape(-1)
-    tau = np.asarray(result.tau, dtype=float)
-    q = np.asarray(result.q_act, dtype=float).copy()
+    if not all(hasattr(result, a) for a in ("tau", "q_act", "actuator_names")):
+        raise InputError(f"result must have tau, q_act and actuator_names (an inverse-dynamics result), "
+                         f"got {type(result).__name__}")
+    try:
+        t = np.asarray(t, dtype=float).reshape(-1)
+        tau = np.asarray(result.tau, dtype=float)
+        q = np.asarray(result.q_act, dtype=float).copy()
+    except (TypeError, ValueError):
+        raise InputError("t, result.tau and result.q_act must be arrays of real numbers") from None
     if tau.shape != q.shape or tau.ndim != 2 or tau.shape[0] != t.size:
-        raise ValueError(f"tau {tau.shape} and q_act {q.shape} must both be (N, n_act) with N = len(t) = {t.size}")
+        raise InputError(f"tau {tau.shape} and q_act {q.shape} must both be (N, n_act) with N = len(t) = {t.size}")
+    if not np.all(np.isfinite(t)):
+        raise InputError("t must be finite times")
     names = list(result.actuator_names)
-    kinds = ["R"] * len(names) if kinds is None else list(kinds)
-    if len(kinds) != len(names) or any(k not in _QUANTITIES for k in kinds):
-        raise ValueError(f"kinds must give R, P or H for each of the {len(names)} actuators, got {kinds!r}")
+    kinds = check_kinds(kinds, len(names))
     if degrees:
         for k, kind in enumerate(kinds):
             if kind != "P":
@@ -80,7 +85,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     if title:
         fig.suptitle(title)
     if path is not None:
-        fig.savefig(Path(path), dpi=DPI)
+        save(fig, path)
     return fig
 
 
@@ -91,7 +96,7 @@ def plot_simulation(sim, names, path=None, title=None, *, kinds=None):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    kinds = ["R"] * len(sim.actuator_names) if kinds is None else list(kinds)
+    kinds = check_kinds(kinds, len(sim.actuator_names))
     _, position_label, suffix = axis_labels(kinds)
     fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 8 / 6), layout="constrained")
     FigureCanvasAgg(fig)
@@ -115,5 +120,5 @@ def plot_simulation(sim, names, path=None, title=None, *, kinds=None):
     if title:
         fig.suptitle(title)
     if path is not None:
-        fig.savefig(path, dpi=DPI)
+        save(fig, path)
     return fig

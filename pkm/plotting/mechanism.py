@@ -61,7 +61,7 @@ def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
     Raises the IK's errors (:class:`pkm.IKError`, :class:`pkm.SingularityError`)."""
     from pkm.algorithms.kinematics import forward_kinematics
 
-    x = robot.x_ref.copy() if x is None else np.asarray(x, dtype=float).reshape(robot.task_dof)
+    x = robot.x_ref.copy() if x is None else robot._one_x(x, "x")
     if joints is None:
         sol = robot.inverse_kinematics(x, start=start)
         joints = [sol.joints[limb.name][0] for limb in robot.limbs]
@@ -149,6 +149,10 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     return fig
 
 
+#: Most frames of an animation (each is a 3-D drawing; a GIF of 2000 frames is ~100 MB).
+MAX_FRAMES = 2000
+
+
 def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100):
     """Animate ``robot`` along the task coordinates ``x`` (N, δ_p) at times ``t`` (default: the
     sample index): at most ``frames`` evenly spaced samples, each drawn as :func:`show_robot`
@@ -159,11 +163,20 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     from matplotlib.animation import FuncAnimation, PillowWriter
     from matplotlib.figure import Figure
 
-    X = np.atleast_2d(np.asarray(x, dtype=float))
+    from pkm.description.taskspace import _real
+    from pkm.errors import InputError
+
+    X = robot._check_x(np.atleast_2d(_real(x, "x")), "x")
     N = X.shape[0]
-    t = np.arange(N, dtype=float) if t is None else np.asarray(t, dtype=float)
-    if t.shape != (N,) or not (np.all(np.isfinite(X)) and np.all(np.isfinite(t))):
-        raise ValueError(f"x must be (N, {robot.task_dof}) finite task coordinates and t (N,) finite times")
+    t = np.arange(N, dtype=float) if t is None else _real(t, "t")
+    if t.shape != (N,) or not np.all(np.isfinite(t)):
+        raise InputError(f"t must be {N} finite times (one per sample of x), got shape {t.shape}")
+    if tau is not None and _real(tau, "tau").shape != (N, robot.n_act):
+        raise InputError(f"tau must be ({N}, {robot.n_act}) actuator forces, got shape {np.shape(tau)}")
+    if isinstance(frames, bool) or not isinstance(frames, (int, np.integer)) or not 1 <= frames <= MAX_FRAMES:
+        raise InputError(f"frames must be an integer from 1 to {MAX_FRAMES}, got {frames!r}")
+    if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) or not 0.01 <= fps <= 1000:
+        raise InputError(f"fps must be a number from 0.01 to 1000 frames per second, got {fps!r}")
     pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
     sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True)
     drawings = [mechanism(robot, X[s], joints=[sol.joints[l.name][k] for l in robot.limbs]) for k, s in enumerate(pick)]

@@ -45,3 +45,37 @@ def axis_labels(kinds, degrees: bool = False) -> tuple[str, str, list[str]]:
     position = "actuator " + " / ".join(f"{n} [{u}]" for n, u in positions)
     mixed = len(forces) > 1 or len(positions) > 1
     return force, position, [f" [{f[1]}, {p[1]}]" if mixed else "" for f, p in q]
+
+
+def check_kinds(kinds, n: int) -> list[str]:
+    """``kinds`` (None: all ``"R"``) as a list of one actuator kind ``"R"``, ``"H"`` or ``"P"`` per
+    actuator (as :attr:`pkm.Robot.actuator_kinds` gives them), else :class:`pkm.InputError`."""
+    from pkm.errors import InputError
+
+    if kinds is None:
+        return ["R"] * n
+    if isinstance(kinds, str) or not hasattr(kinds, "__iter__"):
+        raise InputError(f"kinds must be a list of {n} actuator kinds ('R', 'H' or 'P', as robot.actuator_kinds), "
+                         f"got {kinds!r}")
+    kinds = list(kinds)
+    bad = [k for k in kinds if not isinstance(k, str) or k not in _QUANTITIES]
+    if len(kinds) != n or bad:
+        why = f"unknown kind(s) {', '.join(map(repr, bad))}" if bad else f"{len(kinds)} given"
+        raise InputError(f"kinds must give 'R', 'H' or 'P' for each of the {n} actuators ({why}; "
+                         f"robot.actuator_kinds has them)")
+    return kinds
+
+
+def save(fig, path) -> None:
+    """``fig.savefig(path)`` at :data:`DPI`; an unknown image format is a :class:`pkm.InputError`
+    naming the formats (file-system errors stay OSError)."""
+    from pathlib import Path
+
+    from pkm.errors import InputError
+
+    suffix = Path(path).suffix.lower().lstrip(".")
+    formats = fig.canvas.get_supported_filetypes()
+    if suffix not in formats:
+        raise InputError(f"{path}: unsupported image format {('.' + suffix) if suffix else '(none)'!r} "
+                         f"(use one of {', '.join('.' + s for s in sorted(formats))})")
+    fig.savefig(Path(path), dpi=DPI)

@@ -23,7 +23,7 @@ import numpy as np
 
 from pkm.algorithms.inverse_kinematics import check_solver, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
-from pkm.errors import IKError, SingularityError
+from pkm.errors import IKError, InputError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A, forward_range, pass_accelerations
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP
@@ -65,7 +65,7 @@ class ForwardKernel:
         self.km = km = robot._packed()
         self.g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
         if self.g0.shape != (3,) or not np.all(np.isfinite(self.g0)):
-            raise ValueError(f"gravity must be a finite 3-vector, got {gravity!r}")
+            raise InputError(f"gravity must be a finite 3-vector, got {' '.join(repr(gravity).split())[:200]}")
         self.args = (float(tol), int(max_iter), float(singularity_threshold))
         L, nmax, dp, na = km.mi.shape[0], int(km.lay[LAY_NMAX]), robot.task_dof, robot.n_act
         m = dp + 1
@@ -119,7 +119,7 @@ def raise_status(robot, status, args, X=None, when=""):
                                "the other branch)", sample=s)
     what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
             SINGULAR_JIK: "the IK Jacobian J_IK", SINGULAR_A: "the task-space mass matrix M_t"}[code]
-    raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > {thresh:.1e})",
+    raise SingularityError(f"{what} is ill conditioned at {where} (condition number {fmt_condition(value)} > {thresh:.1e})",
                            condition=value, threshold=thresh, sample=s)
 
 
@@ -137,9 +137,9 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     U = np.atleast_2d(np.asarray(u, dtype=float))
     N, d = X.shape
     if XD.shape != X.shape or U.shape != (N, robot.n_act):
-        raise ValueError(f"x and xd must be (N, {d}) and u (N, {robot.n_act}), got {X.shape}, {XD.shape}, {U.shape}")
+        raise InputError(f"x and xd must be (N, {d}) and u (N, {robot.n_act}), got {X.shape}, {XD.shape}, {U.shape}")
     if not (np.all(np.isfinite(XD)) and np.all(np.isfinite(U))):
-        raise ValueError("xd and u must be finite")
+        raise InputError("xd and u must be finite")
     Wee = np.zeros((N, 6))
     if wrench is not None:
         Wee[:] = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))

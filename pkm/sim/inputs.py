@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from pkm.errors import PkmError
+from pkm.errors import InputError, PkmError
 
 
 class Constant:
@@ -30,12 +30,12 @@ class Table:
         self.t = np.asarray(t, dtype=float)
         self.U = np.asarray(U, dtype=float)
         if self.t.ndim != 1 or self.U.ndim != 2 or self.U.shape[0] != self.t.shape[0] or self.t.shape[0] < 2:
-            raise ValueError(f"a torque table needs times (M,) and forces (M, n_act), M >= 2; got {self.t.shape}, "
+            raise InputError(f"a torque table needs times (M,) and forces (M, n_act), M >= 2; got {self.t.shape}, "
                              f"{self.U.shape}")
         if not (np.all(np.isfinite(self.t)) and np.all(np.isfinite(self.U))):
-            raise ValueError("a torque table must hold finite numbers")
+            raise InputError("a torque table must hold finite numbers")
         if not np.all(np.diff(self.t) > 0):
-            raise ValueError("the times of a torque table must increase strictly")
+            raise InputError("the times of a torque table must increase strictly")
         self._spline = CubicSpline(self.t, self.U, axis=0) if len(self.t) >= 4 else None
 
     def __call__(self, t, x=None, xd=None):
@@ -61,9 +61,13 @@ def read_table(path, actuator_names) -> Table:
     `` [N·m]``, which is ignored) or ``NAME``."""
     path = Path(path)
     try:
-        lines = [l for l in path.read_text().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+        lines = [l for l in path.read_text(encoding="utf-8-sig").splitlines()
+                 if l.strip() and not l.lstrip().startswith("#")]
     except OSError as exc:
         raise PkmError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PkmError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
+                       f"{exc.start}") from None
     if len(lines) < 3:
         raise PkmError(f"{path}: a torque table needs a header line and at least two rows")
     header = [strip_unit(h) for h in lines[0].split(",")]
@@ -107,9 +111,9 @@ def actuator_input(robot, u, hold=None):
         return u
     value = np.asarray(u)
     if np.iscomplexobj(value) or value.dtype.kind not in "biuf":
-        raise ValueError(f"u must be real numbers, a table, a CSV path or a callable, got {value.dtype} values")
+        raise InputError(f"u must be real numbers, a table, a CSV path or a callable, got {value.dtype} values")
     value = np.broadcast_to(value.astype(float), (n,)).copy() if value.ndim == 0 else value.astype(float)
     if value.shape != (n,) or not np.all(np.isfinite(value)):
-        raise ValueError(f"a constant u must be {n} finite actuator forces ({', '.join(robot.actuator_names)}), "
+        raise InputError(f"a constant u must be {n} finite actuator forces ({', '.join(robot.actuator_names)}), "
                          f"got shape {value.shape}")
     return Constant(value)

@@ -61,7 +61,7 @@ from pkm.algorithms.dynamics import inverse_dynamics, kinetic_energy, mass_matri
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, _check_condition
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platform_residual
-from pkm.errors import IKError, SingularityError
+from pkm.errors import IKError, SingularityError, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
@@ -296,7 +296,7 @@ class JointRhs:
         thd, M_t, b, J_IK, x = self.model.evaluate(theta, Vt)
         cond = float(np.linalg.cond(J_IK))
         if not cond <= self.max_condition:
-            raise SingularityError(f"J_IK is nearly singular (condition number {cond:.3e} > max_condition "
+            raise SingularityError(f"J_IK is nearly singular (condition number {fmt_condition(cond)} > max_condition "
                                    f"{self.max_condition:.1e}): the task-space equations of motion degenerate "
                                    "there", condition=cond, threshold=self.max_condition)
         u = self.u(t, x, Vt)

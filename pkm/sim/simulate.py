@@ -29,7 +29,7 @@ import numpy as np
 
 from pkm.algorithms.dynamics import kinetic_energy, potential_energy
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
-from pkm.errors import AccuracyWarning, IKError, PkmError, SingularityError
+from pkm.errors import AccuracyWarning, IKError, InputError, PkmError, SingularityError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input
 from pkm.sim.task import TaskRhs, forces, piecewise_cubic, rk4_numba, translational_axes
@@ -116,22 +116,25 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="task", method="DOP853
     degenerate, and the integrator would only shrink its steps.
     """
     if form not in FORMS:
-        raise ValueError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
+        raise InputError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
     if form == "actuator" and (robot._rot or wrench is not None):
-        raise ValueError("the actuator form supports translational task spaces without end-effector wrench")
+        raise InputError("the actuator form supports translational task spaces without end-effector wrench")
     if not project and form != "joint":
-        raise ValueError("project=False is an option of form='joint' (the other forms have no constraint drift)")
+        raise InputError("project=False is an option of form='joint' (the other forms have no constraint drift)")
     if method not in METHODS:
-        raise ValueError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
+        raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     robot.spec.check_actuation()
-    t0, t1 = (float(v) for v in t_span)
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError):
+        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}") from None
     if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-        raise ValueError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
+        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
     d = robot.task_dof
     x0 = robot.x_ref.copy() if x0 is None else np.asarray(x0, dtype=float).reshape(d)
     xd0 = np.zeros(d) if xd0 is None else np.asarray(xd0, dtype=float).reshape(d)
     if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(xd0))):
-        raise ValueError("x0 and xd0 must be finite")
+        raise InputError("x0 and xd0 must be finite")
     hold = None
     if isinstance(u, str) and u == "hold":
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
@@ -191,12 +194,12 @@ def _output_times(method, t0, t1, dt, t_eval):
     """The checked output times: an adaptive method's (``t_eval``, or every ``dt``, default 1/200
     of the span) or RK4's step ends (every ``dt``, the last step shortened to end at ``t1``)."""
     if method == "RK4":
-        if dt is None or not dt > 0:
-            raise ValueError("method 'RK4' needs a time step dt > 0")
+        if isinstance(dt, (bool, str)) or not isinstance(dt, (int, float, np.integer, np.floating)) or not 0 < dt < np.inf:
+            raise InputError(f"method 'RK4' needs a finite time step dt > 0, got {dt!r}")
         if not (t1 - t0) / dt <= MAX_STEPS:
-            raise ValueError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
+            raise InputError(f"RK4 with dt = {dt:.3g} s over {t1 - t0:.6g} s takes more than {MAX_STEPS} steps")
         if t_eval is not None:
-            raise ValueError("t_eval is for the adaptive methods; RK4 outputs every step")
+            raise InputError("t_eval is for the adaptive methods; RK4 outputs every step")
         n = int(np.ceil((t1 - t0) / dt - 1e-9))
         T = t0 + dt * np.arange(n + 1)
         T[-1] = min(T[-1], t1)
@@ -204,13 +207,13 @@ def _output_times(method, t0, t1, dt, t_eval):
     if t_eval is None:
         step = (t1 - t0) / 200 if dt is None else float(dt)
         if not (step > 0 and (t1 - t0) / step <= MAX_OUTPUTS):
-            raise ValueError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
+            raise InputError(f"an output interval of {step:.3g} s over {t1 - t0:.6g} s gives more than "
                              f"{MAX_OUTPUTS} outputs")
         n = max(1, int(round((t1 - t0) / step)))
         t_eval = np.linspace(t0, t1, n + 1)
     T = np.asarray(t_eval, dtype=float)
     if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
-        raise ValueError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
+        raise InputError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
     return T
 
 
@@ -301,7 +304,16 @@ def _adaptive(rhs, method, t0, t1, y0, T, rtol, atol, max_step, record=None):
 
     first = getattr(rhs, "FIRST_STEP", None)
     first = {} if first is None else {"first_step": min(first * (t1 - t0), max_step)}
-    solver = getattr(integrate, method)(rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
+    solver = None
+
+    def finite_rhs(t, y):   # an overflowing state (x + h·ẋ with |ẋ| ~ 1e308) is reported, not evaluated
+        if not (np.isfinite(t) and np.all(np.isfinite(y))):
+            after = t0 if solver is None else solver.t
+            raise PkmError(f"the integration diverged after t = {after:.6g} s: the state overflowed (initial "
+                           f"velocities, forces or gains too large for the motion)")
+        return rhs(t, y)
+
+    solver = getattr(integrate, method)(finite_rhs, t0, y0, t1, rtol=rtol, atol=atol, max_step=max_step, **first)
     accept = getattr(rhs, "accept", None)
     Y = np.empty((len(T), len(y0)))
     k = 0

@@ -64,6 +64,8 @@ one numba thread: the parallelism is across points).
 ((2, 1, 1), 1, 1)
 >>> res.columns()
 ['a', 'trajectory', 'status', 'peak_m1', 'rms_m1', 'message']
+>>> res.csv_header()     # the CSV's: each torque column with its unit
+['a', 'trajectory', 'status', 'peak_m1 [N·m]', 'rms_m1 [N·m]', 'message']
 """
 
 from __future__ import annotations
@@ -90,7 +92,7 @@ from pkm.sweep.points import (
 )
 from pkm.sweep.result import SweepResult
 
-__all__ = ["sweep", "SweepResult", "evaluate_point", "MASS_PREFIX"]
+__all__ = ["sweep", "SweepResult", "evaluate_point", "MASS_PREFIX", "MAX_POINTS"]
 
 # ====================================================================== validation
 def _number(value, what: str) -> float | int:
@@ -191,6 +193,9 @@ def _label(traj: dict) -> str:
 
 # ====================================================================== running
 #: A network Dask scheduler address: ``[tcp|tls|ws|wss|ucx://]host:port``, host a name, IPv4 or ``[IPv6]``.
+#: Most grid points of one sweep (each one a full inverse-dynamics run, 0.1-1 s): a typo such as
+#: a=1:2:100000000 ran for days instead of failing at once.
+MAX_POINTS = 100_000
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.%\w]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
 
 
@@ -276,6 +281,10 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
     trajs, labels = _check_trajectories(trajectories)
+    grid = math.prod(len(values[n]) for n in names) * len(trajs)
+    if grid > MAX_POINTS:
+        raise PkmError(f"the sweep has {grid} points ({' × '.join(str(len(values[n])) for n in names)} × "
+                       f"{len(trajs)} trajectories), more than {MAX_POINTS}: sweep coarser or in parts")
 
     points = list(itertools.product(*(values[n] for n in names)))
     tasks = []

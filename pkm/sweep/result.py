@@ -6,6 +6,7 @@ import csv
 import itertools
 from dataclasses import dataclass, field
 
+from pkm.errors import InputError
 from pkm.sweep.points import MASS_PREFIX
 
 
@@ -49,9 +50,17 @@ class SweepResult:
         return len(self.rows) - self.n_ok
 
     def columns(self) -> list[str]:
-        """CSV header: parameters, ``trajectory``, ``status``, ``peak_<a>`` …, ``rms_<a>`` …, ``message``."""
+        """Keys of a row: parameters, ``trajectory``, ``status``, ``peak_<a>`` …, ``rms_<a>`` …, ``message``."""
         return [*self.parameter_names, "trajectory", "status", *(f"peak_{a}" for a in self.actuator_names),
                 *(f"rms_{a}" for a in self.actuator_names), "message"]
+
+    def csv_header(self) -> list[str]:
+        """The CSV's header: :meth:`columns` with each actuator column's unit, ``peak_limb1/1 [N·m]``,
+        ``rms_leg1/leg [N]`` (as the torque CSVs of ``pkm inverse-dynamics`` name them; readers
+        strip the `` [unit]`` suffix: :func:`pkm.sim.inputs.strip_unit`)."""
+        units = dict(zip(self.actuator_names, self.actuator_units))
+        return [*self.parameter_names, "trajectory", "status", *(f"peak_{a} [{units[a]}]" for a in self.actuator_names),
+                *(f"rms_{a} [{units[a]}]" for a in self.actuator_names), "message"]
 
     def as_array(self, kind: str = "peak"):
         """``peak`` or ``rms`` torques as an array of shape ``shape + (n_actuators,)`` (NaN where a
@@ -60,26 +69,29 @@ class SweepResult:
         import numpy as np
 
         if kind not in ("peak", "rms"):
-            raise ValueError(f"kind must be 'peak' or 'rms', got {kind!r}")
+            raise InputError(f"kind must be 'peak' or 'rms', got {kind!r}")
         data = np.array([[r[f"{kind}_{a}"] for a in self.actuator_names] for r in self.rows], dtype=float)
         return data.reshape(*self.shape, len(self.actuator_names))
 
     # ------------------------------------------------------------------ output
     def to_csv(self, path) -> list[str]:
-        """Write one row per grid point (floats as ``repr``: exact float64 round trip; ``nan`` where
-        a point failed). Returns the header."""
-        header = self.columns()
+        """Write one row per grid point under :meth:`csv_header` (floats as ``repr``: exact float64
+        round trip; the peak and RMS cells of a failed point are empty, never ``nan``: its status
+        and message say why). Returns the header."""
+        import math
+
+        header = self.csv_header()
 
         def cell(v):
             if isinstance(v, float):
-                return repr(v)
+                return repr(v) if math.isfinite(v) else ""
             return v
 
         with open(path, "w", newline="") as fh:
             w = csv.writer(fh, lineterminator="\n")
             w.writerow(header)
             for row in self.rows:
-                w.writerow([cell(row[c]) for c in header])
+                w.writerow([cell(row[c]) for c in self.columns()])
         return header
 
     def plot(self, path=None, title: str | None = None):

@@ -9,6 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
+from pkm.errors import InputError
+
 #: World axis index of each translational task coordinate name.
 _WORLD_AXES = {"x": 0, "y": 1, "z": 2}
 #: Rotational task coordinate names (held at their reference value 0 by :func:`from_spec`).
@@ -55,12 +57,12 @@ class Trajectory:
         names = self.names
         if isinstance(names, str) or not all(
                 isinstance(n, str) and n and "," not in n and not any(c.isspace() for c in n) for n in names):
-            raise ValueError(f"Trajectory names must be a sequence of non-empty strings without "
+            raise InputError(f"Trajectory names must be a sequence of non-empty strings without "
                              f"commas or white space, got {names!r}")
         names = tuple(names)
         t = np.array(self.t, dtype=float)
         if t.ndim != 1 or t.size == 0:
-            raise ValueError(f"Trajectory t must be a non-empty 1-D array, got shape {t.shape}")
+            raise InputError(f"Trajectory t must be a non-empty 1-D array, got shape {t.shape}")
         d = len(names)
         arrays = {}
         for key in ("x", "xd", "xdd"):
@@ -68,20 +70,20 @@ class Trajectory:
             if a.ndim == 1 and d == 1:
                 a = a[:, None]
             if a.shape != (t.size, d):
-                raise ValueError(f"Trajectory {key} must have shape (N, d) = ({t.size}, {d}) for "
+                raise InputError(f"Trajectory {key} must have shape (N, d) = ({t.size}, {d}) for "
                                  f"{t.size} times and {d} names, got {a.shape}")
             arrays[key] = a
         for key, a in (("t", t), *arrays.items()):
             if not np.isfinite(a).all():
-                raise ValueError(f"Trajectory {key} contains NaN or infinite values")
+                raise InputError(f"Trajectory {key} contains NaN or infinite values")
         if t.size > 1 and not (np.diff(t) > 0).all():
             k = int(np.argmax(np.diff(t) <= 0))
-            raise ValueError(f"Trajectory times must be strictly increasing (t[{k}] = {t[k]!r}, "
+            raise InputError(f"Trajectory times must be strictly increasing (t[{k}] = {t[k]!r}, "
                              f"t[{k + 1}] = {t[k + 1]!r})")
         columns = _columns(names)
         dup = sorted({c for c in columns if columns.count(c) > 1})
         if dup:
-            raise ValueError(f"Trajectory column names are not unique: {', '.join(dup)}")
+            raise InputError(f"Trajectory column names are not unique: {', '.join(dup)}")
         for key, a in (("t", t), *arrays.items()):
             a.flags.writeable = False
             object.__setattr__(self, key, a)
@@ -139,7 +141,7 @@ def default_names(d: int) -> tuple[str, ...]:
     """
     table = {1: ("x",), 2: ("x", "z"), 3: ("x", "y", "z")}
     if d not in table:
-        raise ValueError(f"no default coordinate names for {d} coordinates; pass names=")
+        raise InputError(f"no default coordinate names for {d} coordinates; pass names=")
     return table[d]
 
 
@@ -148,9 +150,9 @@ def _positive(value, what: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
+        raise InputError(f"{what} must be a number, got {value!r}") from None
     if not math.isfinite(v) or v <= 0:
-        raise ValueError(f"{what} must be positive and finite, got {value!r}")
+        raise InputError(f"{what} must be positive and finite, got {value!r}")
     return v
 
 
@@ -158,9 +160,9 @@ def _finite(value, what: str) -> float:
     try:
         v = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a number, got {value!r}") from None
+        raise InputError(f"{what} must be a number, got {value!r}") from None
     if not math.isfinite(v):
-        raise ValueError(f"{what} must be finite, got {value!r}")
+        raise InputError(f"{what} must be finite, got {value!r}")
     return v
 
 
@@ -168,13 +170,13 @@ def _vector(value, what: str, n: int | None = None) -> np.ndarray:
     try:
         v = np.array(value, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"{what} must be a vector of numbers, got {value!r}") from None
+        raise InputError(f"{what} must be a vector of numbers, got {value!r}") from None
     if v.ndim != 1 or v.size == 0:
-        raise ValueError(f"{what} must be a non-empty 1-D vector, got shape {v.shape}")
+        raise InputError(f"{what} must be a non-empty 1-D vector, got shape {v.shape}")
     if n is not None and v.size != n:
-        raise ValueError(f"{what} must have {n} components, got {v.size}")
+        raise InputError(f"{what} must have {n} components, got {v.size}")
     if not np.isfinite(v).all():
-        raise ValueError(f"{what} contains NaN or infinite values: {v.tolist()}")
+        raise InputError(f"{what} contains NaN or infinite values: {v.tolist()}")
     return v
 
 
@@ -183,7 +185,7 @@ def _names(names, d: int) -> tuple[str, ...]:
         return default_names(d)
     names = (names,) if isinstance(names, str) else tuple(names)
     if len(names) != d:
-        raise ValueError(f"{len(names)} names {list(names)} given for {d} coordinates")
+        raise InputError(f"{len(names)} names {list(names)} given for {d} coordinates")
     return names
 
 
@@ -191,24 +193,25 @@ def _times(duration: float, dt, times, what: str = "duration") -> np.ndarray:
     """``i·dt`` for ``i = 0 … round(duration/dt)``, or the given ``times``."""
     if times is not None:
         if dt is not None:
-            raise ValueError("give either dt or times, not both")
+            raise InputError("give either dt or times, not both")
         t = np.array(times, dtype=float)
         if t.ndim == 0:
             t = t[None]
         if t.ndim != 1 or t.size == 0:
-            raise ValueError(f"times must be a non-empty 1-D array, got shape {t.shape}")
+            raise InputError(f"times must be a non-empty 1-D array, got shape {t.shape}")
         if not np.isfinite(t).all():
-            raise ValueError("times contains NaN or infinite values")
+            raise InputError("times contains NaN or infinite values")
         return t
     if dt is None:
-        raise ValueError("give the sample period dt (or times=)")
+        raise InputError("give the sample period dt (or times=)")
     dt = _positive(dt, "dt")
     ratio = duration / dt
     if not ratio + 1 <= MAX_SAMPLES:  # also inf (1e300 / 1e-300) and NaN
-        raise ValueError(f"{what} {duration!r} s / dt {dt!r} s gives {ratio + 1:.3g} samples, more than the "
+        many = f"{ratio + 1:.3g}" if math.isfinite(ratio) else "too many (the ratio overflows)"
+        raise InputError(f"{what} {duration!r} s / dt {dt!r} s gives {many} samples, more than the "
                          f"limit of {MAX_SAMPLES:.0e}: use a larger dt or a shorter {what}")
     n = round(ratio)
     if n < 1 or abs(ratio - n) > 1e-9 * max(1.0, ratio):
-        raise ValueError(f"{what} {duration!r} s is not a (positive) integer multiple of dt {dt!r} s "
+        raise InputError(f"{what} {duration!r} s is not a (positive) integer multiple of dt {dt!r} s "
                          f"({what}/dt = {ratio!r})")
     return np.arange(n + 1) * dt

@@ -9,6 +9,8 @@ from typing import Sequence
 
 import numpy as np
 
+from pkm.errors import InputError
+
 from pkm.trajectory.base import _ROTATIONS, _WORLD_AXES, Trajectory, _columns, _finite, _vector
 from pkm.trajectory.laws import line, pick_place, sine
 
@@ -35,7 +37,7 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     the coordinates are inferred from the header (column names with a trailing ``d``/``dd``
     stripped, in order of first appearance) and all of them are read.  Blank lines and lines
     starting with ``#`` are skipped.  Times must increase by more than :data:`MIN_STEP` ×
-    max(1, |t|) from row to row.  Any defect raises a :class:`ValueError` naming the file
+    max(1, |t|) from row to row.  Any defect raises a :class:`pkm.InputError` (a ValueError) naming the file
     (and the column or line).
 
     >>> import tempfile, pathlib
@@ -50,24 +52,27 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     >>> read_csv(path, names=["x", "y"])
     Traceback (most recent call last):
     ...
-    ValueError: ...m.csv: missing column 'y' ...
+    pkm.errors.InputError: ...m.csv: missing column 'y' ...
     >>> tmp.cleanup()
     """
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")   # a spreadsheet's byte-order mark is no part of 't'
     except OSError as exc:
-        raise ValueError(f"{path}: cannot read trajectory file: {exc.strerror or exc}") from None
+        raise InputError(f"{path}: cannot read trajectory file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
+                         f"{exc.start}") from None
     rows = [(k + 1, line) for k, line in enumerate(text.splitlines())
             if line.strip() and not line.lstrip().startswith("#")]
     if not rows:
-        raise ValueError(f"{path}: empty trajectory file (expected a header line t,x,…)")
+        raise InputError(f"{path}: empty trajectory file (expected a header line t,x,…)")
     header_line, header = rows[0][0], [c.strip() for c in rows[0][1].split(",")]
     if any(not c for c in header):
-        raise ValueError(f"{path}: line {header_line}: empty column name in the header")
+        raise InputError(f"{path}: line {header_line}: empty column name in the header")
     dup = sorted({c for c in header if header.count(c) > 1})
     if dup:
-        raise ValueError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
+        raise InputError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
     if names is None:
         names = []
         for c in header:
@@ -76,32 +81,32 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
                 names.append(b)
     names = tuple(names)
     if not names:
-        raise ValueError(f"{path}: no coordinate columns (expected t,x,…,xd,…,xdd,…)")
+        raise InputError(f"{path}: no coordinate columns (expected t,x,…,xd,…,xdd,…)")
     # positions only (no rate or acceleration column at all): differentiated by a cubic spline below
     positions_only = all(n in header and n + "d" not in header and n + "dd" not in header for n in names)
     columns = ["t", *names] if positions_only else _columns(names)
     for col in columns:
         if col not in header:
-            raise ValueError(f"{path}: missing column {col!r} (give every coordinate's rate …d and acceleration "
+            raise InputError(f"{path}: missing column {col!r} (give every coordinate's rate …d and acceleration "
                              f"…dd, or positions only: then pkm differentiates them with a cubic spline)")
     index = [header.index(c) for c in columns]
     data = np.empty((len(rows) - 1, len(index)))
     for r, (lineno, row_text) in enumerate(rows[1:]):
         fields = row_text.split(",")
         if len(fields) != len(header):
-            raise ValueError(f"{path}: line {lineno}: {len(fields)} values, expected {len(header)} "
+            raise InputError(f"{path}: line {lineno}: {len(fields)} values, expected {len(header)} "
                              f"(one per header column)")
         for j, k in enumerate(index):
             try:
                 v = float(fields[k])
             except ValueError:
-                raise ValueError(f"{path}: line {lineno}: column {header[k]!r}: not a number: "
+                raise InputError(f"{path}: line {lineno}: column {header[k]!r}: not a number: "
                                  f"{fields[k].strip()!r}") from None
             if not math.isfinite(v):
-                raise ValueError(f"{path}: line {lineno}: column {header[k]!r}: {v} is not finite")
+                raise InputError(f"{path}: line {lineno}: column {header[k]!r}: {v} is not finite")
             data[r, j] = v
     if data.shape[0] == 0:
-        raise ValueError(f"{path}: no data rows after the header")
+        raise InputError(f"{path}: no data rows after the header")
     t = data[:, 0]
     if t.size > 1:
         # strictly increasing, by steps that are not lost against t itself: differences of nearly
@@ -111,7 +116,7 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
         if bad.size:
             k = int(bad[0])
             lines = [lineno for lineno, _ in rows[1:]]
-            raise ValueError(f"{path}: line {lines[k + 1]}: times must be strictly increasing by more than "
+            raise InputError(f"{path}: line {lines[k + 1]}: times must be strictly increasing by more than "
                              f"{MIN_STEP:g} x max(1, |t|) per row, got t = {float(t[k])!r} then {float(t[k + 1])!r} s")
     d = len(names)
     if positions_only:
@@ -120,7 +125,7 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
         return Trajectory(t=data[:, 0], x=data[:, 1:1 + d], xd=data[:, 1 + d:1 + 2 * d],
                           xdd=data[:, 1 + 2 * d:], names=names)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from None
+        raise InputError(f"{path}: {exc}") from None
 
 
 def _differentiated(path, data: np.ndarray) -> np.ndarray:
@@ -130,11 +135,20 @@ def _differentiated(path, data: np.ndarray) -> np.ndarray:
     from scipy.interpolate import CubicSpline
 
     if data.shape[0] < 4:
-        raise ValueError(f"{path}: a positions-only trajectory needs at least 4 rows to be differentiated, got "
+        raise InputError(f"{path}: a positions-only trajectory needs at least 4 rows to be differentiated, got "
                          f"{data.shape[0]} (or give the rates …d and accelerations …dd)")
-    spline = CubicSpline(data[:, 0], data[:, 1:], axis=0)
     t = data[:, 0]
-    return np.column_stack([data, spline(t, 1), spline(t, 2)])
+    with np.errstate(all="ignore"):
+        try:
+            spline = CubicSpline(t, data[:, 1:], axis=0)
+            out = np.column_stack([data, spline(t, 1), spline(t, 2)])
+        except ValueError:   # scipy: "`dydx` must contain only finite values"
+            out = np.full((1, 1), np.nan)
+    if not np.all(np.isfinite(out)):
+        raise InputError(f"{path}: the positions' rates or accelerations overflow when differentiated (positions "
+                         f"up to {np.max(np.abs(data[:, 1:])):.3g}, time steps from {np.min(np.diff(t)):.3g} s): "
+                         f"give values in SI units (m, rad, s) or the rates …d and accelerations …dd")
+    return out
 
 
 # ====================================================================== robot files
@@ -175,19 +189,19 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
     (('x', 'z'), (1001, 2))
     """
     if not isinstance(traj, dict):
-        raise ValueError(f"trajectory must be a dict (RobotSpec.trajectory), got {type(traj).__name__}")
+        raise InputError(f"trajectory must be a dict (RobotSpec.trajectory), got {type(traj).__name__}")
     kind = traj.get("type")
     if kind not in _SPEC_KEYS:
-        raise ValueError(f"unknown trajectory type {kind!r} (expected one of {', '.join(_SPEC_KEYS)})")
+        raise InputError(f"unknown trajectory type {kind!r} (expected one of {', '.join(_SPEC_KEYS)})")
     missing = [k for k in _SPEC_KEYS[kind] if k not in traj]
     if missing:
-        raise ValueError(f"{kind} trajectory: missing key {missing[0]!r}")
+        raise InputError(f"{kind} trajectory: missing key {missing[0]!r}")
     names = (task_names,) if isinstance(task_names, str) else tuple(task_names)
     if not names:
-        raise ValueError("no task coordinate names given")
+        raise InputError("no task coordinate names given")
     unknown = [n for n in names if n not in _WORLD_AXES and n not in _ROTATIONS]
     if unknown:
-        raise ValueError(f"unknown task coordinate {unknown[0]!r} (expected x, y, z, rx, ry, rz)")
+        raise InputError(f"unknown task coordinate {unknown[0]!r} (expected x, y, z, rx, ry, rz)")
     if kind == "file":
         return read_csv(traj["path"], names=names)
 
@@ -196,7 +210,7 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
     rot_keys = {"sine": ("rotation_center", "rotation_amplitude"), "line": ("start_rotation", "end_rotation")}.get(kind)
     rotating = rot_keys is not None and any(k in traj for k in rot_keys)
     if not trans and not rotating:
-        raise ValueError(f"a {kind} trajectory moves the platform's position, but the task "
+        raise InputError(f"a {kind} trajectory moves the platform's position, but the task "
                          f"coordinates {', '.join(names)} have no translation")
     idx = [_WORLD_AXES[n] for n in trans]
     dropped = [a for a in range(3) if a not in idx]
@@ -207,7 +221,7 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
     def displacement(v, what):
         for a in dropped:
             if v[a] != 0:
-                raise ValueError(f"{kind} trajectory {what} has a non-zero {'xyz'[a]} component "
+                raise InputError(f"{kind} trajectory {what} has a non-zero {'xyz'[a]} component "
                                  f"({v[a]!r}), but the task coordinates are {', '.join(names)}")
         return v[idx]
 
@@ -215,7 +229,7 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
         v = _vector(traj[key], f"{kind} trajectory {key}", 3) if key in traj else np.zeros(3)
         for a in range(3):
             if v[a] != 0 and _ROTATIONS[a] not in rots:
-                raise ValueError(f"{kind} trajectory {key} has a non-zero {_ROTATIONS[a]} component ({v[a]!r}), "
+                raise InputError(f"{kind} trajectory {key} has a non-zero {_ROTATIONS[a]} component ({v[a]!r}), "
                                  f"but the task coordinates are {', '.join(names)}")
         return v[[_ROTATIONS.index(n) for n in rots]]
 
@@ -233,7 +247,7 @@ def from_spec(traj: dict, task_names: Sequence[str] = ("x", "y", "z")) -> Trajec
         tr = line(p0, p1, traj["duration"], traj["dt"], names=trans + rots if rotating else trans)
     else:
         if "z" not in trans:
-            raise ValueError(f"a pick-place trajectory lifts along z, but the task coordinates "
+            raise InputError(f"a pick-place trajectory lifts along z, but the task coordinates "
                              f"are {', '.join(names)}")
         travel = traj["travel"]
         if np.ndim(travel) == 0:

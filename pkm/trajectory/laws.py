@@ -8,6 +8,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pkm.errors import InputError
+
 from pkm.trajectory.base import Trajectory, _finite, _names, _positive, _times, _vector
 
 
@@ -65,9 +67,10 @@ def sine(center, amplitude, period, duration, dt=None, *, names=None, times=None
     duration = _positive(duration, "sine duration")
     names = _names(names, c.size)
     t = _times(duration, dt, times)
-    w = 2.0 * math.pi / period
-    sn, cs = np.sin(w * t)[:, None], np.cos(w * t)[:, None]
-    return Trajectory(t=t, x=c + a * sn, xd=(a * w) * cs, xdd=(-a * w * w) * sn, names=names)
+    with np.errstate(all="ignore"):   # a period of 1e-320 s: ω overflows; reported by _motion
+        w = 2.0 * math.pi / period
+        sn, cs = np.sin(w * t)[:, None], np.cos(w * t)[:, None]
+        return _motion("sine", t, c + a * sn, (a * w) * cs, (-a * w * w) * sn, names)
 
 
 def line(start, end, duration, dt=None, *, names=None, times=None) -> Trajectory:
@@ -92,10 +95,11 @@ def line(start, end, duration, dt=None, *, names=None, times=None) -> Trajectory
     duration = _positive(duration, "line duration")
     names = _names(names, p0.size)
     t = _times(duration, dt, times)
-    s, sd, sdd = (v[:, None] for v in _move(t, 0.0, duration, _quintic))
-    delta = p1 - p0
-    x = np.where(s < 0.5, p0 + s * delta, p1 - (1.0 - s) * delta)
-    return Trajectory(t=t, x=x, xd=sd * delta, xdd=sdd * delta, names=names)
+    with np.errstate(all="ignore"):
+        s, sd, sdd = (v[:, None] for v in _move(t, 0.0, duration, _quintic))
+        delta = p1 - p0
+        x = np.where(s < 0.5, p0 + s * delta, p1 - (1.0 - s) * delta)
+        return _motion("line", t, x, sd * delta, sdd * delta, names)
 
 
 class Segment(NamedTuple):
@@ -113,17 +117,17 @@ def _pick_place_setup(start, lift, travel, cycle_time, vertical_axis, blend):
     p0 = _vector(start, "pick-place start")
     d = p0.size
     if d < 2:
-        raise ValueError(f"pick-place needs at least 2 task coordinates (a vertical and a "
+        raise InputError(f"pick-place needs at least 2 task coordinates (a vertical and a "
                          f"horizontal one), got {d}")
     if isinstance(vertical_axis, bool) or not isinstance(vertical_axis, (int, np.integer)):
-        raise ValueError(f"vertical_axis must be an integer index, got {vertical_axis!r}")
+        raise InputError(f"vertical_axis must be an integer index, got {vertical_axis!r}")
     if not -d <= vertical_axis < d:
-        raise ValueError(f"vertical_axis {vertical_axis} out of range for {d} coordinates")
+        raise InputError(f"vertical_axis {vertical_axis} out of range for {d} coordinates")
     vert = int(vertical_axis) % d
     horiz = [k for k in range(d) if k != vert]
     lift = _finite(lift, "pick-place lift")
     if lift < 0:
-        raise ValueError(f"pick-place lift must be >= 0 (it is measured up, along +coordinate "
+        raise InputError(f"pick-place lift must be >= 0 (it is measured up, along +coordinate "
                          f"{vert}), got {lift!r}")
     trav = np.zeros(d)
     if np.ndim(travel) == 0:
@@ -134,21 +138,21 @@ def _pick_place_setup(start, lift, travel, cycle_time, vertical_axis, blend):
             trav[horiz] = tv
         elif tv.size == d:
             if tv[vert] != 0:
-                raise ValueError(f"pick-place travel must be horizontal: its vertical component "
+                raise InputError(f"pick-place travel must be horizontal: its vertical component "
                                  f"(coordinate {vert}) is {tv[vert]!r}, not 0")
             trav[:] = tv
         else:
-            raise ValueError(f"pick-place travel must be a number or a vector of {d - 1} "
+            raise InputError(f"pick-place travel must be a number or a vector of {d - 1} "
                              f"(horizontal) or {d} components, got {tv.size}")
     cycle_time = _positive(cycle_time, "pick-place cycle_time")
     blend = _finite(blend, "pick-place blend")
     if not 0.0 <= blend <= 1.0:
-        raise ValueError(f"pick-place blend must be in [0, 1], got {blend!r}")
+        raise InputError(f"pick-place blend must be in [0, 1], got {blend!r}")
     up = np.zeros(d)
     up[vert] = lift
     L_v, L_h = lift, float(np.linalg.norm(trav))
     if L_v == 0 and L_h == 0:
-        raise ValueError("pick-place lift and travel are both zero: there is no motion")
+        raise InputError("pick-place lift and travel are both zero: there is no motion")
     # Durations ∝ √length (equal peak accelerations), overlap o at each vertical/horizontal corner.
     half = 0.5 * cycle_time
     rv, rh = math.sqrt(L_v), math.sqrt(L_h)
@@ -233,14 +237,26 @@ def pick_place(start, lift, travel, cycle_time, dt=None, *, vertical_axis=-1, bl
     p0, up, trav, moves = _pick_place_setup(start, lift, travel, cycle_time, vertical_axis, blend)
     names = _names(names, p0.size)
     t = _times(float(cycle_time), dt, times, what="cycle_time")
-    prof = {"v": [np.zeros_like(t) for _ in range(3)], "h": [np.zeros_like(t) for _ in range(3)]}
-    for _, t0, t1, which, sign, _, _ in moves:
-        for acc, val in zip(prof[which], _move(t, t0, t1, _septic)):
-            acc += sign * val
-    v, h = prof["v"], prof["h"]
-    # start + up·v + travel·h: the vertical/horizontal sums cancel exactly (1 − 1 + 1 − 1 = 0) at
-    # the pick and place points, so the cycle returns bit-exactly to start.
-    x = p0 + up * v[0][:, None] + trav * h[0][:, None]
-    xd = up * v[1][:, None] + trav * h[1][:, None]
-    xdd = up * v[2][:, None] + trav * h[2][:, None]
+    with np.errstate(all="ignore"):   # a lift of 1e-320 m divides by zero: reported by _motion
+        prof = {"v": [np.zeros_like(t) for _ in range(3)], "h": [np.zeros_like(t) for _ in range(3)]}
+        for _, t0, t1, which, sign, _, _ in moves:
+            for acc, val in zip(prof[which], _move(t, t0, t1, _septic)):
+                acc += sign * val
+        v, h = prof["v"], prof["h"]
+        # start + up·v + travel·h: the vertical/horizontal sums cancel exactly (1 − 1 + 1 − 1 = 0) at
+        # the pick and place points, so the cycle returns bit-exactly to start.
+        x = p0 + up * v[0][:, None] + trav * h[0][:, None]
+        xd = up * v[1][:, None] + trav * h[1][:, None]
+        xdd = up * v[2][:, None] + trav * h[2][:, None]
+        return _motion("pick-place", t, x, xd, xdd, names)
+
+
+def _motion(kind, t, x, xd, xdd, names) -> Trajectory:
+    """The :class:`Trajectory`, or an InputError saying which of the generator's numbers are out of
+    range (a finite lift of 1e-320 m or 1e308 m, a period of 1e-320 s: positions, rates or
+    accelerations that overflow or divide by zero)."""
+    for what, v in (("positions", x), ("rates", xd), ("accelerations", xdd)):
+        if not np.all(np.isfinite(v)):
+            raise InputError(f"{kind}: the motion's {what} are not finite (a length or time out of range, e.g. a "
+                             f"denormal or near-overflow lift, travel, amplitude or period)")
     return Trajectory(t=t, x=x, xd=xd, xdd=xdd, names=names)
