@@ -1,0 +1,449 @@
+"""Limbs with a configuration-dependent ``H`` (general loops) on the SIMD path (issue 18, item 1).
+
+:mod:`pkm.kernels.simd_pipeline` covers the limbs whose loop closure is affine (constant ``H``);
+this module adds, over the same lane type and scratch, what a general limb needs beyond it — the
+pieces of :func:`pkm.kernels.ik._solve_general`, :func:`pkm.kernels.ik._build_H` and the general
+branch of :func:`pkm.kernels.dynamics._limb_motion`, same equations and order of operations:
+
+* the loops' residuals ``g`` and rows ``G`` in world axes (eq. 12–13, 16, 33; :func:`vloop_rows`);
+* ``H`` (eq. 48: ``H_q = I``, ``H_y = −G_y⁻¹G_q`` per loop), ``L_p = J_pH`` (eq. 80) and the 1-norm
+  condition numbers of the ``G_y`` (:func:`vbuild_H`);
+* the rates ``θ̇ = Hq̇``, ``θ̈ = Hq̈ + Ḣq̇`` with ``Ḣq̇ = −G_y⁻¹Ġθ̇`` (eq. 46–47, 86–88, paper Sec. 4.2,
+  eq. 90–93) and ``Hᵀφ`` for ``W̄ = FᵀHᵀφ`` (eq. 144) (:func:`vmotion_general`).
+
+:func:`general_limb` is the per-limb stage of :func:`pkm.kernels.simd_kernel.run_lanes` for such a
+limb: the predicted start of every tree variable (as :func:`pkm.kernels.inverse_dynamics._predict`),
+its geometry in lanes, one Newton step in ``q`` with the loops closed (eq. 83, 85: ``Δθ_y =
+−G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``), and the acceptance of
+:func:`pkm.kernels.ik._converged` after that step (pose error ≤ ``CHORD_MARGIN · tol``, loops ≤
+``LOOP_TOL``). The scalar kernel's step is Gauss–Newton on the stacked ``[J_p; G]``; both land
+``O(|Δθ|²)`` from the same solution, far below the tolerance. A lane whose start is already
+converged is evaluated there and only its ``θ`` is corrected by the step (as the affine path's
+:func:`pkm.kernels.inverse_dynamics._correct_start`), so that one forward kinematics and one
+geometry per limb and sample suffice on a smooth trajectory. A lane that is not converged after
+the step runs :func:`pkm.kernels.ik._solve_general` alone on the scalar path and rejoins.
+
+``G_y⁻¹`` in lanes: Gauss–Jordan **with** partial pivoting, the row exchange done by ``select`` per
+lane. Without pivoting, a lane whose leading pivot happened to be small (a well-conditioned ``G_y``
+need not have a large diagonal) would need a conditioning test of its own and a scalar fallback
+for the whole geometry, a second code path for a rare case; with ``m ≤ 5`` (the cut joints of
+:data:`pkm.algorithms.constraints.CUT_TYPES`) the exchange costs ``m²(m−1)`` selects per loop and
+sample, a few percent of the limb, and every lane gets the pivots of
+:func:`pkm.lie.linalg.inverse_into` (the first row of largest magnitude). The singularity check is
+the scalar kernel's: ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``, else the lane stops (``SINGULAR_GY`` on rerun).
+"""
+from __future__ import annotations
+
+from pkm.algorithms.constraints import _bias_orient, _bias_rho
+from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
+from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT
+from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_DMAX,
+                               LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
+                               LP_SIZE, LP_Y, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vm_rows, vplatform_error, vpose, vrnea,
+                                       vtwist, vtwists)
+from pkm.kernels.simd_vec import any_lane, lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
+from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
+from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
+
+#: Stride of the ``m × m`` matrices (``G_y``, ``G_y⁻¹``) in the scratch: ``m ≤ 6`` per loop.
+GJ = 6
+#: Rows of the lanes' sample scratch ``SMP`` holding ``h = t_s − t_{s−1}`` and ``h1 = t_{s−1} − t_{s−2}``
+#: (:data:`pkm.kernels.simd_kernel.SMP_ROWS`).
+SMP_H, SMP_H1 = 24, 25
+
+
+@_internal
+def vg_rows(nmax, dmax, lmax):
+    """Row offsets of the general limbs' scratch in ``VM``, after :func:`pkm.kernels.simd_pipeline.vm_rows`
+    (:func:`vg_rows_after` from its end): ``(G 6λ_max × n_max, g, Ġθ̇ (6λ_max each), H n_max × d_max, G_y⁻¹ λ_max × GJ², the
+    Gauss–Jordan work GJ², θ₀, Δθ, Δθ_y or Ḣq̇ (n_max each), total)``."""
+    return vg_rows_after(vm_rows(nmax, dmax)[-1], nmax, dmax, lmax)
+
+
+@_internal
+def vg_rows_after(og, nmax, dmax, lmax):
+    """:func:`vg_rows` with the ``G`` rows starting at ``og``."""
+    rmax = GJ * lmax
+    ogv = og + rmax * nmax
+    ogb = ogv + rmax
+    oh = ogb + rmax
+    ogyi = oh + nmax * dmax
+    owk = ogyi + lmax * GJ * GJ
+    oth0 = owk + GJ * GJ
+    odth = oth0 + nmax
+    oy = odth + nmax
+    return og, ogv, ogb, oh, ogyi, owk, oth0, odth, oy, oy + nmax
+
+
+# ----------------------------------------------------------------------------- loops
+@_internal
+def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L):
+    """:func:`pkm.kernels.ik._loop_rows` in lanes: ``g`` into rows ``ogv + row``, ``G`` into rows
+    ``og + row · n_max + j``. Returns ``max |g|``."""
+    n, nmax = mi[l, LI_N], lay[LAY_NMAX]
+    gmax = vzero(L)
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        of = lay[LAY_LOOPF] + PF_SIZE * lp
+        Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
+        Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
+        xk = add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK)))
+        xr = add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR)))
+        D = sub(xr, xk)
+        om = lay[LAY_MARKS] + nmax * lp
+        nn = mi[l, oi + LP_NN]
+        for ia in range(mi[l, oi + LP_M]):
+            ri = mi[l, oi + LP_ROWS + ia]
+            dist = ri < nn
+            if dist:
+                N = mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri))
+                Er = N
+                val = dot(N, D)
+            else:
+                jj = ri - nn
+                N = mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj))
+                Er = mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))
+                val = dot(N, Er) - mf[l, of + PF_C0 + jj]
+            vstore(VM, ogv + row, val)
+            gmax = vmax(gmax, vabs(val))
+            ExE = cross(N, Er)
+            for j in range(n):
+                mk = mi[l, om + j]
+                col = vzero(L)
+                if mk != 0:
+                    Rj, o = vpose(VB, j * BW_SIZE + BW_K, L)
+                    a = mf[l, BF_SIZE * j + BF_A]
+                    z = (Rj[2], Rj[5], Rj[8])
+                    if dist:
+                        x = xk if mk == 1 else xr
+                        u = add(scale(a, cross(z, sub(x, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
+                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1 else dot(N, u)
+                    else:
+                        col = a * dot(z, ExE) if mk == 1 else -a * dot(z, ExE)
+                vstore(VM, og + row * nmax + j, col)
+            row += 1
+    return gmax
+
+
+@_internal
+def vloop_bias(l, mi, mf, lay, VB, VM, ogb, L):
+    """:func:`pkm.kernels.dynamics._loop_bias` in lanes: ``Ġθ̇`` (eq. 14, 47) into rows ``ogb + row``."""
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        of = lay[LAY_LOOPF] + PF_SIZE * lp
+        k, r = mi[l, oi + LP_K], mi[l, oi + LP_R]
+        Rk, rk = vpose(VB, k * BW_SIZE + BW_K, L)
+        Rr, rr = vpose(VB, r * BW_SIZE + BW_K, L)
+        Rkr = mtm(Rk, Rr)
+        dr = _vec_at(mf, l, of + PF_DR)
+        sv = mtv(Rk, sub(add(rr, mv(Rr, dr)), rk))
+        wk, vk = vtwist(VB, k * BW_SIZE + BW_V, L)
+        wr, vr = vtwist(VB, r * BW_SIZE + BW_V, L)
+        ak, bk = vtwist(VB, k * BW_SIZE + BW_A, L)
+        ar, br = vtwist(VB, r * BW_SIZE + BW_A, L)
+        acc, _ = _bias_rho(Rkr, sv, dr, wk, vk, wr, vr, ak, bk, ar, br)
+        nn = mi[l, oi + LP_NN]
+        for ia in range(mi[l, oi + LP_M]):
+            ri = mi[l, oi + LP_ROWS + ia]
+            if ri < nn:
+                x = dot(_vec_at(mf, l, of + PF_N + 3 * ri), acc)
+            else:
+                jj = ri - nn
+                x = _bias_orient(Rkr, _vec_at(mf, l, of + PF_EK + 3 * jj), _vec_at(mf, l, of + PF_ER + 3 * jj), wk,
+                                 wr, ak, ar)
+            vstore(VM, ogb + row, x)
+            row += 1
+
+
+@_internal
+def vgy_times(l, mi, lay, VM, ogyi, ox, oy, L):
+    """Rows ``oy + Y_a`` = ``−(G_y⁻¹ x)_a`` per loop for ``x`` in rows ``ox + row`` (``Δθ_y = −G_y⁻¹g``,
+    ``Ḣq̇ = −G_y⁻¹Ġθ̇``, eq. 46–47); the other rows ``oy + i`` zero."""
+    z = vzero(L)
+    for i in range(mi[l, LI_N]):
+        vstore(VM, oy + i, z)
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        m = mi[l, oi + LP_M]
+        ox_ = ogyi + GJ * GJ * lp
+        for a in range(m):
+            acc = vzero(L)
+            for b in range(m):
+                acc = acc - vload(VM, ox_ + a * GJ + b, L) * vload(VM, ox + row + b, L)
+            vstore(VM, oy + mi[l, oi + LP_Y + a], acc)
+        row += m
+
+
+# ----------------------------------------------------------------------------- H and L_p
+@_internal
+def vbuild_H(l, mi, lay, d, VM, thresh, L):
+    """:func:`pkm.kernels.ik._build_H` in lanes: ``H`` (eq. 48) into its rows of :func:`vg_rows`,
+    each loop's ``G_y⁻¹`` (Gauss–Jordan with partial pivoting by ``select``, see the module
+    docstring) kept for ``Ḣq̇``, and ``L_p = J_pH`` (eq. 80) into ``VM``. Returns the mask of lanes
+    whose every ``G_y`` is regular (a nonzero pivot, ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``)."""
+    n, nmax, dmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX]
+    oq = lay[LAY_QIDX]
+    olp = 6 * nmax
+    og, _, _, oh, ogyi, owk, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    z, one = vzero(L), splat(1.0, L)
+    for i in range(n):
+        for c in range(d):
+            vstore(VM, oh + i * dmax + c, z)
+    for c in range(d):
+        vstore(VM, oh + mi[l, oq + c] * dmax + c, one)
+    ok = one > 0.0
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        m = mi[l, oi + LP_M]
+        ox = ogyi + GJ * GJ * lp
+        n1 = vzero(L)
+        for b in range(m):  # A = G_y, X = I; ‖G_y‖₁
+            s1 = vzero(L)
+            for a in range(m):
+                x = vload(VM, og + (row + a) * nmax + mi[l, oi + LP_Y + b], L)
+                vstore(VM, owk + a * GJ + b, x)
+                vstore(VM, ox + a * GJ + b, one if a == b else z)
+                s1 = s1 + vabs(x)
+            n1 = vmax(n1, s1)
+        for c in range(m):  # Gauss–Jordan (pkm.lie.linalg.inverse_into), rows exchanged per lane
+            best = vabs(vload(VM, owk + c * GJ + c, L))
+            for r in range(c + 1, m):
+                cand = vabs(vload(VM, owk + r * GJ + c, L))
+                take = cand > best
+                if any_lane(take):
+                    for j in range(m):
+                        for o in (owk, ox):
+                            u, w = vload(VM, o + c * GJ + j, L), vload(VM, o + r * GJ + j, L)
+                            vstore(VM, o + c * GJ + j, select(take, w, u))
+                            vstore(VM, o + r * GJ + j, select(take, u, w))
+                    best = select(take, cand, best)
+            nz = best > 0.0
+            ok = ok & nz
+            inv = 1.0 / select(nz, vload(VM, owk + c * GJ + c, L), 1.0)
+            for j in range(m):
+                vstore(VM, owk + c * GJ + j, vload(VM, owk + c * GJ + j, L) * inv)
+                vstore(VM, ox + c * GJ + j, vload(VM, ox + c * GJ + j, L) * inv)
+            for r in range(m):
+                if r != c:
+                    f = vload(VM, owk + r * GJ + c, L)
+                    for j in range(m):
+                        vstore(VM, owk + r * GJ + j, vload(VM, owk + r * GJ + j, L) - f * vload(VM, owk + c * GJ + j, L))
+                        vstore(VM, ox + r * GJ + j, vload(VM, ox + r * GJ + j, L) - f * vload(VM, ox + c * GJ + j, L))
+        n2 = vzero(L)
+        for b in range(m):
+            s2 = vzero(L)
+            for a in range(m):
+                s2 = s2 + vabs(vload(VM, ox + a * GJ + b, L))
+            n2 = vmax(n2, s2)
+        ok = ok & (n1 * n2 <= thresh)
+        for c in range(d):  # H_y = −G_y⁻¹ G_q
+            v = mi[l, oq + c]
+            for a in range(m):
+                acc = vzero(L)
+                for b in range(m):
+                    acc = acc + vload(VM, ox + a * GJ + b, L) * vload(VM, og + (row + b) * nmax + v, L)
+                vstore(VM, oh + mi[l, oi + LP_Y + a] * dmax + c, -acc)
+        row += m
+    for r in range(6):  # L_p = J_p H
+        for c in range(d):
+            acc = vzero(L)
+            for j in range(n):
+                acc = acc + vload(VM, r * nmax + j, L) * vload(VM, oh + j * dmax + c, L)
+            vstore(VM, olp + r * dmax + c, acc)
+    return ok
+
+
+@_internal
+def vdense_h(l, mi, lay, d, VM, oh, ox, oy, L):
+    """Rows ``oy + i`` = ``(H x)_i`` with the dense ``H`` of :func:`vbuild_H`, ``x`` in rows ``ox + c``."""
+    dmax = lay[LAY_DMAX]
+    for i in range(mi[l, LI_N]):
+        acc = vzero(L)
+        for c in range(d):
+            acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VM, ox + c, L)
+        vstore(VM, oy + i, acc)
+
+
+@_piece
+def vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fresh, L):
+    """Limb ``l`` at ``θ`` in rows ``l · n_max + i`` of ``TH``, in lanes: forward kinematics, pose error
+    ``e`` (eq. 96), loop rows, ``J_p``, ``H``, ``L_p``, ``L_p⁺`` (eq. 94). Returns ``(|e|, max|g|,
+    near, regular)`` (``near``: ``e`` is the logarithm, :func:`pkm.kernels.simd_pipeline.vplatform_error`)."""
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    oe = vm_rows(nmax, dmax)[7]
+    og, ogv, _, _, _, _, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    vfk(l, mi, mf, TH, l * nmax, VB, fresh, L)
+    perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, L)
+    gmax = vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L)
+    vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, L)  # J_p (the L_p of a constant H: none here)
+    reg = vbuild_H(l, mi, lay, d, VM, thresh, L)
+    reg = reg & vgeometry(l, mi, lay, d, dp_static, VM, thresh, L)
+    return perr, gmax, near, reg
+
+
+# ----------------------------------------------------------------------------- the stage
+@_internal
+def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
+    """:func:`pkm.kernels.inverse_dynamics._predict` of every tree variable of limb ``l`` in lanes into
+    ``TH`` and rows ``oth0 + i`` (quintic Hermite, Taylor with ``h`` only, else the previous sample;
+    a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution)."""
+    nmax, nn = lay[LAY_NMAX], mi.shape[0] * lay[LAY_NMAX]
+    h, h1 = vload(SMP, SMP_H, L), vload(SMP, SMP_H1, L)
+    h1 = select((h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1), h1, 0.0)
+    both = (h > 0.0) & (h1 > 0.0)
+    moved = h > 0.0
+    r = h / select(both, h1, 1.0)
+    r3 = r * r * r
+    far = vzero(L) > 0.0
+    n = mi[l, LI_N]
+    for i in range(n):
+        o = l * nmax + i
+        p0, v0, a0 = vload(HIST, o, L), vload(HIST, o + nn, L), vload(HIST, o + 2 * nn, L)
+        P = vload(HIST, o + 3 * nn, L) - p0 + h1 * (v0 - 0.5 * h1 * a0)
+        V = h1 * (vload(HIST, o + 4 * nn, L) - v0 + h1 * a0)
+        A = h1 * h1 * (vload(HIST, o + 5 * nn, L) - a0)
+        c3 = -0.5 * A - 10.0 * P - 4.0 * V
+        c4 = -A - 15.0 * P - 7.0 * V
+        c5 = -0.5 * A - 6.0 * P - 3.0 * V
+        quint = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
+        x = select(both, quint, select(moved, p0 + h * (v0 + 0.5 * h * a0), p0))
+        far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
+        vstore(TH, o, x)
+    for i in range(n):
+        o = l * nmax + i
+        x = select(far, vload(HIST, o, L), vload(TH, o, L))
+        vstore(TH, o, x)
+        vstore(VM, oth0 + i, x)
+
+
+@_internal
+def _e_minus_jy(VM, oe, oy, nmax, n, r, L):
+    """``e_r − (J_p y)_r`` (``J_p`` in rows ``r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
+    acc = vload(VM, oe + r, L)
+    for j in range(n):
+        acc = acc - vload(VM, r * nmax + j, L) * vload(VM, oy + j, L)
+    return acc
+
+
+@_internal
+def vnewton_step(l, mi, lay, d, TH, VM, mask, L):
+    """``θ += Δθ`` in the lanes ``mask``: the Newton step in ``q`` with the loops closed (eq. 83, 85),
+    ``Δθ_y = −G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``, from the geometry in ``VM``."""
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    _, _, _, _, _, _, opi, oe, oqd, _, _, _, _, _, _ = vm_rows(nmax, dmax)
+    _, ogv, _, oh, ogyi, _, _, odth, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    n = mi[l, LI_N]
+    vgy_times(l, mi, lay, VM, ogyi, ogv, oy, L)
+    ee = (_e_minus_jy(VM, oe, oy, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, nmax, n, 1, L),
+          _e_minus_jy(VM, oe, oy, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, nmax, n, 3, L),
+          _e_minus_jy(VM, oe, oy, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, nmax, n, 5, L))
+    for a in range(d):
+        acc = vzero(L)
+        for r in range(6):
+            acc = acc + vload(VM, opi + a * 6 + r, L) * ee[r]
+        vstore(VM, oqd + a, acc)
+    vdense_h(l, mi, lay, d, VM, oh, oqd, odth, L)
+    for i in range(n):
+        o = l * nmax + i
+        dx = vload(VM, odth + i, L) + vload(VM, oy + i, L)
+        vstore(TH, o, vload(TH, o, L) + select(mask, dx, 0.0))
+
+
+@_internal
+def vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, L):
+    """:func:`pkm.kernels.dynamics._limb_motion` (general branch) in lanes: ``q̇ = L_p⁺V_p``, ``θ̇ = Hq̇``,
+    twists, ``Ḣq̇ = −G_y⁻¹Ġθ̇`` (eq. 46–47), ``q̈ = L_p⁺(V̇_p − J̇_pθ̇ − J_pḢq̇)``, ``θ̈ = Hq̈ + Ḣq̇``
+    (eq. 86–88, 90–93), the RNEA (App. B) and ``Hᵀφ`` (eq. 144) into the rows ``q`` of ``VM``."""
+    n, plat, nmax, dmax = mi[l, LI_N], mi[l, LI_PLAT], lay[LAY_NMAX], lay[LAY_DMAX]
+    _, _, _, _, _, _, opi, _, oqd, oqdd, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
+    _, _, ogb, oh, ogyi, _, _, _, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    for a in range(d):
+        acc = vzero(L)
+        for r in range(6):
+            acc = acc + vload(VM, opi + a * 6 + r, L) * vload(SMP, 12 + r, L)
+        vstore(VM, oqd + a, acc)
+    vdense_h(l, mi, lay, d, VM, oh, oqd, othd, L)
+    vtwists(l, mi, mf, VB, VM, othd, L)
+    vloop_bias(l, mi, mf, lay, VB, VM, ogb, L)
+    vgy_times(l, mi, lay, VM, ogyi, ogb, oy, L)  # Ḣq̇ in rows oy
+    RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
+    pw, pv = vtwist(VB, plat * BW_SIZE + BW_A, L)
+    aw, av = Ad(RQ, pQ, pw, pv)
+    r0, r1, r2 = vload(SMP, 18, L) - aw[0], vload(SMP, 19, L) - aw[1], vload(SMP, 20, L) - aw[2]
+    r3, r4, r5 = vload(SMP, 21, L) - av[0], vload(SMP, 22, L) - av[1], vload(SMP, 23, L) - av[2]
+    for i in range(n):
+        hd = vload(VM, oy + i, L)
+        r0 = r0 - vload(VM, i, L) * hd
+        r1 = r1 - vload(VM, nmax + i, L) * hd
+        r2 = r2 - vload(VM, 2 * nmax + i, L) * hd
+        r3 = r3 - vload(VM, 3 * nmax + i, L) * hd
+        r4 = r4 - vload(VM, 4 * nmax + i, L) * hd
+        r5 = r5 - vload(VM, 5 * nmax + i, L) * hd
+    for a in range(d):
+        o = opi + a * 6
+        vstore(VM, oqdd + a, vload(VM, o, L) * r0 + vload(VM, o + 1, L) * r1 + vload(VM, o + 2, L) * r2
+               + vload(VM, o + 3, L) * r3 + vload(VM, o + 4, L) * r4 + vload(VM, o + 5, L) * r5)
+    vdense_h(l, mi, lay, d, VM, oh, oqdd, othdd, L)
+    for i in range(n):
+        vstore(VM, othdd + i, vload(VM, othdd + i, L) + vload(VM, oy + i, L))
+    vrnea(l, mi, mf, VB, VM, othd, othdd, g0, L)
+    for c in range(d):  # q = Hᵀφ
+        acc = vzero(L)
+        for i in range(n):
+            acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
+        vstore(VM, oq + c, acc)
+
+
+@_piece
+def _scalar_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, j):
+    """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_general`): from its
+    predicted start (rows ``oth0``), else from its previous sample's solution; the solution into ``TH``."""
+    n, tho = mi[l, LI_N], l * lay[LAY_NMAX]
+    for i in range(n):
+        tl[i] = VM[oth0 + i, j]
+    ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
+    if not ok:
+        for i in range(n):
+            tl[i] = HIST[tho + i, j]
+        ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
+    if ok:
+        for i in range(n):
+            TH[tho + i, j] = tl[i]
+    return ok
+
+
+@_piece
+def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
+                 thresh, active, sj, status, lanes):
+    """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (the
+    predicted start, one Newton step, the acceptance, the scalar fallback; see the module docstring),
+    then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``, ``VB`` and ``VM`` as
+    :func:`pkm.kernels.simd_kernel._store_limb` reads them. ``status[j, 3]`` counts lane ``j``'s scalar
+    solves. Returns the lanes of ``active`` that succeeded (the others failed the IK or are singular)."""
+    d = _dof(l, mi, d_static)
+    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    oth0 = vg_rows(nmax, dmax, lay[LAY_LMAX])[6]
+    _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, lanes)
+    perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
+    good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
+    vnewton_step(l, mi, lay, d, TH, VM, near & reg, lanes)  # a converged start: its θ corrected
+    if lane_bits(good) & active != active:  # evaluated again after the step (ik._converged at it = 1)
+        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
+        good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
+    taken = lane_bits(good) & active
+    if taken != active:  # the lanes not converged: the scalar IK, one by one, then all lanes again
+        for j in range(len(lanes)):
+            if active >> j & 1 and not taken >> j & 1:
+                status[j, 3] += 1.0
+                if not _scalar_general(l, mi, mf, lay, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter, TH, HIST, VM,
+                                       oth0, j):
+                    active &= ~(1 << j)
+        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
+    active &= lane_bits(reg)
+    vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
+    return active
