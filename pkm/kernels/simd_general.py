@@ -431,10 +431,16 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
     _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, lanes)
     perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
     good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
-    vnewton_step(l, mi, lay, d, TH, VM, near & reg, lanes)  # a converged start: its θ corrected
-    if lane_bits(good) & active != active:  # evaluated again after the step (ik._converged at it = 1)
+    stepped = near & reg
+    quadratic = stepped & (perr * perr <= CHORD_MARGIN * tol)
+    vnewton_step(l, mi, lay, d, TH, VM, stepped, lanes)  # a converged start: its θ corrected
+    if lane_bits(good) & active != active:  # evaluated again after the step
         perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
-        good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
+        big = splat(1.0, lanes)
+        for i in range(mi[l, LI_N]):
+            big = vmax(big, vabs(vload(TH, l * nmax + i, lanes)))
+        floor = quadratic & (perr <= tol * big)
+        good = near & reg & ((perr <= CHORD_MARGIN * tol) | floor) & (gmax <= LOOP_TOL)
     taken = lane_bits(good) & active
     if taken != active:  # the lanes not converged: the scalar IK, one by one, then all lanes again
         for j in range(len(lanes)):
