@@ -348,10 +348,13 @@ def vnewton_step(l, mi, lay, d, TH, VM, mask, L):
             acc = acc + vload(VM, opi + a * 6 + r, L) * ee[r]
         vstore(VM, oqd + a, acc)
     vdense_h(l, mi, lay, d, VM, oh, oqd, odth, L)
+    big = vzero(L)
     for i in range(n):
         o = l * nmax + i
-        dx = vload(VM, odth + i, L) + vload(VM, oy + i, L)
-        vstore(TH, o, vload(TH, o, L) + select(mask, dx, 0.0))
+        dx = select(mask, vload(VM, odth + i, L) + vload(VM, oy + i, L), 0.0)
+        big = vmax(big, vabs(dx))
+        vstore(TH, o, vload(TH, o, L) + dx)
+    return big
 
 
 @_internal
@@ -433,7 +436,8 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
     good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
     stepped = near & reg
     quadratic = stepped & (perr * perr <= CHORD_MARGIN * tol)
-    vnewton_step(l, mi, lay, d, TH, VM, stepped, lanes)  # a converged start: its θ corrected
+    step = vnewton_step(l, mi, lay, d, TH, VM, stepped, lanes)  # a converged start: its θ corrected
+    good = good | (stepped & (step <= CHORD_MARGIN * tol) & (perr <= tol) & (gmax <= LOOP_TOL))
     if lane_bits(good) & active != active:  # evaluated again after the step
         perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
         big = splat(1.0, lanes)
