@@ -76,6 +76,17 @@ def vg_rows_after(og, nmax, dmax, lmax):
     return og, ogv, ogb, oh, ogyi, owk, oth0, odth, oy, oy + nmax
 
 
+@_internal
+def prev_rows(nmax, dmax, lmax):
+    """Offsets within a limb's block of the last sample's geometry (for the chord step of
+    :func:`general_limb`): ``(J_p 6 × n_max, L_p⁺ d_max × 6, H n_max × d_max, G_y⁻¹ λ_max × GJ², size)``,
+    laid out as their rows in ``VM``; the blocks of the ``L`` limbs follow :func:`vg_rows`' total."""
+    opi = 6 * nmax
+    oh = opi + 6 * dmax
+    ogyi = oh + nmax * dmax
+    return 0, opi, oh, ogyi, ogyi + lmax * GJ * GJ
+
+
 # ----------------------------------------------------------------------------- loops
 @_internal
 def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L):
@@ -123,6 +134,33 @@ def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L):
                     else:
                         col = a * dot(z, ExE) if mk == 1 else -a * dot(z, ExE)
                 vstore(VM, og + row * nmax + j, col)
+            row += 1
+    return gmax
+
+
+@_internal
+def vloop_values(l, mi, mf, lay, VB, VM, ogv, L):
+    """The loops' selected residuals ``g`` (eq. 12, 16, 33) into rows ``ogv + row``, without ``G``.
+    Returns ``max |g|``."""
+    gmax = vzero(L)
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        of = lay[LAY_LOOPF] + PF_SIZE * lp
+        Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
+        Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
+        D = sub(add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR))), add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK))))
+        nn = mi[l, oi + LP_NN]
+        for ia in range(mi[l, oi + LP_M]):
+            ri = mi[l, oi + LP_ROWS + ia]
+            if ri < nn:
+                val = dot(mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri)), D)
+            else:
+                jj = ri - nn
+                val = dot(mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj)), mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))) \
+                    - mf[l, of + PF_C0 + jj]
+            vstore(VM, ogv + row, val)
+            gmax = vmax(gmax, vabs(val))
             row += 1
     return gmax
 
@@ -322,26 +360,28 @@ def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
 
 
 @_internal
-def _e_minus_jy(VM, oe, oy, nmax, n, r, L):
-    """``e_r − (J_p y)_r`` (``J_p`` in rows ``r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
+def _e_minus_jy(VM, oe, oy, oj, nmax, n, r, L):
+    """``e_r − (J_p y)_r`` (``J_p`` in rows ``oj + r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
     acc = vload(VM, oe + r, L)
     for j in range(n):
-        acc = acc - vload(VM, r * nmax + j, L) * vload(VM, oy + j, L)
+        acc = acc - vload(VM, oj + r * nmax + j, L) * vload(VM, oy + j, L)
     return acc
 
 
 @_internal
-def vnewton_step(l, mi, lay, d, TH, VM, mask, L):
+def vnewton_step(l, mi, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
     """``θ += Δθ`` in the lanes ``mask``: the Newton step in ``q`` with the loops closed (eq. 83, 85),
-    ``Δθ_y = −G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``, from the geometry in ``VM``."""
+    ``Δθ_y = −G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``, with ``e`` and ``g`` in their rows
+    of ``VM`` and ``J_p``, ``L_p⁺``, ``H``, ``G_y⁻¹`` at rows ``oj, opi, oh, ogyi`` (this point's geometry, or
+    the last sample's: a chord step). Returns ``max |Δθ_i|`` per lane."""
     nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
-    _, _, _, _, _, _, opi, oe, oqd, _, _, _, _, _, _ = vm_rows(nmax, dmax)
-    _, ogv, _, oh, ogyi, _, _, odth, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    _, _, _, _, _, _, _, oe, oqd, _, _, _, _, _, _ = vm_rows(nmax, dmax)
+    _, ogv, _, _, _, _, _, odth, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
     n = mi[l, LI_N]
     vgy_times(l, mi, lay, VM, ogyi, ogv, oy, L)
-    ee = (_e_minus_jy(VM, oe, oy, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, nmax, n, 1, L),
-          _e_minus_jy(VM, oe, oy, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, nmax, n, 3, L),
-          _e_minus_jy(VM, oe, oy, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, nmax, n, 5, L))
+    ee = (_e_minus_jy(VM, oe, oy, oj, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 1, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 3, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 5, L))
     for a in range(d):
         acc = vzero(L)
         for r in range(6):
@@ -420,31 +460,82 @@ def _scalar_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, 
     return ok
 
 
+@_internal
+def _keep_geometry(l, mi, lay, d, VM, L):
+    """Limb ``l``'s ``J_p``, ``L_p⁺``, ``H`` and ``G_y⁻¹`` into its block of :func:`prev_rows` (the next
+    sample's chord step)."""
+    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
+    _, _, _, _, _, _, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
+    _, _, _, oh, ogyi, _, _, _, _, end = vg_rows(nmax, dmax, lmax)
+    _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
+    ob = end + l * size
+    for r in range(6):
+        for j in range(n):
+            vstore(VM, ob + r * nmax + j, vload(VM, r * nmax + j, L))
+        for a in range(d):
+            vstore(VM, ob + ppi + a * 6 + r, vload(VM, opi + a * 6 + r, L))
+    for i in range(n):
+        for c in range(d):
+            vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))
+    for lp in range(mi[l, LI_NLOOP]):
+        m = mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M]
+        for a in range(m):
+            for b in range(m):
+                o = GJ * GJ * lp + a * GJ + b
+                vstore(VM, ob + pgyi + o, vload(VM, ogyi + o, L))
+
+
 @_piece
 def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
-                 thresh, active, sj, status, lanes):
-    """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (the
-    predicted start, one Newton step, the acceptance, the scalar fallback; see the module docstring),
-    then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``, ``VB`` and ``VM`` as
-    :func:`pkm.kernels.simd_kernel._store_limb` reads them. ``status[j, 3]`` counts lane ``j``'s scalar
-    solves. Returns the lanes of ``active`` that succeeded (the others failed the IK or are singular)."""
+                 thresh, active, sj, status, first, lanes):
+    """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
+    module docstring), then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``,
+    ``VB`` and ``VM`` as :func:`pkm.kernels.simd_kernel._store_limb` reads them; the geometry also kept
+    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet).
+    ``status[j, 3]`` counts lane ``j``'s scalar solves. Returns the lanes of ``active`` that succeeded
+    (the others failed the IK or are singular)."""
     d = _dof(l, mi, d_static)
-    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
-    oth0 = vg_rows(nmax, dmax, lay[LAY_LMAX])[6]
+    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
+    opi = vm_rows(nmax, dmax)[6]
+    _, ogv, _, oh, ogyi, _, oth0, _, _, end = vg_rows(nmax, dmax, lmax)
+    _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
+    ob = end + l * size
+    cm = CHORD_MARGIN * tol
     _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, lanes)
-    perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
-    good = near & reg & (perr <= CHORD_MARGIN * tol) & (gmax <= LOOP_TOL)
-    stepped = near & reg
-    quadratic = stepped & (perr * perr <= CHORD_MARGIN * tol)
-    step = vnewton_step(l, mi, lay, d, TH, VM, stepped, lanes)  # a converged start: its θ corrected
-    good = good | (stepped & (step <= CHORD_MARGIN * tol) & (perr <= tol) & (gmax <= LOOP_TOL))
-    if lane_bits(good) & active != active:  # evaluated again after the step
-        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
-        big = splat(1.0, lanes)
-        for i in range(mi[l, LI_N]):
-            big = vmax(big, vabs(vload(TH, l * nmax + i, lanes)))
-        floor = quadratic & (perr <= tol * big)
-        good = near & reg & ((perr <= CHORD_MARGIN * tol) | floor) & (gmax <= LOOP_TOL)
+    if first:  # the geometry at the start, a Newton step
+        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
+        step = near & reg
+        good = step & (perr <= cm) & (gmax <= LOOP_TOL)
+        quadratic = step & (perr * perr <= cm)
+        vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
+        redo = lane_bits(good) & active != active
+    else:  # the start's error; converged everywhere: the geometry there and a Newton correction, else a chord step
+        vfk(l, mi, mf, TH, l * nmax, VB, True, lanes)
+        perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
+        gmax = vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
+        good = near & (perr <= cm) & (gmax <= LOOP_TOL)
+        redo = lane_bits(good) & active != active
+        if redo:
+            quadratic = near & (perr <= tol)
+            vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+        else:
+            quadratic = good
+            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
+            good = good & reg
+            vnewton_step(l, mi, lay, d, TH, VM, good, 0, opi, oh, ogyi, lanes)
+    if redo:  # the geometry after the step: accepted as ik._converged does after a step (pose error ≤
+        for it in range(2):  # CHORD_MARGIN·tol, or at the rounding floor after a step from a start close enough
+            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False,
+                                                  lanes)  # for the step to have converged), else a Newton step
+            big = splat(1.0, lanes)
+            for i in range(n):
+                big = vmax(big, vabs(vload(TH, l * nmax + i, lanes)))
+            good = near & reg & ((perr <= cm) | (quadratic & (perr <= tol * big))) & (gmax <= LOOP_TOL)
+            if it == 1 or lane_bits(good) & active == active:
+                break
+            step = near & reg & ~good
+            quadratic = good | (step & (perr * perr <= cm))
+            vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
     taken = lane_bits(good) & active
     if taken != active:  # the lanes not converged: the scalar IK, one by one, then all lanes again
         for j in range(len(lanes)):
@@ -456,4 +547,5 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
         perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
     active &= lane_bits(reg)
     vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
+    _keep_geometry(l, mi, lay, d, VM, lanes)
     return active

@@ -30,7 +30,7 @@ from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
                                LAY_LMAX, LAY_LOOPS, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
-from pkm.kernels.simd_general import GJ, general_limb, vg_rows_after
+from pkm.kernels.simd_general import GJ, general_limb, prev_rows, vg_rows_after
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
@@ -57,10 +57,10 @@ def make_lane_work(km, width=LANES):
     """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
     aligned (``PH``: each limb's ``L_p⁺`` of the last two samples; ``VM`` with the general limbs' rows of
     :func:`pkm.kernels.simd_general.vg_rows`), and ``sj`` (W,) the lanes' samples."""
-    L, nmax, dmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX])
+    L, nmax, dmax, lmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), int(km.lay[LAY_LMAX])
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
-            aligned_zeros(vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, int(km.lay[LAY_LMAX]))[-1],
-                          width), aligned_zeros(SMP_ROWS + dmax + 1, width),
+            aligned_zeros(vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1]
+                          + L * prev_rows.py_func(nmax, dmax, lmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
             aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64))
 
 
@@ -136,7 +136,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             if general is not None:
                 if mi[l, LI_AFF] == 0:  # a general limb (simd_general): IK, geometry, rates, RNEA, Hᵀφ
                     ok = general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
-                                      vec, g0, tol, max_iter, thresh, active, sj, status, lanes)
+                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, lanes)
                     for j in range(W):
                         if active >> j & 1 and not ok >> j & 1:
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
