@@ -39,9 +39,9 @@ from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT
 from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_DMAX,
                                LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
-                               LP_SIZE, LP_Y, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+                               LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vm_rows, vplatform_error, vpose, vrnea,
-                                       vtwist, vtwists)
+                                       vset_twist, vtwist, vtwists)
 from pkm.kernels.simd_vec import any_lane, lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
@@ -89,9 +89,11 @@ def prev_rows(nmax, dmax, lmax):
 
 # ----------------------------------------------------------------------------- loops
 @_internal
-def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L):
+def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L):
     """:func:`pkm.kernels.ik._loop_rows` in lanes: ``g`` into rows ``ogv + row``, ``G`` into rows
-    ``og + row · n_max + j``. Returns ``max |g|``."""
+    ``og + row · n_max + j``. Returns ``max |g|``. Joint-major: each joint's ``z``, ``o`` and point
+    velocity ``u(x) = a z × (x − o) + b z`` once per loop, each row's ``N`` and ``w = N × Δ`` (distance,
+    ``a (z × N)·Δ = a z·w``) or ``w = E_k × E_r`` (orientation) once, in rows ``owk`` (6 per row)."""
     n, nmax = mi[l, LI_N], lay[LAY_NMAX]
     gmax = vzero(L)
     row = 0
@@ -104,37 +106,42 @@ def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L):
         xr = add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR)))
         D = sub(xr, xk)
         om = lay[LAY_MARKS] + nmax * lp
-        nn = mi[l, oi + LP_NN]
-        for ia in range(mi[l, oi + LP_M]):
+        nn, m = mi[l, oi + LP_NN], mi[l, oi + LP_M]
+        for ia in range(m):
             ri = mi[l, oi + LP_ROWS + ia]
-            dist = ri < nn
-            if dist:
+            if ri < nn:
                 N = mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri))
-                Er = N
                 val = dot(N, D)
+                w = cross(N, D)
             else:
                 jj = ri - nn
                 N = mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj))
                 Er = mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))
                 val = dot(N, Er) - mf[l, of + PF_C0 + jj]
-            vstore(VM, ogv + row, val)
+                w = cross(N, Er)
+            vstore(VM, ogv + row + ia, val)
             gmax = vmax(gmax, vabs(val))
-            ExE = cross(N, Er)
-            for j in range(n):
-                mk = mi[l, om + j]
-                col = vzero(L)
-                if mk != 0:
-                    Rj, o = vpose(VB, j * BW_SIZE + BW_K, L)
-                    a = mf[l, BF_SIZE * j + BF_A]
-                    z = (Rj[2], Rj[5], Rj[8])
-                    if dist:
-                        x = xk if mk == 1 else xr
-                        u = add(scale(a, cross(z, sub(x, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
-                        col = a * dot(cross(z, N), D) - dot(N, u) if mk == 1 else dot(N, u)
-                    else:
-                        col = a * dot(z, ExE) if mk == 1 else -a * dot(z, ExE)
-                vstore(VM, og + row * nmax + j, col)
-            row += 1
+            vset_twist(VM, owk + 6 * ia, N, w)
+        for j in range(n):
+            mk = mi[l, om + j]
+            if mk == 0:
+                z0 = vzero(L)
+                for ia in range(m):
+                    vstore(VM, og + (row + ia) * nmax + j, z0)
+                continue
+            Rj, o = vpose(VB, j * BW_SIZE + BW_K, L)
+            a = mf[l, BF_SIZE * j + BF_A]
+            z = (Rj[2], Rj[5], Rj[8])
+            u = add(scale(a, cross(z, sub(xk if mk == 1 else xr, o))), scale(mf[l, BF_SIZE * j + BF_B], z))
+            for ia in range(m):
+                N, w = vtwist(VM, owk + 6 * ia, L)
+                aw = a * dot(z, w)
+                if mi[l, oi + LP_ROWS + ia] < nn:
+                    col = aw - dot(N, u) if mk == 1 else dot(N, u)
+                else:
+                    col = aw if mk == 1 else -aw
+                vstore(VM, og + (row + ia) * nmax + j, col)
+        row += m
     return gmax
 
 
@@ -287,11 +294,13 @@ def vbuild_H(l, mi, lay, d, VM, thresh, L):
                     acc = acc + vload(VM, ox + a * GJ + b, L) * vload(VM, og + (row + b) * nmax + v, L)
                 vstore(VM, oh + mi[l, oi + LP_Y + a] * dmax + c, -acc)
         row += m
-    for r in range(6):  # L_p = J_p H
+    for r in range(6):  # L_p = J_p H over the platform's path (the other columns of J_p are zero)
         for c in range(d):
             acc = vzero(L)
-            for j in range(n):
+            j = mi[l, LI_PLAT]
+            while j >= 0:
                 acc = acc + vload(VM, r * nmax + j, L) * vload(VM, oh + j * dmax + c, L)
+                j = mi[l, MI_PARENT + j]
             vstore(VM, olp + r * dmax + c, acc)
     return ok
 
@@ -314,10 +323,10 @@ def vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fresh, 
     near, regular)`` (``near``: ``e`` is the logarithm, :func:`pkm.kernels.simd_pipeline.vplatform_error`)."""
     nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
     oe = vm_rows(nmax, dmax)[7]
-    og, ogv, _, _, _, _, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    og, ogv, _, _, _, owk, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
     vfk(l, mi, mf, TH, l * nmax, VB, fresh, L)
     perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, L)
-    gmax = vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, L)
+    gmax = vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L)
     vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, L)  # J_p (the L_p of a constant H: none here)
     reg = vbuild_H(l, mi, lay, d, VM, thresh, L)
     reg = reg & vgeometry(l, mi, lay, d, dp_static, VM, thresh, L)
