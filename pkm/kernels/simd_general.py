@@ -1,48 +1,41 @@
-"""Limbs with a configuration-dependent ``H`` (general loops) on the SIMD path (issue 18, item 1).
+"""The pieces of a limb with a configuration-dependent ``H`` (general loops) on the SIMD path (issue 18).
 
 :mod:`pkm.kernels.simd_pipeline` covers the limbs whose loop closure is affine (constant ``H``);
-this module adds, over the same lane type and scratch, what a general limb needs beyond it — the
-pieces of :func:`pkm.kernels.ik._solve_general`, :func:`pkm.kernels.ik._build_H` and the general
-branch of :func:`pkm.kernels.dynamics._limb_motion`, same equations and order of operations:
+this module adds, over the same lane type and scratch (rows of ``VM`` after
+:func:`pkm.kernels.simd_pipeline.vm_rows`, :func:`vg_rows`), what a general limb needs beyond it: the
+pieces of :func:`pkm.kernels.ik._solve_general`, :func:`pkm.kernels.ik._build_H` and the general branch
+of :func:`pkm.kernels.dynamics._limb_motion`, same equations:
 
 * the loops' residuals ``g`` and rows ``G`` in world axes (eq. 12–13, 16, 33; :func:`vloop_rows`);
 * ``H`` (eq. 48: ``H_q = I``, ``H_y = −G_y⁻¹G_q`` per loop), ``L_p = J_pH`` (eq. 80) and the 1-norm
-  condition numbers of the ``G_y`` (:func:`vbuild_H`);
+  condition numbers of the ``G_y`` (:func:`vbuild_H`), then ``L_p⁺`` (eq. 94) as for an affine limb
+  (:func:`vgeom_general`);
+* the Newton step in ``q`` with the loops closed (eq. 83, 85; :func:`vnewton_step`);
 * the rates ``θ̇ = Hq̇``, ``θ̈ = Hq̈ + Ḣq̇`` with ``Ḣq̇ = −G_y⁻¹Ġθ̇`` (eq. 46–47, 86–88, paper Sec. 4.2,
-  eq. 90–93) and ``Hᵀφ`` for ``W̄ = FᵀHᵀφ`` (eq. 144) (:func:`vmotion_general`).
+  eq. 90–93), the RNEA and ``Hᵀφ`` for ``W̄ = FᵀHᵀφ`` (eq. 144) (:func:`vmotion_general`).
 
-:func:`general_limb` is the per-limb stage of :func:`pkm.kernels.simd_kernel.run_lanes` for such a
-limb: the predicted start of every tree variable (as :func:`pkm.kernels.inverse_dynamics._predict`),
-its geometry in lanes, one Newton step in ``q`` with the loops closed (eq. 83, 85: ``Δθ_y =
-−G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``), and the acceptance of
-:func:`pkm.kernels.ik._converged` after that step (pose error ≤ ``CHORD_MARGIN · tol``, loops ≤
-``LOOP_TOL``). The scalar kernel's step is Gauss–Newton on the stacked ``[J_p; G]``; both land
-``O(|Δθ|²)`` from the same solution, far below the tolerance. A lane whose start is already
-converged is evaluated there and only its ``θ`` is corrected by the step (as the affine path's
-:func:`pkm.kernels.inverse_dynamics._correct_start`), so that one forward kinematics and one
-geometry per limb and sample suffice on a smooth trajectory. A lane that is not converged after
-the step runs :func:`pkm.kernels.ik._solve_general` alone on the scalar path and rejoins.
+The stage that drives them (IK acceptance, fallback) is :mod:`pkm.kernels.simd_general_limb`.
 
-``G_y⁻¹`` in lanes: Gauss–Jordan **with** partial pivoting, the row exchange done by ``select`` per
-lane. Without pivoting, a lane whose leading pivot happened to be small (a well-conditioned ``G_y``
-need not have a large diagonal) would need a conditioning test of its own and a scalar fallback
-for the whole geometry, a second code path for a rare case; with ``m ≤ 5`` (the cut joints of
-:data:`pkm.algorithms.constraints.CUT_TYPES`) the exchange costs ``m²(m−1)`` selects per loop and
-sample, a few percent of the limb, and every lane gets the pivots of
-:func:`pkm.lie.linalg.inverse_into` (the first row of largest magnitude). The singularity check is
-the scalar kernel's: ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``, else the lane stops (``SINGULAR_GY`` on rerun).
+``G_y⁻¹`` in lanes (:func:`vgj_inverse`): Gauss–Jordan **with** partial pivoting, the row exchange
+done by ``select`` per lane. Without pivoting, a lane whose leading pivot happened to be small (a
+well-conditioned ``G_y`` need not have a large diagonal: a pivot of 1e-8 in a matrix of condition 10
+loses 8 digits) would need a conditioning test of its own and a scalar fallback for the whole
+geometry, a second code path for a rare case that the tests would hardly reach; with ``m ≤ 5`` (the
+cut joints of :data:`pkm.algorithms.constraints.CUT_TYPES`) the exchanges cost at most ``m(m−1)``
+compare-and-select passes per loop and sample (skipped when no lane needs one), and every lane gets
+the pivots of :func:`pkm.lie.linalg.inverse_into` (the first row of largest magnitude). The
+singularity check is the scalar kernel's: ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``, else the lane stops
+(``SINGULAR_GY`` when its segment is rerun on the scalar kernel).
 """
 from __future__ import annotations
 
 from pkm.algorithms.constraints import _bias_orient, _bias_rho
-from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
-from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT
 from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_DMAX,
-                               LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LOOP_TOL, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
+                               LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
                                LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vm_rows, vplatform_error, vpose, vrnea,
                                        vset_twist, vtwist, vtwists)
-from pkm.kernels.simd_vec import any_lane, lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
+from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
 
@@ -225,6 +218,44 @@ def vgy_times(l, mi, lay, VM, ogyi, ox, oy, L):
 
 # ----------------------------------------------------------------------------- H and L_p
 @_internal
+def vgj_inverse(A, oa, ox, m, L):
+    """``X = A⁻¹`` for the ``m × m`` matrices in rows ``oa + a · GJ + b`` (destroyed) into rows
+    ``ox + a · GJ + b``, by Gauss–Jordan with partial pivoting as :func:`pkm.lie.linalg.inverse_into`,
+    each lane with its own pivot rows (exchanged by ``select``). Returns the mask of lanes whose
+    every pivot is nonzero."""
+    z, one = vzero(L), splat(1.0, L)
+    ok = one > 0.0
+    for a in range(m):
+        for b in range(m):
+            vstore(A, ox + a * GJ + b, one if a == b else z)
+    for c in range(m):
+        best = vabs(vload(A, oa + c * GJ + c, L))
+        for r in range(c + 1, m):
+            cand = vabs(vload(A, oa + r * GJ + c, L))
+            take = cand > best  # the first row of largest magnitude, as inverse_into
+            if any_lane(take):
+                for j in range(m):
+                    for o in (oa, ox):
+                        u, w = vload(A, o + c * GJ + j, L), vload(A, o + r * GJ + j, L)
+                        vstore(A, o + c * GJ + j, select(take, w, u))
+                        vstore(A, o + r * GJ + j, select(take, u, w))
+                best = select(take, cand, best)
+        nz = best > 0.0
+        ok = ok & nz
+        inv = 1.0 / select(nz, vload(A, oa + c * GJ + c, L), 1.0)
+        for j in range(m):
+            vstore(A, oa + c * GJ + j, vload(A, oa + c * GJ + j, L) * inv)
+            vstore(A, ox + c * GJ + j, vload(A, ox + c * GJ + j, L) * inv)
+        for r in range(m):
+            if r != c:
+                f = vload(A, oa + r * GJ + c, L)
+                for j in range(m):
+                    vstore(A, oa + r * GJ + j, vload(A, oa + r * GJ + j, L) - f * vload(A, oa + c * GJ + j, L))
+                    vstore(A, ox + r * GJ + j, vload(A, ox + r * GJ + j, L) - f * vload(A, ox + c * GJ + j, L))
+    return ok
+
+
+@_internal
 def vbuild_H(l, mi, lay, d, VM, thresh, L):
     """:func:`pkm.kernels.ik._build_H` in lanes: ``H`` (eq. 48) into its rows of :func:`vg_rows`,
     each loop's ``G_y⁻¹`` (Gauss–Jordan with partial pivoting by ``select``, see the module
@@ -247,38 +278,14 @@ def vbuild_H(l, mi, lay, d, VM, thresh, L):
         m = mi[l, oi + LP_M]
         ox = ogyi + GJ * GJ * lp
         n1 = vzero(L)
-        for b in range(m):  # A = G_y, X = I; ‖G_y‖₁
+        for b in range(m):  # A = G_y; ‖G_y‖₁
             s1 = vzero(L)
             for a in range(m):
                 x = vload(VM, og + (row + a) * nmax + mi[l, oi + LP_Y + b], L)
                 vstore(VM, owk + a * GJ + b, x)
-                vstore(VM, ox + a * GJ + b, one if a == b else z)
                 s1 = s1 + vabs(x)
             n1 = vmax(n1, s1)
-        for c in range(m):  # Gauss–Jordan (pkm.lie.linalg.inverse_into), rows exchanged per lane
-            best = vabs(vload(VM, owk + c * GJ + c, L))
-            for r in range(c + 1, m):
-                cand = vabs(vload(VM, owk + r * GJ + c, L))
-                take = cand > best
-                if any_lane(take):
-                    for j in range(m):
-                        for o in (owk, ox):
-                            u, w = vload(VM, o + c * GJ + j, L), vload(VM, o + r * GJ + j, L)
-                            vstore(VM, o + c * GJ + j, select(take, w, u))
-                            vstore(VM, o + r * GJ + j, select(take, u, w))
-                    best = select(take, cand, best)
-            nz = best > 0.0
-            ok = ok & nz
-            inv = 1.0 / select(nz, vload(VM, owk + c * GJ + c, L), 1.0)
-            for j in range(m):
-                vstore(VM, owk + c * GJ + j, vload(VM, owk + c * GJ + j, L) * inv)
-                vstore(VM, ox + c * GJ + j, vload(VM, ox + c * GJ + j, L) * inv)
-            for r in range(m):
-                if r != c:
-                    f = vload(VM, owk + r * GJ + c, L)
-                    for j in range(m):
-                        vstore(VM, owk + r * GJ + j, vload(VM, owk + r * GJ + j, L) - f * vload(VM, owk + c * GJ + j, L))
-                        vstore(VM, ox + r * GJ + j, vload(VM, ox + r * GJ + j, L) - f * vload(VM, ox + c * GJ + j, L))
+        ok = ok & vgj_inverse(VM, owk, ox, m, L)
         n2 = vzero(L)
         for b in range(m):
             s2 = vzero(L)
@@ -333,41 +340,7 @@ def vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fresh, 
     return perr, gmax, near, reg
 
 
-# ----------------------------------------------------------------------------- the stage
-@_internal
-def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
-    """:func:`pkm.kernels.inverse_dynamics._predict` of every tree variable of limb ``l`` in lanes into
-    ``TH`` and rows ``oth0 + i`` (quintic Hermite, Taylor with ``h`` only, else the previous sample;
-    a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution)."""
-    nmax, nn = lay[LAY_NMAX], mi.shape[0] * lay[LAY_NMAX]
-    h, h1 = vload(SMP, SMP_H, L), vload(SMP, SMP_H1, L)
-    h1 = select((h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1), h1, 0.0)
-    both = (h > 0.0) & (h1 > 0.0)
-    moved = h > 0.0
-    r = h / select(both, h1, 1.0)
-    r3 = r * r * r
-    far = vzero(L) > 0.0
-    n = mi[l, LI_N]
-    for i in range(n):
-        o = l * nmax + i
-        p0, v0, a0 = vload(HIST, o, L), vload(HIST, o + nn, L), vload(HIST, o + 2 * nn, L)
-        P = vload(HIST, o + 3 * nn, L) - p0 + h1 * (v0 - 0.5 * h1 * a0)
-        V = h1 * (vload(HIST, o + 4 * nn, L) - v0 + h1 * a0)
-        A = h1 * h1 * (vload(HIST, o + 5 * nn, L) - a0)
-        c3 = -0.5 * A - 10.0 * P - 4.0 * V
-        c4 = -A - 15.0 * P - 7.0 * V
-        c5 = -0.5 * A - 6.0 * P - 3.0 * V
-        quint = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
-        x = select(both, quint, select(moved, p0 + h * (v0 + 0.5 * h * a0), p0))
-        far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
-        vstore(TH, o, x)
-    for i in range(n):
-        o = l * nmax + i
-        x = select(far, vload(HIST, o, L), vload(TH, o, L))
-        vstore(TH, o, x)
-        vstore(VM, oth0 + i, x)
-
-
+# ----------------------------------------------------------------------------- the Newton step and the rates
 @_internal
 def _e_minus_jy(VM, oe, oy, oj, nmax, n, r, L):
     """``e_r − (J_p y)_r`` (``J_p`` in rows ``oj + r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
@@ -449,112 +422,3 @@ def vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, L):
         for i in range(n):
             acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
         vstore(VM, oq + c, acc)
-
-
-@_piece
-def _scalar_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, j):
-    """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_general`): from its
-    predicted start (rows ``oth0``), else from its previous sample's solution; the solution into ``TH``."""
-    n, tho = mi[l, LI_N], l * lay[LAY_NMAX]
-    for i in range(n):
-        tl[i] = VM[oth0 + i, j]
-    ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
-    if not ok:
-        for i in range(n):
-            tl[i] = HIST[tho + i, j]
-        ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
-    if ok:
-        for i in range(n):
-            TH[tho + i, j] = tl[i]
-    return ok
-
-
-@_internal
-def _keep_geometry(l, mi, lay, d, VM, L):
-    """Limb ``l``'s ``J_p``, ``L_p⁺``, ``H`` and ``G_y⁻¹`` into its block of :func:`prev_rows` (the next
-    sample's chord step)."""
-    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
-    _, _, _, _, _, _, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
-    _, _, _, oh, ogyi, _, _, _, _, end = vg_rows(nmax, dmax, lmax)
-    _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
-    ob = end + l * size
-    for r in range(6):
-        for j in range(n):
-            vstore(VM, ob + r * nmax + j, vload(VM, r * nmax + j, L))
-        for a in range(d):
-            vstore(VM, ob + ppi + a * 6 + r, vload(VM, opi + a * 6 + r, L))
-    for i in range(n):
-        for c in range(d):
-            vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))
-    for lp in range(mi[l, LI_NLOOP]):
-        m = mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M]
-        for a in range(m):
-            for b in range(m):
-                o = GJ * GJ * lp + a * GJ + b
-                vstore(VM, ob + pgyi + o, vload(VM, ogyi + o, L))
-
-
-@_piece
-def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
-                 thresh, active, sj, status, first, lanes):
-    """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
-    module docstring), then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``,
-    ``VB`` and ``VM`` as :func:`pkm.kernels.simd_kernel._store_limb` reads them; the geometry also kept
-    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet).
-    ``status[j, 3]`` counts lane ``j``'s scalar solves. Returns the lanes of ``active`` that succeeded
-    (the others failed the IK or are singular)."""
-    d = _dof(l, mi, d_static)
-    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
-    opi = vm_rows(nmax, dmax)[6]
-    _, ogv, _, oh, ogyi, _, oth0, _, _, end = vg_rows(nmax, dmax, lmax)
-    _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
-    ob = end + l * size
-    cm = CHORD_MARGIN * tol
-    _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, lanes)
-    if first:  # the geometry at the start, a Newton step
-        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
-        step = near & reg
-        good = step & (perr <= cm) & (gmax <= LOOP_TOL)
-        quadratic = step & (perr * perr <= cm)
-        vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
-        redo = lane_bits(good) & active != active
-    else:  # the start's error; converged everywhere: the geometry there and a Newton correction, else a chord step
-        vfk(l, mi, mf, TH, l * nmax, VB, True, lanes)
-        perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
-        gmax = vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
-        good = near & (perr <= cm) & (gmax <= LOOP_TOL)
-        redo = lane_bits(good) & active != active
-        if redo:
-            quadratic = near & (perr <= tol)
-            vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
-        else:
-            quadratic = good
-            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
-            good = good & reg
-            vnewton_step(l, mi, lay, d, TH, VM, good, 0, opi, oh, ogyi, lanes)
-    if redo:  # the geometry after the step: accepted as ik._converged does after a step (pose error ≤
-        for it in range(2):  # CHORD_MARGIN·tol, or at the rounding floor after a step from a start close enough
-            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False,
-                                                  lanes)  # for the step to have converged), else a Newton step
-            big = splat(1.0, lanes)
-            for i in range(n):
-                big = vmax(big, vabs(vload(TH, l * nmax + i, lanes)))
-            good = near & reg & ((perr <= cm) | (quadratic & (perr <= tol * big))) & (gmax <= LOOP_TOL)
-            if it == 1 or lane_bits(good) & active == active:
-                break
-            step = near & reg & ~good
-            quadratic = good | (step & (perr * perr <= cm))
-            vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
-    taken = lane_bits(good) & active
-    if taken != active:  # the lanes not converged: the scalar IK, one by one, then all lanes again
-        for j in range(len(lanes)):
-            if active >> j & 1 and not taken >> j & 1:
-                status[j, 3] += 1.0
-                if not _scalar_general(l, mi, mf, lay, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter, TH, HIST, VM,
-                                       oth0, j):
-                    active &= ~(1 << j)
-        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
-    active &= lane_bits(reg)
-    vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
-    _keep_geometry(l, mi, lay, d, VM, lanes)
-    return active

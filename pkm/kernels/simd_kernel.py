@@ -18,8 +18,10 @@ does for one, with the same results to rounding (tests: ≤ 1e-12 against the re
 
 A lane that fails anywhere (IK, loops, a singularity) stops with status ``LANE_FAILED`` at that
 sample; the driver (:mod:`pkm.kernels.batch`) runs its segment again on the scalar kernel, which
-reports the failure (or recovers) exactly as without SIMD. Only robots whose limbs all have a
-constant H take this path (:func:`supports`); the others run the scalar kernel.
+reports the failure (or recovers) exactly as without SIMD. Step 2 is for a limb with a constant H;
+a limb whose H depends on the configuration (general loops) runs the stage of
+:mod:`pkm.kernels.simd_general_limb` instead (every tree variable predicted, loop rows, ``H``,
+``Ḣq̇`` in lanes). Every robot the scalar kernel runs takes this path (:func:`supports`).
 """
 from __future__ import annotations
 
@@ -30,7 +32,8 @@ from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_ACTPOS, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX, LI_ACTOFF,
                                LAY_LMAX, LAY_LOOPS, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
-from pkm.kernels.simd_general import GJ, general_limb, prev_rows, vg_rows_after
+from pkm.kernels.simd_general import GJ, prev_rows, vg_rows_after
+from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero

@@ -15,7 +15,7 @@ The scratch is structure-of-arrays: 2-D float arrays ``(rows, W)`` (64-byte alig
 * ``SMP`` (24 rows): the lanes' target pose ``C_d`` (R row-major, p), ``V_p`` and ``V̇_p``.
 
 Covered here: limbs with a constant ``H`` (affine loop closure, paper Sec. 3.3, Ex. 7–9; also limbs without
-loops). The kernel (:mod:`pkm.kernels.simd_kernel`) runs the general limbs on the scalar path.
+loops), and the pieces that a general limb shares with them (:mod:`pkm.kernels.simd_general` adds the rest).
 """
 from __future__ import annotations
 
