@@ -61,9 +61,10 @@ def make_lane_work(km, width=LANES):
     aligned (``PH``: each limb's ``L_p⁺`` of the last two samples; ``VM`` with the general limbs' rows of
     :func:`pkm.kernels.simd_general.vg_rows`), and ``sj`` (W,) the lanes' samples."""
     L, nmax, dmax, lmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), int(km.lay[LAY_LMAX])
+    vm = vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1] \
+        + L * prev_rows.py_func(nmax, dmax, lmax)[-1]
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
-            aligned_zeros(vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1]
-                          + L * prev_rows.py_func(nmax, dmax, lmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
+            aligned_zeros(vm, width), aligned_zeros(SMP_ROWS + dmax + 1, width),
             aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64))
 
 
