@@ -5,8 +5,8 @@
 
 1. ``robot.inverse_dynamics(x, xd, xdd[, t=t])`` on N = 10⁴ samples of each robot's default motion
    (as ``bench_inverse_dynamics.py``), one thread, for the scalar kernel (``simd=False``) and the
-   SIMD path (``simd=True``; robots whose limbs all have a constant H, the others run the scalar
-   kernel), each with and without the sample times, and ``pin.rnea`` per call on the Delta's
+   SIMD path (``simd=True``; every robot, general loops included, :func:`pkm.kernels.simd_kernel.supports`),
+   each with and without the sample times, and ``pin.rnea`` per call on the Delta's
    18-joint tree: every candidate timed once per round, ``--rounds`` rounds, best of each (wall
    and process CPU time), so that all figures see the same machine load.
 2. ``torques_only=True`` on N = 10⁷ samples of the Delta (SIMD, with times) in a fresh process:
@@ -199,7 +199,7 @@ def main(argv=None):
             rows.append(["Pinocchio `rnea`, Delta tree (18 joints)", "call", "", C.fmt_us(r["s_per_item"]),
                          C.fmt_us(r["cpu_s_per_item"]), "1"])
         else:
-            path = r["path"] if r["simd_supported"] else "SIMD → scalar (limbs not affine)"
+            path = r["path"] if r["simd_supported"] else "SIMD → scalar (not supported)"
             rows.append([f"{NAMES[r['robot']]} IK+ID, {path}, {'with' if r['times'] else 'without'} t", "sample",
                          LANES if r["path"] == "SIMD" and r["simd_supported"] else 1, C.fmt_us(r["s_per_item"]),
                          C.fmt_us(r["cpu_s_per_item"]), f"{r['ratio_to_pin_rnea_wall']:.2f}"])

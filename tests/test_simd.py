@@ -13,6 +13,7 @@ import pytest
 import pkm
 from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
+from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import supports
 from pkm.kernels.simd_vec import (LANES, aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
@@ -135,16 +136,48 @@ def test_simd_equals_scalar_and_reference(path, kind, with_times):
 
 
 def test_which_robots_take_the_simd_path():
-    """Robots whose limbs all have a constant H; the others run the scalar kernel whatever ``simd``."""
+    """Every robot of the kernel, constant H or general loops (IRSBot-2, 3R[2US]: simd_general)."""
     took = {p.stem: supports(_load(p)._packed()) for p in FILES}
-    assert took["delta_3rr2rrr"] and took["delta_rus"]
-    assert not took["irsbot2"] and not took["delta_3r2us"]
+    assert all(took.values()) and {"delta_3rr2rrr", "delta_rus", "irsbot2", "delta_3r2us"} <= set(took)
 
 
-def test_the_simd_path_runs_and_falls_back(monkeypatch):
+@numba.njit
+def _gj(A, m, L):
+    return lane_bits(vgj_inverse(A, 0, GJ * GJ, m, L))
+
+
+@pytest.mark.parametrize("w", WIDTHS)
+def test_lane_inverse_pivots_per_lane(w):
+    """G_y⁻¹ in lanes (Gauss–Jordan, rows exchanged per lane by select) against numpy: each lane a
+    matrix whose largest first-column entry is in another row (lane 0 needs no exchange, the
+    others a different one; the other entries of that column 1e-9 small, a leading pivot that
+    loses ~9 digits without pivoting), and one singular lane, which the mask reports."""
+    rng = np.random.default_rng(7)
+    m = 4
+    A = aligned_zeros(2 * GJ * GJ, w)
+    mats = []
+    for k in range(w):
+        M = rng.normal(size=(m, m))
+        M[:, 0] *= 1e-9
+        M[k % m, 0] = 2.0 + k  # the pivot of column 0 in row k mod m
+        if k == w - 1:
+            M[:, 2] = 0.0  # singular: that column's pivot is exactly zero
+        mats.append(M)
+        for a in range(m):
+            for b in range(m):
+                A[a * GJ + b, k] = M[a, b]
+    assert _gj(A, m, lanes(w)) == (1 << (w - 1)) - 1
+    for k in range(w - 1):
+        X = np.array([[A[GJ * GJ + a * GJ + b, k] for b in range(m)] for a in range(m)])
+        np.testing.assert_allclose(X @ mats[k], np.eye(m), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2"])
+def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     """``simd=True`` calls the lanes; a lane that fails (an unreachable sample in the third segment)
-    has its segment run again on the scalar kernel, which names the sample as without SIMD."""
-    robot = _load(FILES[[p.stem for p in FILES].index("delta_3rr2rrr")])
+    has its segment run again on the scalar kernel, which names the sample as without SIMD; for a
+    robot with constant-H limbs and one with general loops."""
+    robot = _load(FILES[[p.stem for p in FILES].index(name)])
     calls = []
     orig = batch._Run.lanes
     monkeypatch.setattr(batch._Run, "lanes", lambda self, *a: calls.append(a[1]) or orig(self, *a))
@@ -155,7 +188,7 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch):
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=False, threads=1)
     assert not calls
     X = X.copy()
-    X[600] = [3.0, 0.0, -1.0]
+    X[600] = 3.0  # every task coordinate 3 m: out of reach
     for simd in (False, True):
         with pytest.raises(pkm.IKError, match="sample 600"):
             robot.inverse_dynamics(X, XD, XDD, t=t, simd=simd, threads=1)

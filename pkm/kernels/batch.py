@@ -357,7 +357,7 @@ class _Run:
         self.runs += 1
         w = [x[c] for x in self.work]
         run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
-                  *self.lane_work[c], simd_lanes(W))
+                  *self.lane_work[c], self.general, simd_lanes(W))
         out = []
         for j, g in enumerate(group):
             if status[j, 0] == LANE_FAILED:

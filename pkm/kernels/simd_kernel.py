@@ -19,8 +19,10 @@ does for one, with the same results to rounding (tests: ≤ 1e-12 against the re
 
 A lane that fails anywhere (IK, loops, a singularity) stops with status ``LANE_FAILED`` at that
 sample; the driver (:mod:`pkm.kernels.batch`) runs its segment again on the scalar kernel, which
-reports the failure (or recovers) exactly as without SIMD. Only robots whose limbs all have a
-constant H take this path (:func:`supports`); the others run the scalar kernel.
+reports the failure (or recovers) exactly as without SIMD. Step 2 is for a limb with a constant H;
+a limb whose H depends on the configuration (general loops) runs the stage of
+:mod:`pkm.kernels.simd_general_limb` instead (every tree variable predicted, loop rows, ``H``,
+``Ḣq̇`` in lanes). Every robot the scalar kernel runs takes this path (:func:`supports`).
 """
 from __future__ import annotations
 
@@ -29,9 +31,11 @@ import numpy as np
 from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
-from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_NMAX, LAY_QIDX,
-                               LI_AFF, LI_N, LOOP_TOL)
-from pkm.kernels.simd_pipeline import (vfk, vgeometry, vh_times, vjacobian_lp, vlimb_wrench, vloop_residuals,
+from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
+                               LAY_QIDX, LI_AFF, LI_N, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
+from pkm.kernels.simd_general import GJ, prev_rows, vg_rows_after
+from pkm.kernels.simd_general_limb import general_limb
+from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vlimb_wrench, vloop_residuals,
                                        vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
@@ -46,17 +50,24 @@ SMP_ROWS = 26
 
 
 def supports(km) -> bool:
-    """Whether the SIMD path takes this :class:`pkm.kernels.model.KernelModel` (every limb affine)."""
-    return bool(km.mi[:, LI_AFF].all())
+    """Whether the SIMD path takes this :class:`pkm.kernels.model.KernelModel`: every limb, affine
+    (constant ``H``) or general (:mod:`pkm.kernels.simd_general`), whose loops have at most
+    ``GJ`` = 6 rows each (every cut joint has, :data:`pkm.algorithms.constraints.CUT_TYPES`)."""
+    lay = km.lay
+    return all(km.mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] <= GJ
+               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP]))
 
 
 def make_lane_work(km, width=LANES):
     """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
-    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples), ``sj`` (W,) the lanes' samples and
-    ``PL``, the platform stage's (:func:`pkm.kernels.simd_platform.pl_rows`)."""
-    L, nmax, dmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX])
+    aligned (``PH``: each limb's ``L_p⁺`` of the last two samples; ``VM`` with the general limbs' rows of
+    :func:`pkm.kernels.simd_general.vg_rows`), ``sj`` (W,) the lanes' samples and ``PL``, the platform
+    stage's (:func:`pkm.kernels.simd_platform.pl_rows`)."""
+    L, nmax, dmax, lmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), int(km.lay[LAY_LMAX])
+    vm = vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1] \
+        + L * prev_rows.py_func(nmax, dmax, lmax)[-1]
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
-            aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], width), aligned_zeros(SMP_ROWS + dmax + 1, width),
+            aligned_zeros(vm, width), aligned_zeros(SMP_ROWS + dmax + 1, width),
             aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64),
             aligned_zeros(pl_rows.py_func(L, len(km.dp_static))[-1], width))
 
@@ -64,14 +75,16 @@ def make_lane_work(km, width=LANES):
 @_jit
 def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
-              TH, HIST, VB, VM, SMP, PH, sj, PL, lanes):
+              TH, HIST, VB, VM, SMP, PH, sj, PL, general, lanes):
     """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
     ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
     (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
     of every sample as :func:`pkm.kernels.inverse_dynamics.run_range` and ``status[j]`` (4,) per lane
-    (``LANE_FAILED`` and the sample where lane ``j`` stopped)."""
+    (``LANE_FAILED`` and the sample where lane ``j`` stopped); ``general``: None when every limb has a
+    constant H (the general stage is then not compiled), else any array (as
+    :func:`pkm.kernels.inverse_dynamics.run_range`)."""
     W = len(lanes)
-    L, nmax, dmax, dp = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX], len(dp_static)
+    L, nmax, dmax = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX]
     _, _, _, _, _, _, opi, oe, _, _, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
     alive = 0
     longest = 0
@@ -85,7 +98,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 th[l, i] = TH0[j, l, i]
         run_range(seg_a[j], min(seg_a[j] + 2, seg_e[j]), mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee,
                   dts, g0, theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, cold[j] != 0, Cs[j],
-                  None, tol, max_iter, thresh, status[j])
+                  general, tol, max_iter, thresh, status[j])
         if status[j, 0] != OK:
             status[j, 0] = LANE_FAILED
             continue
@@ -128,6 +141,19 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
         for l in range(L):
             d = _dof(l, mi, d_static)
             tho = l * nmax
+            if general is not None:
+                if mi[l, LI_AFF] == 0:  # a general limb (simd_general): IK, geometry, rates, RNEA, Hᵀφ
+                    ok = general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
+                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, lanes)
+                    for j in range(W):
+                        if active >> j & 1 and not ok >> j & 1:
+                            status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
+                    alive &= ~(active & ~ok)
+                    active = ok
+                    _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq,
+                                active, sj, theta, thetad, thetadd, JIK, limbW, lanes)
+                    vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes)
+                    continue
             vfk(l, mi, mf, TH, tho, VB, True, lanes)
             perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
             cand = near & (perr <= tol) & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
@@ -186,6 +212,8 @@ def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
     vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
     nn = L * nmax
     for l in range(L):
+        if mi[l, LI_AFF] == 0:  # a general limb predicts every θ_i (simd_general.general_limb)
+            continue
         far = vzero(lanes) > 0.0  # no lane
         d = _dof(l, mi, d_static)
         for c in range(d):  # the predicted q in SMP rows SMP_ROWS + c

@@ -15,13 +15,12 @@ The scratch is structure-of-arrays: 2-D float arrays ``(rows, W)`` (64-byte alig
 * ``SMP`` (24 rows): the lanes' target pose ``C_d`` (R row-major, p), ``V_p`` and ``V̇_p``.
 
 Covered here: limbs with a constant ``H`` (affine loop closure, paper Sec. 3.3, Ex. 7–9; also limbs without
-loops). The kernel (:mod:`pkm.kernels.simd_kernel`) runs the general limbs on the scalar path.
+loops), and the pieces that a general limb shares with them (:mod:`pkm.kernels.simd_general` adds the rest).
 """
 from __future__ import annotations
 
-from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ,
-                               LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_ACTOFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K, LP_M,
-                               LP_NN, LP_R, LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
+from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LOOPF,
+                               LAY_LOOPS, LAY_NMAX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
 from pkm.kernels.ik import SERIES_STEP, _sincos_step
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vmin, vsincos, vsqrt, vstore, vzero
