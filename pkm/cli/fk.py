@@ -50,6 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pkm.algorithms.assembly import assemble
     from pkm.cli.options import _finite
+    from pkm.description.fileformat import MAX_LENGTH
     from pkm.robot import load
 
     robot = load(args.robot)
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
         raise PkmError(f"--q needs {robot.n_act} actuator coordinates ({', '.join(robot.actuator_names)}) for "
                        f"{robot.name}, got {len(args.q)}")
     _finite(args.q, "--q")
+    if max(abs(v) for v in args.q) > MAX_LENGTH:  # an angle of 1e308 rad has no digits left below 2π
+        raise PkmError(f"--q: actuator coordinates beyond ±{MAX_LENGTH:g} (rad, deg or m) carry no useful "
+                       f"precision, got {' '.join(f'{v:g}' for v in args.q)}")
     kinds = robot.actuator_kinds
     q = np.array([np.radians(v) if args.degrees and k != "P" else v for v, k in zip(args.q, kinds)])
     thetas, C = assemble(robot, q)
