@@ -152,6 +152,12 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
         if redo:
             quadratic = near & (perr <= tol)
             vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+            if lane_bits(quadratic | ~near) & active != active:  # a start beyond tol (inferred times): a second
+                vfk(l, mi, mf, TH, l * nmax, VB, False, lanes)  # chord step, from the first one's error
+                perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
+                vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
+                quadratic = near & (perr <= tol)
+                vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
         else:
             quadratic = good
             perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
