@@ -12,8 +12,10 @@ one such limb and sample (the IK by :func:`pkm.kernels.ik._solve_general`, then
    :func:`pkm.kernels.inverse_dynamics._correct_start`: the result is the step's to ``O(|e|²)``).
    Otherwise a **chord step** (the Newton step of :func:`pkm.kernels.simd_general.vnewton_step` with
    the last sample's ``J_p, L_p⁺, H, G_y⁻¹``, kept per limb, as the affine path's chord step uses the
-   last samples' ``L_p⁺``), then the geometry there, accepted as :func:`pkm.kernels.ik._converged`
-   accepts an iterate: ``|e| ≤ CHORD_MARGIN · tol``, or at the rounding floor (``|e| ≤ tol ·
+   last samples' ``L_p⁺``) — and, if some lane's start was beyond ``tol`` (with times inferred, IRSBot-2's
+   starts are 1e-12…1e-10 and one chord step leaves 1e-14…1e-13), a second chord step from the first
+   one's error (forward kinematics, pose error and loop residuals only) — then the geometry there,
+   accepted as :func:`pkm.kernels.ik._converged` accepts an iterate: ``|e| ≤ CHORD_MARGIN · tol``, or at the rounding floor (``|e| ≤ tol ·
    max(1, max|θ|)``) after a step from a start already within ``tol``; loops ≤ ``LOOP_TOL``. (On the
    3R[2US] Delta the floor is ~2e-14, above ``CHORD_MARGIN · tol`` = 1e-14: the scalar kernel accepts
    there after two steps by its stall rule.) A lane not accepted takes one Newton step with the
@@ -152,6 +154,12 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
         if redo:
             quadratic = near & (perr <= tol)
             vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+            if lane_bits(quadratic | ~near) & active != active:  # a start beyond tol (inferred times): a second
+                vfk(l, mi, mf, TH, l * nmax, VB, False, lanes)  # chord step, from the first one's error
+                perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
+                vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
+                quadratic = near & (perr <= tol)
+                vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
         else:
             quadratic = good
             perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
