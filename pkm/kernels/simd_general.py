@@ -33,8 +33,8 @@ from pkm.algorithms.constraints import _bias_orient, _bias_rho
 from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_DMAX,
                                LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
                                LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
-from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vm_rows, vplatform_error, vpose, vrnea,
-                                       vset_twist, vtwist, vtwists)
+from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vloop_frame, vloop_residual, vm_rows,
+                                       vplatform_error, vpose, vrnea, vset_twist, vtwist, vtwists)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
@@ -145,20 +145,9 @@ def vloop_values(l, mi, mf, lay, VB, VM, ogv, L):
     gmax = vzero(L)
     row = 0
     for lp in range(mi[l, LI_NLOOP]):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        of = lay[LAY_LOOPF] + PF_SIZE * lp
-        Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
-        Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
-        D = sub(add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR))), add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK))))
-        nn = mi[l, oi + LP_NN]
+        oi, of, Rk, Rr, D = vloop_frame(l, mi, mf, lay, VB, lp, L)
         for ia in range(mi[l, oi + LP_M]):
-            ri = mi[l, oi + LP_ROWS + ia]
-            if ri < nn:
-                val = dot(mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri)), D)
-            else:
-                jj = ri - nn
-                val = dot(mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj)), mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))) \
-                    - mf[l, of + PF_C0 + jj]
+            val = vloop_residual(l, mi, mf, oi, of, Rk, Rr, D, ia)
             vstore(VM, ogv + row, val)
             gmax = vmax(gmax, vabs(val))
             row += 1

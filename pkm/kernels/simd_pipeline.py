@@ -171,25 +171,38 @@ def vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, L):
 
 
 @_internal
+def vloop_frame(l, mi, mf, lay, VB, lp, L):
+    """Loop ``lp``'s offsets ``(oi, of)``, its cut frames' rotations ``R_k, R_r`` and the distance
+    ``Δ = x_r − x_k`` of its two points, in lanes (what every residual and row of the loop uses)."""
+    oi = lay[LAY_LOOPS] + LP_SIZE * lp
+    of = lay[LAY_LOOPF] + PF_SIZE * lp
+    Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
+    Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
+    D = sub(add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR))), add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK))))
+    return oi, of, Rk, Rr, D
+
+
+@_internal
+def vloop_residual(l, mi, mf, oi, of, Rk, Rr, D, ia):
+    """The ``ia``-th selected residual of the loop at ``oi, of`` (:func:`vloop_frame`), in lanes:
+    a distance ``N·Δ`` or an orientation ``E_k·E_r − c₀`` (eq. 12, 16, 33)."""
+    nn = mi[l, oi + LP_NN]
+    ri = mi[l, oi + LP_ROWS + ia]
+    if ri < nn:
+        return dot(mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri)), D)
+    jj = ri - nn
+    return dot(mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj)), mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))) \
+        - mf[l, of + PF_C0 + jj]
+
+
+@_internal
 def vloop_residuals(l, mi, mf, lay, VB, L):
     """``max |g|`` over the loops' selected residuals in lanes (:func:`pkm.kernels.ik._loop_residuals`)."""
     gmax = vzero(L)
     for lp in range(mi[l, LI_NLOOP]):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        of = lay[LAY_LOOPF] + PF_SIZE * lp
-        Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
-        Rr, orr = vpose(VB, mi[l, oi + LP_R] * BW_SIZE + BW_K, L)
-        D = sub(add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR))), add(ok, mv(Rk, _vec_at(mf, l, of + PF_DK))))
-        nn = mi[l, oi + LP_NN]
+        oi, of, Rk, Rr, D = vloop_frame(l, mi, mf, lay, VB, lp, L)
         for ia in range(mi[l, oi + LP_M]):
-            ri = mi[l, oi + LP_ROWS + ia]
-            if ri < nn:
-                g = dot(mv(Rk, _vec_at(mf, l, of + PF_N + 3 * ri)), D)
-            else:
-                jj = ri - nn
-                g = dot(mv(Rk, _vec_at(mf, l, of + PF_EK + 3 * jj)), mv(Rr, _vec_at(mf, l, of + PF_ER + 3 * jj))) \
-                    - mf[l, of + PF_C0 + jj]
-            gmax = vmax(gmax, vabs(g))
+            gmax = vmax(gmax, vabs(vloop_residual(l, mi, mf, oi, of, Rk, Rr, D, ia)))
     return gmax
 
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from pkm.kernels.dynamics import OK
 from pkm.kernels.model import LAY_ACTPOS, LAY_DMAX, LAY_NMAX, LI_ACTOFF, LI_NACT
-from pkm.kernels.simd_pipeline import vm_rows
+from pkm.kernels.simd_pipeline import _vinertia_times, vm_rows
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal
-from pkm.lie.small import Ad_inv, add, coad, cross, scale, sub
+from pkm.lie.small import Ad_inv, coad, sub
 
 __all__ = ["pl_rows", "vstash_limb", "platform_lanes"]
 
@@ -111,15 +111,6 @@ def _vnorm1(PL, o, dp, lanes):
             s = s + vabs(vload(PL, o + i * dp + j, lanes))
         best = vmax(best, s)
     return best
-
-
-@_internal
-def _vinertia_times(p, w, v):
-    """:func:`pkm.kernels.dynamics._inertia_times` with vector twists (``p``: 10 floats)."""
-    mc = (p[1], p[2], p[3])
-    Iw = (p[4] * w[0] + p[5] * w[1] + p[6] * w[2], p[5] * w[0] + p[7] * w[1] + p[8] * w[2],
-          p[6] * w[0] + p[8] * w[1] + p[9] * w[2])
-    return add(Iw, cross(mc, v)), sub(scale(p[0], v), cross(mc, w))
 
 
 @_internal
