@@ -38,6 +38,8 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=10_000)
     ap.add_argument("--seconds", type=float, default=8.0, help="how long perf samples")
     ap.add_argument("--top", type=int, default=25)
+    ap.add_argument("--simd", action="store_true", help="the SIMD path (simd=True) instead of the scalar kernel")
+    ap.add_argument("--no-t", action="store_true", help="without sample times (they are inferred)")
     args = ap.parse_args(argv)
     perf = shutil.which("perf")
     if perf is None or shutil.which("nm") is None:
@@ -51,7 +53,7 @@ def main(argv=None) -> int:
     tr = B.long_trajectory(robot, args.samples)
 
     def run():
-        robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t, threads=1)
+        robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=None if args.no_t else tr.t, threads=1, simd=args.simd)
 
     run()  # compile or load everything first
     _perfmap.write()

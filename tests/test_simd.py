@@ -268,3 +268,42 @@ def test_platform_stage_in_lanes_equals_the_scalar_one(w):
         else:
             assert tuple(status[s, :3]) == (-1, s, -1) and np.isnan(tau[s]).all()
     assert good & 0b1110 == 0b0010  # the exchanges lane is regular, the singular and ill-conditioned ones not
+
+
+def test_static_shape_holds_the_sizes_the_lanes_compile_with():
+    """``static_shape``: each size as the length − 1 of a tuple (numba knows it when it compiles), ``()``
+    where the limbs or loops differ; checked against the model's arrays for every robot."""
+    from pkm.kernels.model import LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX, LI_N, LI_NLOOP, LP_M, LP_SIZE
+    from pkm.kernels.simd_pipeline import static_shape
+
+    dynamic = set()
+    for p in FILES:
+        km = _load(p)._packed()
+        mi, lay = km.mi, km.lay
+        S = static_shape(km)
+        assert [len(S[k]) - 1 for k in range(3)] == [lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]]
+        ls = range(mi.shape[0])
+        for k, values in ((3, {mi[l, LI_N] for l in ls}), (4, {mi[l, LI_NLOOP] for l in ls}),
+                          (5, {mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] for l in ls for lp in range(mi[l, LI_NLOOP])})):
+            if len(values) == 1:
+                assert len(S[k]) - 1 == values.pop(), (p.stem, k)
+            else:
+                assert S[k] == (), (p.stem, k)
+                dynamic.add(k)
+    assert 5 in dynamic  # IRSBot-2's limbs have loops of 2 and 4 rows: the lanes read m from mi there
+    assert static_shape(_load(FILES[[p.stem for p in FILES].index("delta_3r2us")])._packed())[3:] == (
+        (0,) * 10, (0,) * 2, (0,) * 5)  # n_l = 9, one loop of 4 rows (paper Ex. 2)
+
+
+def test_lanes_with_sizes_read_at_run_time_give_the_same_torques(monkeypatch):
+    """The same lanes compiled without the constants (every size read from ``mi``/``lay`` at run time)
+    give the torques of the specialised code (3R[2US] Delta, general loops)."""
+    from pkm.kernels import simd_pipeline
+
+    robot = _load(FILES[[p.stem for p in FILES].index("delta_3r2us")])
+    X, XD, XDD, t = _long(robot, "smooth", 600)
+    fast = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
+    monkeypatch.setattr(batch, "static_shape", lambda km: ((),) * 6)
+    slow = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
+    _assert_same(fast, slow, robot, "sizes at run time")
+    assert simd_pipeline.static_shape(robot._packed()) != ((),) * 6

@@ -26,6 +26,7 @@ from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_G
 from pkm.kernels.platform import rotational_states, translational_states_into
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
+from pkm.kernels.simd_pipeline import static_shape
 from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
 
@@ -306,6 +307,7 @@ class _Run:
         self.policy = policy
         self.work = make_work(km, chunks)
         self.general = None if km.mi[:, LI_AFF].all() else km.lay  # None: numba compiles the affine path only
+        self.shape = static_shape(km) if lanes else None  # the sizes as compile-time constants of the SIMD path
         self._no_cs = np.zeros((0, 4, 4))
         self.cold = np.zeros(X.shape[0], bool)  # samples already solved from the reference after a jump
 
@@ -357,7 +359,7 @@ class _Run:
         self.runs += 1
         w = [x[c] for x in self.work]
         run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
-                  *self.lane_work[c], self.general, simd_lanes(W))
+                  *self.lane_work[c], self.general, simd_lanes(W), self.shape)
         out = []
         for j, g in enumerate(group):
             if status[j, 0] == LANE_FAILED:

@@ -30,11 +30,12 @@ singularity check is the scalar kernel's: ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ th
 from __future__ import annotations
 
 from pkm.algorithms.constraints import _bias_orient, _bias_rho
-from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LMAX, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_NMAX, LAY_DMAX,
-                               LAY_QIDX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R, LP_ROWS,
-                               LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
-from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vloop_frame, vloop_residual, vm_rows,
-                                       vplatform_error, vpose, vrnea, vset_twist, vtwist, vtwists)
+from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_QIDX, LAY_QP, LI_PLAT, LP_K,
+                               LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
+                               PF_SIZE)
+from pkm.kernels.simd_pipeline import (s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
+                                       vloop_frame, vloop_residual, vm_rows, vplatform_error, vpose, vrnea, vset_twist,
+                                       vtwist, vtwists)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
@@ -82,15 +83,15 @@ def prev_rows(nmax, dmax, lmax):
 
 # ----------------------------------------------------------------------------- loops
 @_internal
-def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L):
+def vloop_rows(l, mi, S, mf, lay, VB, VM, og, ogv, owk, L):
     """:func:`pkm.kernels.ik._loop_rows` in lanes: ``g`` into rows ``ogv + row``, ``G`` into rows
     ``og + row · n_max + j``. Returns ``max |g|``. Joint-major: each joint's ``z``, ``o`` and point
     velocity ``u(x) = a z × (x − o) + b z`` once per loop, each row's ``N`` and ``w = N × Δ`` (distance,
     ``a (z × N)·Δ = a z·w``) or ``w = E_k × E_r`` (orientation) once, in rows ``owk`` (6 per row)."""
-    n, nmax = mi[l, LI_N], lay[LAY_NMAX]
+    n, nmax = s_n(l, mi, S), s_nmax(lay, S)
     gmax = vzero(L)
     row = 0
-    for lp in range(mi[l, LI_NLOOP]):
+    for lp in range(s_nloop(l, mi, S)):
         oi = lay[LAY_LOOPS] + LP_SIZE * lp
         of = lay[LAY_LOOPF] + PF_SIZE * lp
         Rk, ok = vpose(VB, mi[l, oi + LP_K] * BW_SIZE + BW_K, L)
@@ -99,7 +100,7 @@ def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L):
         xr = add(orr, mv(Rr, _vec_at(mf, l, of + PF_DR)))
         D = sub(xr, xk)
         om = lay[LAY_MARKS] + nmax * lp
-        nn, m = mi[l, oi + LP_NN], mi[l, oi + LP_M]
+        nn, m = mi[l, oi + LP_NN], s_m(l, mi, oi, S)
         for ia in range(m):
             ri = mi[l, oi + LP_ROWS + ia]
             if ri < nn:
@@ -139,15 +140,15 @@ def vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L):
 
 
 @_internal
-def vloop_values(l, mi, mf, lay, VB, VM, ogv, L):
+def vloop_values(l, mi, S, mf, lay, VB, VM, ogv, L):
     """The loops' selected residuals ``g`` (eq. 12, 16, 33) into rows ``ogv + row``, without ``G``.
     Returns ``max |g|``."""
     gmax = vzero(L)
     row = 0
-    for lp in range(mi[l, LI_NLOOP]):
-        oi, of, Rk, Rr, D = vloop_frame(l, mi, mf, lay, VB, lp, L)
-        for ia in range(mi[l, oi + LP_M]):
-            val = vloop_residual(l, mi, mf, oi, of, Rk, Rr, D, ia)
+    for lp in range(s_nloop(l, mi, S)):
+        oi, of, Rk, Rr, D = vloop_frame(l, mi, S, mf, lay, VB, lp, L)
+        for ia in range(s_m(l, mi, oi, S)):
+            val = vloop_residual(l, mi, S, mf, oi, of, Rk, Rr, D, ia)
             vstore(VM, ogv + row, val)
             gmax = vmax(gmax, vabs(val))
             row += 1
@@ -155,10 +156,10 @@ def vloop_values(l, mi, mf, lay, VB, VM, ogv, L):
 
 
 @_internal
-def vloop_bias(l, mi, mf, lay, VB, VM, ogb, L):
+def vloop_bias(l, mi, S, mf, lay, VB, VM, ogb, L):
     """:func:`pkm.kernels.dynamics._loop_bias` in lanes: ``Ġθ̇`` (eq. 14, 47) into rows ``ogb + row``."""
     row = 0
-    for lp in range(mi[l, LI_NLOOP]):
+    for lp in range(s_nloop(l, mi, S)):
         oi = lay[LAY_LOOPS] + LP_SIZE * lp
         of = lay[LAY_LOOPF] + PF_SIZE * lp
         k, r = mi[l, oi + LP_K], mi[l, oi + LP_R]
@@ -173,7 +174,7 @@ def vloop_bias(l, mi, mf, lay, VB, VM, ogb, L):
         ar, br = vtwist(VB, r * BW_SIZE + BW_A, L)
         acc, _ = _bias_rho(Rkr, sv, dr, wk, vk, wr, vr, ak, bk, ar, br)
         nn = mi[l, oi + LP_NN]
-        for ia in range(mi[l, oi + LP_M]):
+        for ia in range(s_m(l, mi, oi, S)):
             ri = mi[l, oi + LP_ROWS + ia]
             if ri < nn:
                 x = dot(_vec_at(mf, l, of + PF_N + 3 * ri), acc)
@@ -186,16 +187,16 @@ def vloop_bias(l, mi, mf, lay, VB, VM, ogb, L):
 
 
 @_internal
-def vgy_times(l, mi, lay, VM, ogyi, ox, oy, L):
+def vgy_times(l, mi, S, lay, VM, ogyi, ox, oy, L):
     """Rows ``oy + Y_a`` = ``−(G_y⁻¹ x)_a`` per loop for ``x`` in rows ``ox + row`` (``Δθ_y = −G_y⁻¹g``,
     ``Ḣq̇ = −G_y⁻¹Ġθ̇``, eq. 46–47); the other rows ``oy + i`` zero."""
     z = vzero(L)
-    for i in range(mi[l, LI_N]):
+    for i in range(s_n(l, mi, S)):
         vstore(VM, oy + i, z)
     row = 0
-    for lp in range(mi[l, LI_NLOOP]):
+    for lp in range(s_nloop(l, mi, S)):
         oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        m = mi[l, oi + LP_M]
+        m = s_m(l, mi, oi, S)
         ox_ = ogyi + GJ * GJ * lp
         for a in range(m):
             acc = vzero(L)
@@ -245,15 +246,15 @@ def vgj_inverse(A, oa, ox, m, L):
 
 
 @_internal
-def vbuild_H(l, mi, lay, d, VM, thresh, L):
+def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
     """:func:`pkm.kernels.ik._build_H` in lanes: ``H`` (eq. 48) into its rows of :func:`vg_rows`,
     each loop's ``G_y⁻¹`` (Gauss–Jordan with partial pivoting by ``select``, see the module
     docstring) kept for ``Ḣq̇``, and ``L_p = J_pH`` (eq. 80) into ``VM``. Returns the mask of lanes
     whose every ``G_y`` is regular (a nonzero pivot, ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``)."""
-    n, nmax, dmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX]
+    n, nmax, dmax = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S)
     oq = lay[LAY_QIDX]
     olp = 6 * nmax
-    og, _, _, oh, ogyi, owk, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    og, _, _, oh, ogyi, owk, _, _, _, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     z, one = vzero(L), splat(1.0, L)
     for i in range(n):
         for c in range(d):
@@ -262,9 +263,9 @@ def vbuild_H(l, mi, lay, d, VM, thresh, L):
         vstore(VM, oh + mi[l, oq + c] * dmax + c, one)
     ok = one > 0.0
     row = 0
-    for lp in range(mi[l, LI_NLOOP]):
+    for lp in range(s_nloop(l, mi, S)):
         oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        m = mi[l, oi + LP_M]
+        m = s_m(l, mi, oi, S)
         ox = ogyi + GJ * GJ * lp
         n1 = vzero(L)
         for b in range(m):  # A = G_y; ‖G_y‖₁
@@ -302,10 +303,10 @@ def vbuild_H(l, mi, lay, d, VM, thresh, L):
 
 
 @_internal
-def vdense_h(l, mi, lay, d, VM, oh, ox, oy, L):
+def vdense_h(l, mi, S, lay, d, VM, oh, ox, oy, L):
     """Rows ``oy + i`` = ``(H x)_i`` with the dense ``H`` of :func:`vbuild_H`, ``x`` in rows ``ox + c``."""
-    dmax = lay[LAY_DMAX]
-    for i in range(mi[l, LI_N]):
+    dmax = s_dmax(lay, S)
+    for i in range(s_n(l, mi, S)):
         acc = vzero(L)
         for c in range(d):
             acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VM, ox + c, L)
@@ -313,19 +314,19 @@ def vdense_h(l, mi, lay, d, VM, oh, ox, oy, L):
 
 
 @_piece
-def vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fresh, L):
+def vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fresh, L):
     """Limb ``l`` at ``θ`` in rows ``l · n_max + i`` of ``TH``, in lanes: forward kinematics, pose error
     ``e`` (eq. 96), loop rows, ``J_p``, ``H``, ``L_p``, ``L_p⁺`` (eq. 94). Returns ``(|e|, max|g|,
     near, regular)`` (``near``: ``e`` is the logarithm, :func:`pkm.kernels.simd_pipeline.vplatform_error`)."""
-    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     oe = vm_rows(nmax, dmax)[7]
-    og, ogv, _, _, _, owk, _, _, _, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
-    vfk(l, mi, mf, TH, l * nmax, VB, fresh, L)
-    perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, L)
-    gmax = vloop_rows(l, mi, mf, lay, VB, VM, og, ogv, owk, L)
-    vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, L)  # J_p (the L_p of a constant H: none here)
-    reg = vbuild_H(l, mi, lay, d, VM, thresh, L)
-    reg = reg & vgeometry(l, mi, lay, d, dp_static, VM, thresh, L)
+    og, ogv, _, _, _, owk, _, _, _, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
+    vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, L)
+    perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L)
+    gmax = vloop_rows(l, mi, S, mf, lay, VB, VM, og, ogv, owk, L)
+    vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, L)  # J_p (the L_p of a constant H: none here)
+    reg = vbuild_H(l, mi, S, lay, d, VM, thresh, L)
+    reg = reg & vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L)
     return perr, gmax, near, reg
 
 
@@ -340,16 +341,16 @@ def _e_minus_jy(VM, oe, oy, oj, nmax, n, r, L):
 
 
 @_internal
-def vnewton_step(l, mi, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
+def vnewton_step(l, mi, S, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
     """``θ += Δθ`` in the lanes ``mask``: the Newton step in ``q`` with the loops closed (eq. 83, 85),
     ``Δθ_y = −G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``, with ``e`` and ``g`` in their rows
     of ``VM`` and ``J_p``, ``L_p⁺``, ``H``, ``G_y⁻¹`` at rows ``oj, opi, oh, ogyi`` (this point's geometry, or
     the last sample's: a chord step). Returns ``max |Δθ_i|`` per lane."""
-    nmax, dmax = lay[LAY_NMAX], lay[LAY_DMAX]
+    nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     _, _, _, _, _, _, _, oe, oqd, _, _, _, _, _, _ = vm_rows(nmax, dmax)
-    _, ogv, _, _, _, _, _, odth, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
-    n = mi[l, LI_N]
-    vgy_times(l, mi, lay, VM, ogyi, ogv, oy, L)
+    _, ogv, _, _, _, _, _, odth, oy, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
+    n = s_n(l, mi, S)
+    vgy_times(l, mi, S, lay, VM, ogyi, ogv, oy, L)
     ee = (_e_minus_jy(VM, oe, oy, oj, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 1, L),
           _e_minus_jy(VM, oe, oy, oj, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 3, L),
           _e_minus_jy(VM, oe, oy, oj, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 5, L))
@@ -358,7 +359,7 @@ def vnewton_step(l, mi, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
         for r in range(6):
             acc = acc + vload(VM, opi + a * 6 + r, L) * ee[r]
         vstore(VM, oqd + a, acc)
-    vdense_h(l, mi, lay, d, VM, oh, oqd, odth, L)
+    vdense_h(l, mi, S, lay, d, VM, oh, oqd, odth, L)
     big = vzero(L)
     for i in range(n):
         o = l * nmax + i
@@ -369,22 +370,22 @@ def vnewton_step(l, mi, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
 
 
 @_internal
-def vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, L):
+def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     """:func:`pkm.kernels.dynamics._limb_motion` (general branch) in lanes: ``q̇ = L_p⁺V_p``, ``θ̇ = Hq̇``,
     twists, ``Ḣq̇ = −G_y⁻¹Ġθ̇`` (eq. 46–47), ``q̈ = L_p⁺(V̇_p − J̇_pθ̇ − J_pḢq̇)``, ``θ̈ = Hq̈ + Ḣq̇``
     (eq. 86–88, 90–93), the RNEA (App. B) and ``Hᵀφ`` (eq. 144) into the rows ``q`` of ``VM``."""
-    n, plat, nmax, dmax = mi[l, LI_N], mi[l, LI_PLAT], lay[LAY_NMAX], lay[LAY_DMAX]
+    n, plat, nmax, dmax = s_n(l, mi, S), mi[l, LI_PLAT], s_nmax(lay, S), s_dmax(lay, S)
     _, _, _, _, _, _, opi, _, oqd, oqdd, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
-    _, _, ogb, oh, ogyi, _, _, _, oy, _ = vg_rows(nmax, dmax, lay[LAY_LMAX])
+    _, _, ogb, oh, ogyi, _, _, _, oy, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     for a in range(d):
         acc = vzero(L)
         for r in range(6):
             acc = acc + vload(VM, opi + a * 6 + r, L) * vload(SMP, 12 + r, L)
         vstore(VM, oqd + a, acc)
-    vdense_h(l, mi, lay, d, VM, oh, oqd, othd, L)
-    vtwists(l, mi, mf, VB, VM, othd, L)
-    vloop_bias(l, mi, mf, lay, VB, VM, ogb, L)
-    vgy_times(l, mi, lay, VM, ogyi, ogb, oy, L)  # Ḣq̇ in rows oy
+    vdense_h(l, mi, S, lay, d, VM, oh, oqd, othd, L)
+    vtwists(l, mi, S, mf, VB, VM, othd, L)
+    vloop_bias(l, mi, S, mf, lay, VB, VM, ogb, L)
+    vgy_times(l, mi, S, lay, VM, ogyi, ogb, oy, L)  # Ḣq̇ in rows oy
     RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
     pw, pv = vtwist(VB, plat * BW_SIZE + BW_A, L)
     aw, av = Ad(RQ, pQ, pw, pv)
@@ -402,10 +403,10 @@ def vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, L):
         o = opi + a * 6
         vstore(VM, oqdd + a, vload(VM, o, L) * r0 + vload(VM, o + 1, L) * r1 + vload(VM, o + 2, L) * r2
                + vload(VM, o + 3, L) * r3 + vload(VM, o + 4, L) * r4 + vload(VM, o + 5, L) * r5)
-    vdense_h(l, mi, lay, d, VM, oh, oqdd, othdd, L)
+    vdense_h(l, mi, S, lay, d, VM, oh, oqdd, othdd, L)
     for i in range(n):
         vstore(VM, othdd + i, vload(VM, othdd + i, L) + vload(VM, oy + i, L))
-    vrnea(l, mi, mf, VB, VM, othd, othdd, g0, L)
+    vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L)
     for c in range(d):  # q = Hᵀφ
         acc = vzero(L)
         for i in range(n):

@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT
-from pkm.kernels.model import LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX, LI_N, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE
+from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
                                       vmotion_general, vnewton_step)
-from pkm.kernels.simd_pipeline import vfk, vm_rows, vplatform_error
+from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal, _piece
 
@@ -45,11 +45,11 @@ __all__ = ["general_limb"]
 
 
 @_internal
-def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
+def _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, L):
     """:func:`pkm.kernels.inverse_dynamics._predict` of every tree variable of limb ``l`` in lanes into
     ``TH`` and rows ``oth0 + i`` (quintic Hermite, Taylor with ``h`` only, else the previous sample;
     a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution)."""
-    nmax, nn = lay[LAY_NMAX], mi.shape[0] * lay[LAY_NMAX]
+    nmax, nn = s_nmax(lay, S), mi.shape[0] * s_nmax(lay, S)
     h, h1 = vload(SMP, SMP_H, L), vload(SMP, SMP_H1, L)
     h1 = select((h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1), h1, 0.0)
     both = (h > 0.0) & (h1 > 0.0)
@@ -57,7 +57,7 @@ def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
     r = h / select(both, h1, 1.0)
     r3 = r * r * r
     far = vzero(L) > 0.0
-    n = mi[l, LI_N]
+    n = s_n(l, mi, S)
     for i in range(n):
         o = l * nmax + i
         p0, v0, a0 = vload(HIST, o, L), vload(HIST, o + nn, L), vload(HIST, o + 2 * nn, L)
@@ -79,10 +79,10 @@ def _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, L):
 
 
 @_piece
-def _scalar_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, j):
+def _scalar_general(l, mi, S, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, j):
     """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_general`): from its
     predicted start (rows ``oth0``), else from its previous sample's solution; the solution into ``TH``."""
-    n, tho = mi[l, LI_N], l * lay[LAY_NMAX]
+    n, tho = s_n(l, mi, S), l * s_nmax(lay, S)
     for i in range(n):
         tl[i] = VM[oth0 + i, j]
     ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
@@ -97,10 +97,10 @@ def _scalar_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, 
 
 
 @_internal
-def _keep_geometry(l, mi, lay, d, VM, L):
+def _keep_geometry(l, mi, S, lay, d, VM, L):
     """Limb ``l``'s ``J_p``, ``L_p⁺``, ``H`` and ``G_y⁻¹`` into its block of :func:`prev_rows` (the next
     sample's chord step)."""
-    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
+    n, nmax, dmax, lmax = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S), s_lmax(lay, S)
     _, _, _, _, _, _, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
     _, _, _, oh, ogyi, _, _, _, _, end = vg_rows(nmax, dmax, lmax)
     _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
@@ -113,8 +113,8 @@ def _keep_geometry(l, mi, lay, d, VM, L):
     for i in range(n):
         for c in range(d):
             vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))
-    for lp in range(mi[l, LI_NLOOP]):
-        m = mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M]
+    for lp in range(s_nloop(l, mi, S)):
+        m = s_m(l, mi, lay[LAY_LOOPS] + LP_SIZE * lp, S)
         for a in range(m):
             for b in range(m):
                 o = GJ * GJ * lp + a * GJ + b
@@ -122,7 +122,7 @@ def _keep_geometry(l, mi, lay, d, VM, L):
 
 
 @_piece
-def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
+def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
                  thresh, active, sj, status, first, lanes):
     """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
     module docstring), then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``,
@@ -131,43 +131,43 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
     ``status[j, 3]`` counts lane ``j``'s scalar solves. Returns the lanes of ``active`` that succeeded
     (the others failed the IK or are singular)."""
     d = _dof(l, mi, d_static)
-    n, nmax, dmax, lmax = mi[l, LI_N], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]
+    n, nmax, dmax, lmax = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S), s_lmax(lay, S)
     opi = vm_rows(nmax, dmax)[6]
     _, ogv, _, oh, ogyi, _, oth0, _, _, end = vg_rows(nmax, dmax, lmax)
     _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
     ob = end + l * size
     cm = CHORD_MARGIN * tol
-    _vpredict_all(l, mi, lay, SMP, TH, HIST, VM, oth0, lanes)
+    _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, lanes)
     if first:  # the geometry at the start, a Newton step
-        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
+        perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
         step = near & reg
         good = step & (perr <= cm) & (gmax <= LOOP_TOL)
         quadratic = step & (perr * perr <= cm)
-        vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
+        vnewton_step(l, mi, S, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
         redo = lane_bits(good) & active != active
     else:  # the start's error; converged everywhere: the geometry there and a Newton correction, else a chord step
-        vfk(l, mi, mf, TH, l * nmax, VB, True, lanes)
-        perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
-        gmax = vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
+        vfk(l, mi, S, mf, TH, l * nmax, VB, True, lanes)
+        perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
+        gmax = vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
         good = near & (perr <= cm) & (gmax <= LOOP_TOL)
         redo = lane_bits(good) & active != active
         if redo:
             quadratic = near & (perr <= tol)
-            vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+            vnewton_step(l, mi, S, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
             if lane_bits(quadratic | ~near) & active != active:  # a start beyond tol (inferred times): a second
-                vfk(l, mi, mf, TH, l * nmax, VB, False, lanes)  # chord step, from the first one's error
-                perr, near, _, _ = vplatform_error(l, mi, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
-                vloop_values(l, mi, mf, lay, VB, VM, ogv, lanes)
+                vfk(l, mi, S, mf, TH, l * nmax, VB, False, lanes)  # chord step, from the first one's error
+                perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
+                vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
                 quadratic = near & (perr <= tol)
-                vnewton_step(l, mi, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+                vnewton_step(l, mi, S, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
         else:
             quadratic = good
-            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
+            perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)
             good = good & reg
-            vnewton_step(l, mi, lay, d, TH, VM, good, 0, opi, oh, ogyi, lanes)
+            vnewton_step(l, mi, S, lay, d, TH, VM, good, 0, opi, oh, ogyi, lanes)
     if redo:  # the geometry after the step: accepted as ik._converged does after a step (pose error ≤
         for it in range(2):  # CHORD_MARGIN·tol, or at the rounding floor after a step from a start close enough
-            perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False,
+            perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False,
                                                   lanes)  # for the step to have converged), else a Newton step
             big = splat(1.0, lanes)
             for i in range(n):
@@ -177,17 +177,17 @@ def general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM,
                 break
             step = near & reg & ~good
             quadratic = good | (step & (perr * perr <= cm))
-            vnewton_step(l, mi, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
+            vnewton_step(l, mi, S, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
     taken = lane_bits(good) & active
     if taken != active:  # the lanes not converged: the scalar IK, one by one, then all lanes again
         for j in range(len(lanes)):
             if active >> j & 1 and not taken >> j & 1:
                 status[j, 3] += 1.0
-                if not _scalar_general(l, mi, mf, lay, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter, TH, HIST, VM,
+                if not _scalar_general(l, mi, S, mf, lay, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter, TH, HIST, VM,
                                        oth0, j):
                     active &= ~(1 << j)
-        perr, gmax, near, reg = vgeom_general(l, mi, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
+        perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
     active &= lane_bits(reg)
-    vmotion_general(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
-    _keep_geometry(l, mi, lay, d, VM, lanes)
+    vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
+    _keep_geometry(l, mi, S, lay, d, VM, lanes)
     return active

@@ -32,11 +32,11 @@ from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
-                               LAY_QIDX, LI_AFF, LI_N, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
+                               LAY_QIDX, LI_AFF, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
 from pkm.kernels.simd_general import GJ, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
-from pkm.kernels.simd_pipeline import (vfk, vgeometry, vjacobian_lp, vlimb_wrench, vloop_residuals,
-                                       vm_rows, vmotion, vplatform_error, vplatform_pose)
+from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
+                                       vloop_residuals, vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
 from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
@@ -75,16 +75,17 @@ def make_lane_work(km, width=LANES):
 @_jit
 def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
-              TH, HIST, VB, VM, SMP, PH, sj, PL, general, lanes):
+              TH, HIST, VB, VM, SMP, PH, sj, PL, general, lanes, S):
     """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
     ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
     (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
     of every sample as :func:`pkm.kernels.inverse_dynamics.run_range` and ``status[j]`` (4,) per lane
     (``LANE_FAILED`` and the sample where lane ``j`` stopped); ``general``: None when every limb has a
     constant H (the general stage is then not compiled), else any array (as
-    :func:`pkm.kernels.inverse_dynamics.run_range`)."""
+    :func:`pkm.kernels.inverse_dynamics.run_range`); ``S``: the robot's sizes as compile-time constants
+    (:func:`pkm.kernels.simd_pipeline.static_shape`)."""
     W = len(lanes)
-    L, nmax, dmax = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX]
+    L, nmax, dmax = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S)
     _, _, _, _, _, _, opi, oe, _, _, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
     alive = 0
     longest = 0
@@ -137,70 +138,70 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             SMP[25, j] = dts[s - 1] if s >= 1 else 0.0
         if active == 0:
             break
-        _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes)
+        _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes)
         for l in range(L):
             d = _dof(l, mi, d_static)
             tho = l * nmax
             if general is not None:
                 if mi[l, LI_AFF] == 0:  # a general limb (simd_general): IK, geometry, rates, RNEA, Hᵀφ
-                    ok = general_limb(l, mi, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
+                    ok = general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
                                       vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, lanes)
                     for j in range(W):
                         if active >> j & 1 and not ok >> j & 1:
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
                     alive &= ~(active & ~ok)
                     active = ok
-                    _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq,
+                    _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq,
                                 active, sj, theta, thetad, thetadd, JIK, limbW, lanes)
-                    vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes)
+                    vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
                     continue
-            vfk(l, mi, mf, TH, tho, VB, True, lanes)
-            perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
-            cand = near & (perr <= tol) & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+            vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
+            perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+            cand = near & (perr <= tol) & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
             if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
-                _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
-                vfk(l, mi, mf, TH, tho, VB, False, lanes)
-                perr, near, Rp, rp = vplatform_error(l, mi, mf, lay, VB, SMP, VM, oe, lanes)
+                _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
+                vfk(l, mi, S, mf, TH, tho, VB, False, lanes)
+                perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
                 cand = cand & near & (perr <= CHORD_MARGIN * tol)
-                cand = cand & (vloop_residuals(l, mi, mf, lay, VB, lanes) <= LOOP_TOL)
+                cand = cand & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
             taken = lane_bits(cand) & active
             if taken != active:  # the lanes whose start is not converged: the scalar IK, one by one
                 for j in range(W):
                     if active >> j & 1 and not taken >> j & 1:
                         status[j, 3] += 1.0  # scalar IK solves of this lane (a diagnostic while OK)
-                        if not _scalar_ik(l, mi, mf, lay, d_static, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter,
+                        if not _scalar_ik(l, mi, S, mf, lay, d_static, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter,
                                           TH, HIST, tho, nmax, j):
                             active &= ~(1 << j)
                             alive &= ~(1 << j)
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
-                vfk(l, mi, mf, TH, tho, VB, True, lanes)
-                Rp, rp = vplatform_pose(l, mi, mf, lay, VB, lanes)
-            vjacobian_lp(l, mi, mf, lay, d, VB, VM, Rp, rp, lanes)
-            regular = lane_bits(vgeometry(l, mi, lay, d, dp_static, VM, thresh, lanes)) & active
+                vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
+                Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, lanes)
+            vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, lanes)
+            regular = lane_bits(vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, lanes)) & active
             if regular != active:
                 for j in range(W):
                     if active >> j & 1 and not regular >> j & 1:
                         status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
                 alive &= ~(active & ~regular)
                 active &= regular
-            vmotion(l, mi, mf, lay, d, VB, VM, SMP, g0, lanes)
-            vlimb_wrench(l, mi, mf, lay, mi[l, LI_N], d, dp_static, VB, VM, lanes)
-            _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
+            vmotion(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
+            vlimb_wrench(l, mi, S, mf, lay, s_n(l, mi, S), d, dp_static, VB, VM, lanes)
+            _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
-            vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes)
+            vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
         if active:  # the platform and J_IKᵀu in lanes (pkm.kernels.simd_platform)
             alive &= ~(active & ~platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW,
                                                 tau, platW, status, LANE_FAILED, lanes))
 
 
 @_piece
-def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
+def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
     """:func:`pkm.kernels.inverse_dynamics._predict` in lanes, for every limb, into ``TH``: the
     independent coordinates ``q`` extrapolated, ``θ = H q + c`` (constant ``H``, as
     :func:`pkm.kernels.ik._solve_affine` starts), so that the start closes the loops exactly. A
     prediction that moves some ``q`` by more than ``PREDICT_LIMIT`` is replaced by the previous
     sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``)."""
-    L, nmax, dmax, oq = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_QIDX]
+    L, nmax, dmax, oq = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S), lay[LAY_QIDX]
     oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     h, h1 = vload(SMP, 24, lanes), vload(SMP, 25, lanes)
     regular = (h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1)
@@ -232,7 +233,7 @@ def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
         for c in range(d):
             o = l * nmax + mi[l, oq + c]
             vstore(SMP, SMP_ROWS + c, select(far, vload(HIST, o, lanes), vload(SMP, SMP_ROWS + c, lanes)))
-        for i in range(mi[l, LI_N]):  # θ = H q + c (pkm.kernels.ik._h_times, then + c)
+        for i in range(s_n(l, mi, S)):  # θ = H q + c (pkm.kernels.ik._h_times, then + c)
             acc = vzero(lanes)
             for k in range(mi[l, onz + i]):
                 acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
@@ -240,7 +241,7 @@ def _predict_lanes(mi, mf, lay, d_static, SMP, TH, HIST, lanes):
 
 
 @_piece
-def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, tho, nmax, j):
+def _scalar_ik(l, mi, S, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, tho, nmax, j):
     """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_affine`): from its
     predicted start in ``TH``, else from its previous sample's solution; the solution into ``TH``."""
     for i in range(nmax):
@@ -257,13 +258,13 @@ def _scalar_ik(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter,
 
 
 @_internal
-def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
+def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
                 theta, thetad, thetadd, JIK, limbW, lanes):
     """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
     lane's ``θ, θ̇, θ̈`` into the outputs at its sample (its rows of ``J_IK`` and ``W̄``: the platform
     stage, :func:`pkm.kernels.simd_platform.platform_lanes`)."""
-    n, nn = mi[l, LI_N], L * nmax
-    dmax = lay[LAY_DMAX]
+    n, nn = s_n(l, mi, S), L * nmax
+    dmax = s_dmax(lay, S)
     for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
         for r in range(6):
             o = (l * dmax + a) * 6 + r
@@ -287,11 +288,11 @@ def _store_limb(l, mi, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, o
 
 
 @_internal
-def _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
+def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
     """The chord step of :func:`pkm.kernels.ik._solve_affine` in the lanes ``cand``: ``q += P e`` with
     ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples
     (:func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
-    L, nmax, dmax = mi.shape[0], lay[LAY_NMAX], lay[LAY_DMAX]
+    L, nmax, dmax = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S)
     oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     rch = vload(SMP, SMP_ROWS + dmax, lanes)
     e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
@@ -304,7 +305,7 @@ def _chord_lanes(l, mi, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
             p1 = vload(PH, o, lanes)
             acc = acc + (p1 + rch * (p1 - vload(PH, o + L * dmax * 6, lanes))) * e[r]
         vstore(SMP, SMP_ROWS + a, vload(TH, l * nmax + mi[l, lay[LAY_QIDX] + a], lanes) + acc)  # q = θ[q_index]
-    for i in range(mi[l, LI_N]):
+    for i in range(s_n(l, mi, S)):
         acc = vzero(lanes)
         for k in range(mi[l, onz + i]):
             acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)

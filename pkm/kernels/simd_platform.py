@@ -18,8 +18,8 @@ aligned), its rows given by :func:`pl_rows`.
 from __future__ import annotations
 
 from pkm.kernels.dynamics import OK
-from pkm.kernels.model import LAY_ACTPOS, LAY_DMAX, LAY_NMAX, LI_ACTOFF, LI_NACT
-from pkm.kernels.simd_pipeline import _vinertia_times, vm_rows
+from pkm.kernels.model import LAY_ACTPOS, LI_ACTOFF, LI_NACT
+from pkm.kernels.simd_pipeline import _vinertia_times, s_dmax, s_nmax, vm_rows
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal
 from pkm.lie.small import Ad_inv, coad, sub
@@ -43,12 +43,12 @@ def pl_rows(L, dp):
 
 
 @_internal
-def vstash_limb(l, mi, lay, d, dp_static, VM, PL, lanes):
+def vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes):
     """Limb ``l``'s rows of ``J_IK`` (``F = L_p⁺P_p``, eq. 94, 97–98) and ``W̄_(l) = Fᵀq`` (``q = Hᵀφ``,
     eq. 144) from the pipeline's ``VM`` into ``PL``, in lanes; :func:`platform_lanes` writes them to
     the outputs with the sample's forces."""
     L, dp = mi.shape[0], len(dp_static)
-    opi, oq = vm_rows(lay[LAY_NMAX], lay[LAY_DMAX])[6], vm_rows(lay[LAY_NMAX], lay[LAY_DMAX])[12]
+    opi, oq = vm_rows(s_nmax(lay, S), s_dmax(lay, S))[6], vm_rows(s_nmax(lay, S), s_dmax(lay, S))[12]
     ojik, ow = pl_rows(L, dp)[:2]
     off, oa = mi[l, LI_ACTOFF], lay[LAY_ACTPOS]
     for a in range(mi[l, LI_NACT]):
