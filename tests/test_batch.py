@@ -330,8 +330,8 @@ def test_kernel_writes_every_output(name, monkeypatch):
 
     real = PB.blocks
 
-    def nan_blocks(*shapes):
-        arrays = real(*shapes)
+    def nan_blocks(*shapes, **kw):
+        arrays = real(*shapes, **kw)
         for a in arrays:
             a.fill(np.nan)
         return arrays

@@ -43,6 +43,20 @@ def test_streamed_torques_equal_the_full_result(name, with_times, small_blocks):
     np.testing.assert_allclose(out, full.tau, rtol=0, atol=1e-12 * np.abs(full.tau).max())
 
 
+def test_blocks_reuse_their_arrays(small_blocks, monkeypatch):
+    """The per-block arrays of the stream are allocated once and reused (``blocks(pool=…)``): no fresh
+    memory, whose pages would be faulted in anew, for every block."""
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    X, XD, XDD, t = _samples(robot, 1100)
+    real, starts = batch.blocks, []
+    monkeypatch.setattr(batch, "blocks", lambda *shapes, **kw: starts.append(
+        (kw.get("pool") is not None, (a := real(*shapes, **kw))[0].__array_interface__["data"][0])) or a)
+    tau = robot.inverse_dynamics(X, XD, XDD, t=t, torques_only=True)
+    pooled = [s for p, s in starts if p]
+    assert len(pooled) >= 4 and len(set(pooled)) == 2  # every block: its two arrays, the same two
+    np.testing.assert_array_equal(tau, robot.inverse_dynamics(X, XD, XDD, t=t).tau)
+
+
 def test_full_result_into_out():
     robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
     X, XD, XDD, t = _samples(robot, 50)

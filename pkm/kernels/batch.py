@@ -95,7 +95,7 @@ def _poses(robot, X):
     return platform_states(robot, X, Z, Z)[0]
 
 
-def blocks(*shapes):
+def blocks(*shapes, pool=None):
     """Uninitialised C-contiguous float arrays of the given shapes, views of ONE allocation.
 
     The per-call arrays of :func:`inverse_dynamics_batch` (~0.9 kB per sample in all for the
@@ -108,7 +108,13 @@ def blocks(*shapes):
     the block lives as long as any of them."""
     sizes = [math.prod(s) for s in shapes]  # math.prod: np.prod costs ~4 µs a call
     starts = np.cumsum([0] + [-(-n // 8) * 8 for n in sizes])
-    block = np.empty(int(starts[-1]))
+    total = int(starts[-1])
+    if pool is None:
+        block = np.empty(total)
+    else:  # a list holding one flat array, reused while it is large enough (torques_stream's blocks)
+        if not pool or pool[0].size < total:
+            pool[:] = [np.empty(total)]
+        block = pool[0][:total]
     return [block[o:o + n].reshape(s) for o, n, s in zip(starts[:-1], sizes, shapes)]
 
 
@@ -142,7 +148,7 @@ MAX_SAMPLES = 10_000_000
 
 def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=1e-12, max_iter=50,
                            singularity_threshold=SINGULARITY_THRESHOLD, start=None, threads=None, t=None,
-                           on_branch_change="warn", progress=None, sample_offset=0, simd=None):
+                           on_branch_change="warn", progress=None, sample_offset=0, simd=None, _pools=None):
     """:func:`pkm.kernels.inverse_dynamics.run_range` on samples ``X, XD, XDD`` (N, δ_p), chunks in
     parallel on threads; see :meth:`pkm.robot.Robot.inverse_dynamics`.
 
@@ -162,7 +168,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     ``simd``: the SIMD path (:mod:`pkm.kernels.simd_kernel`) or the scalar kernel (:func:`_lane_count`;
     the same results to rounding). ``sample_offset``: index of ``X[0]`` in a longer trajectory (:func:`torques_stream`), for the
-    sample numbers of errors and warnings.
+    sample numbers of errors and warnings. ``_pools``: two lists whose arrays the per-call blocks reuse
+    (:func:`blocks`; :func:`torques_stream`: the returned arrays are overwritten by the next call).
     """
     robot.spec.check_actuation()  # as many actuators as task coordinates (a one-line RobotFileError)
     robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
@@ -181,7 +188,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
         t = np.asarray(t, dtype=float)
         if t.shape != (N,) or not np.all(np.isfinite(t)):
             raise InputError(f"t must be {N} finite sample times, got shape {t.shape}")
-    Cd, Vp, dVp, Wee, dts = blocks((N, 4, 4), (N, 6), (N, 6), (N, 6), (N,))
+    pools = _pools or (None, None)
+    Cd, Vp, dVp, Wee, dts = blocks((N, 4, 4), (N, 6), (N, 6), (N, 6), (N,), pool=pools[0])
     platform_states(robot, X, XD, XDD, out=(Cd, Vp, dVp))
     Wee[:] = 0.0 if wrench is None else np.asarray(wrench, float)
     dts[0] = 0.0
@@ -193,7 +201,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     nseg = len(bounds) - 1
     workers = max(1, min(get_num_threads() if threads is None else int(threads), nseg))
     dp = robot.task_dof
-    out = Results(*blocks(*[(N, L, nmax)] * 3, (N, robot.n_act), (N, robot.n_act, dp), (N, L, dp), (N, dp)))
+    out = Results(*blocks(*[(N, L, nmax)] * 3, (N, robot.n_act), (N, robot.n_act, dp), (N, L, dp), (N, dp),
+                          pool=pools[1]))
     for a in out[:3]:  # the kernel writes each limb's n_l variables; zero the padding to n_max
         for k, l in enumerate(robot.limbs):
             a[:, k, l.n:] = 0.0
@@ -266,6 +275,7 @@ def torques_stream(robot, X, XD, XDD, wrench=None, gravity=None, *, out=None, t=
     W = None if wrench is None else np.asarray(wrench, float)
     per_sample = W is not None and W.ndim == 2
     a, th = 0, start
+    pools = ([], [])  # the blocks' arrays, allocated once: no fresh pages to fault in for every block
     while a < N:
         lo, b = max(a - 1, 0), min(a + STREAM, N)
         report = progress
@@ -273,7 +283,7 @@ def torques_stream(robot, X, XD, XDD, wrench=None, gravity=None, *, out=None, t=
             report = _minus_one(progress)
         res = inverse_dynamics_batch(robot, X[lo:b], XD[lo:b], XDD[lo:b], W[lo:b] if per_sample else W, gravity,
                                      t=None if t is None else t[lo:b], start=th, progress=report, sample_offset=lo,
-                                     **options)
+                                     _pools=pools, **options)
         out[a:b] = res[3][a - lo:]
         th = [res[0][-1, k, :limb.n].copy() for k, limb in enumerate(robot.limbs)]
         a = b
