@@ -79,15 +79,15 @@ def test_any_thread_count_and_chunking_gives_the_same_torques(case):
     for threads in (2, 3, 7):
         r = run(threads)
         assert np.abs(r.tau - ref.tau).max() <= 1e-12 and np.abs(r.q_act - ref.q_act).max() <= 1e-12
-    old = batch.SEGMENT
+    old = batch.SEGMENT, batch.SEGMENT_MAX
     try:
-        batch.SEGMENT = segment
+        batch.SEGMENT = batch.SEGMENT_MAX = segment  # every segment `segment` samples long, whatever N
         other = run(1)
         for threads in (2, 3, 7):
             r = run(threads)
             assert np.abs(r.tau - other.tau).max() <= 1e-12 and np.abs(r.q_act - other.q_act).max() <= 1e-12
     finally:
-        batch.SEGMENT = old
+        batch.SEGMENT, batch.SEGMENT_MAX = old
     assert np.abs(other.tau - ref.tau).max() <= 1e-12 * scale
     assert np.abs(other.q_act - ref.q_act).max() <= 1e-12
 
