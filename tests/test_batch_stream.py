@@ -22,7 +22,9 @@ def _samples(robot, count):
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    """Blocks of two segments, so that a test trajectory crosses several block boundaries."""
+    """Blocks of two segments (and the overlapping sample), so that a test trajectory crosses several
+    block boundaries."""
+    monkeypatch.setattr(batch, "SEGMENT_MAX", batch.SEGMENT)  # segments of SEGMENT samples whatever N
     monkeypatch.setattr(batch, "STREAM", 2 * batch.SEGMENT)
 
 

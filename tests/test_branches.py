@@ -30,9 +30,10 @@ def _there_and_back(robot, x_far, n=300, dt=0.01):
 
 
 # ------------------------------------------------------------------ threads and chunks
-def test_threads_do_not_change_the_branch():
+def test_threads_do_not_change_the_branch(monkeypatch):
     """The fuzz case: 600 samples out to X_FAR and back; the second chunk used to start cold on the
     other elbow (torques off by 1.6e4 N·m from sample 300 on)."""
+    monkeypatch.setattr(batch, "SPLIT", 2)  # two segments of 301 (segment_length) whatever the host's pool
     t, x, xd, xdd = _there_and_back(DELTA, X_FAR)
     alone = DELTA.inverse_kinematics(X_FAR).q_act[0]
     for tt in (None, t):
@@ -79,15 +80,15 @@ def test_any_thread_count_and_chunking_gives_the_same_torques(case):
     for threads in (2, 3, 7):
         r = run(threads)
         assert np.abs(r.tau - ref.tau).max() <= 1e-12 and np.abs(r.q_act - ref.q_act).max() <= 1e-12
-    old = batch.SEGMENT
+    old = batch.SEGMENT, batch.SEGMENT_MAX
     try:
-        batch.SEGMENT = segment
+        batch.SEGMENT = batch.SEGMENT_MAX = segment  # every segment `segment` samples long, whatever N
         other = run(1)
         for threads in (2, 3, 7):
             r = run(threads)
             assert np.abs(r.tau - other.tau).max() <= 1e-12 and np.abs(r.q_act - other.q_act).max() <= 1e-12
     finally:
-        batch.SEGMENT = old
+        batch.SEGMENT, batch.SEGMENT_MAX = old
     assert np.abs(other.tau - ref.tau).max() <= 1e-12 * scale
     assert np.abs(other.q_act - ref.q_act).max() <= 1e-12
 

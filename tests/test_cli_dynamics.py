@@ -135,6 +135,7 @@ def test_chunks_join_up_and_show_progress(capsys, monkeypatch):
     from pkm.kernels import batch
 
     monkeypatch.setattr(batch, "SEGMENT", 4)
+    monkeypatch.setattr(batch, "SEGMENT_MAX", 4)  # segments of 4 samples whatever N (segment_length)
     robot = pkm.load(ROOT / "robots/delta_3rr2rrr.toml")
     traj = from_spec(dict(robot.spec.trajectory, duration=0.3, dt=0.02), robot.task.coordinate_names())
     res = cli.run_inverse_dynamics(robot, traj, progress=True)

@@ -127,11 +127,13 @@ def test_file_trajectory_asks_for_the_file_option(capsys):
     one_line_error(code, err, "a file trajectory needs --file")
 
 
-def test_failing_sample_named_by_its_index_and_time_in_the_trajectory():
-    """Samples are computed in segments of 256 on threads; the failing one is named by its index in
-    the whole trajectory and its time, and it is the first sample the reference IK cannot reach."""
+def test_failing_sample_named_by_its_index_and_time_in_the_trajectory(monkeypatch):
+    """Samples are computed in segments (here of 256) on threads; the failing one is named by its index
+    in the whole trajectory and its time, and it is the first sample the reference IK cannot reach."""
+    from pkm.kernels import batch
     from pkm.trajectory import line
 
+    monkeypatch.setattr(batch, "SEGMENT_MAX", batch.SEGMENT)  # segments of 256 whatever N (segment_length)
     robot = pkm.load(DELTA_PATH)
     traj = line(np.array([0.0, 0.0, -0.9]), np.array([2.0, 0.0, -0.9]), 10.0, 0.01)
     with pytest.raises(IKError) as info:

@@ -109,8 +109,16 @@ def _assert_same(a, b, robot, what):
                                    err_msg=what)
 
 
-# 3 and 13: one lane, partly; 1100: 5 segments (the last short), fewer than 8 lanes; 2400: 10 segments, two groups
+# With SPLIT = 2 (fixture below; batch.segment_length): 3 and 13: one lane, partly; 1100: 5 segments of 256 (the last
+# short), fewer than 8 lanes; 2400: 10 segments of 256 on 8 lanes, 8 of 300 on 4, two groups either way; the scalar
+# kernel: 2 segments of 550 and 1200 (so the SIMD and scalar runs are cut differently: cold starts at other samples)
 LENGTHS = [3, 13, 1100, 2400]
+
+
+@pytest.fixture(autouse=True)
+def _two_threads_split(monkeypatch):
+    """The segmentation of a 2-thread pool whatever the host's, so that LENGTHS mean what they say."""
+    monkeypatch.setattr(batch, "SPLIT", 2)
 #: The robots tested at every width in WIDTHS: limbs with a constant H (Delta) and a general H (IRSBot-2).
 BOTH_WIDTHS = ("delta_3rr2rrr", "irsbot2")
 
@@ -192,7 +200,7 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     monkeypatch.setattr(batch._Run, "lanes", lambda self, *a: calls.append(a[1]) or orig(self, *a))
     X, XD, XDD, t = smooth(robot, 1100, 1)
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
-    assert calls and len(calls[0]) == min(LANES, -(-len(X) // batch.SEGMENT))
+    assert calls and len(calls[0]) == min(LANES, -(-len(X) // batch.segment_length(len(X), LANES)))
     calls.clear()
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=False, threads=1)
     assert not calls

@@ -5,8 +5,11 @@ input, computes the target platform states and the continuation poses of each ch
 runs the numba kernel of :mod:`pkm.kernels.inverse_dynamics` on the robot's
 :class:`pkm.kernels.model.KernelModel` (:func:`pack`, joint frames) on one thread per chunk, and
 turns a failure status into :class:`pkm.IKError` or :class:`pkm.SingularityError` naming the
-sample. The kernel computes
-exactly what :mod:`pkm.algorithms.manipulator` computes (tests compare both to 1e-12).
+sample. The kernel computes exactly what :mod:`pkm.algorithms.manipulator` computes (to 1e-12).
+
+A trajectory is cut into segments of :func:`segment_length` samples, each started cold: the length
+follows from N, the lane count and numba's thread-pool size (``SPLIT``, fixed when the process
+starts), never from the ``threads`` argument, so the result is the same bits for any ``threads``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from numba import config as numba_config
 from numba import get_num_threads
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
@@ -31,7 +35,7 @@ from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
 
 __all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "torques_stream", "platform_states",
-           "infer_steps", "SEGMENT", "STREAM", "OK",
+           "infer_steps", "segment_length", "SEGMENT", "SEGMENT_MAX", "SPLIT", "STREAM", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
 
 
@@ -118,9 +122,28 @@ def blocks(*shapes, pool=None):
     return [block[o:o + n].reshape(s) for o, n, s in zip(starts[:-1], sizes, shapes)]
 
 
+#: Shortest segment (:func:`segment_length`); the block unit of :data:`STREAM`.
+SEGMENT = 256
+#: Longest segment: a cold start (scalar IK from the reference configuration, ~30 µs on the 3R[2US]
+#: Delta, and two samples on the scalar kernel) costs < 1 % beyond it; it bounds the time between
+#: ``progress`` reports and the samples run again when a cold start lands on another branch.
+SEGMENT_MAX = 4096
+#: numba's thread-pool size, fixed at start (``NUMBA_NUM_THREADS``; not ``get_num_threads()`` nor
+#: ``threads``: the segmentation, and so every result bit, must not depend on the thread count).
+SPLIT = max(1, int(numba_config.NUMBA_NUM_THREADS))
+
+
+def segment_length(N, lanes):
+    """Samples per segment of an N-sample call on ``lanes`` lanes (0: the scalar kernel):
+    ``min(SEGMENT_MAX, max(SEGMENT, ⌈N / (max(lanes, 1)·SPLIT)⌉))``: enough segments that each of
+    ``SPLIT`` threads can get a full group of ``lanes``, few enough that their cold starts cost
+    little (39 segments of 256 for N = 10⁴: 7–10 % of the SIMD path's time)."""
+    return min(SEGMENT_MAX, max(SEGMENT, -(-int(N) // (max(int(lanes), 1) * SPLIT))))
+
+
 #: Shortest trajectory for which ``simd=None`` (automatic) takes the SIMD path: below it the few
-#: segments fill few lanes, and a first run would wait for the SIMD code's compile.
-SIMD_MIN_SAMPLES = 4 * 256
+#: segments (of ``SEGMENT`` samples) fill few lanes, and a first run would wait for the compile.
+SIMD_MIN_SAMPLES = 4 * SEGMENT
 
 
 def _lane_count(km, N, simd):
@@ -138,10 +161,6 @@ def _lane_count(km, N, simd):
     return int(simd)
 
 
-#: Samples per segment. A trajectory is cut into segments of this length whatever the thread
-#: count; each starts cold (from the reference configuration) and is checked against the end of
-#: the one before, so the result does not depend on how many threads share the segments.
-SEGMENT = 256
 #: Most samples one call takes (the kernel's arrays hold ~1 kB per sample of the Delta).
 MAX_SAMPLES = 10_000_000
 
@@ -155,15 +174,16 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     ``start``: per-limb tree variables to start the first sample's IK from (default: the
     reference configuration, directly or by continuation along a straight line in task space,
     as :meth:`Robot.inverse_kinematics` does; the kernel does this itself). ``threads``: number
-    of chunks run in parallel (default: numba's thread count; chunks have at least
-    ``SEGMENT`` samples). ``t``: sample times (N,), optional; with them each sample starts from
-    a prediction from the previous two. ``progress``: a callable that receives the number of
+    of chunks run in parallel (default: numba's thread count; chunks have at least one segment
+    of :func:`segment_length` samples). ``t``: sample times (N,), optional; with them each sample
+    starts from a prediction from the previous two. ``progress``: a callable that receives the number of
     samples of each finished segment (called from the worker threads). Returns the raw arrays
     ``(theta, thetad, thetadd, tau, JIK, limbW, platW)``.
 
-    The result does not depend on ``threads``: the samples are cut into segments of ``SEGMENT``
-    whatever the thread count, every segment after the first starts cold, and where its first
-    sample may not continue the segment before and differs from the solution warm-started from
+    The result does not depend on ``threads``: the samples are cut into segments of
+    :func:`segment_length` samples (from N, this call's lane count and ``SPLIT``, numba's thread-pool
+    size: not ``threads``), every segment after the first starts cold, and where its first sample
+    may not continue the segment before and differs from the solution warm-started from
     it (the cold start found another branch), the segment is run again from there
     (:class:`_Run`). The branch is then followed along the trajectory (:meth:`_Run.follow_branch`).
     ``simd``: the SIMD path (:mod:`pkm.kernels.simd_kernel`) or the scalar kernel (:func:`_lane_count`;
@@ -197,7 +217,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
         infer_steps(X, XD, XDD, dts[1:])
     else:
         np.maximum(np.diff(t), 0.0, out=dts[1:])
-    bounds = np.append(np.arange(0, N, SEGMENT), N)
+    lanes = _lane_count(km, N, simd)
+    bounds = np.append(np.arange(0, N, segment_length(N, lanes)), N)
     nseg = len(bounds) - 1
     workers = max(1, min(get_num_threads() if threads is None else int(threads), nseg))
     dp = robot.task_dof
@@ -206,14 +227,12 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     for a in out[:3]:  # the kernel writes each limb's n_l variables; zero the padding to n_max
         for k, l in enumerate(robot.limbs):
             a[:, k, l.n:] = 0.0
-    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers, _lane_count(km, N, simd),
+    run = _Run(robot, km, X, Samples(Cd, Vp, dVp, Wee, dts, g0), out, workers, lanes,
                (float(tol), int(max_iter), float(singularity_threshold)), check_branch_policy(on_branch_change),
                sample_offset)
     first = robot._check_start(start) if start is not None else None
     # for cold starts that fail directly (not needed by a first segment that starts from `start`)
     Cs = continuation_starts(robot, X[bounds[:-1]]) if first is None or nseg > 1 else np.zeros((1, 0, 4, 4))
-
-    lanes = _lane_count(km, N, simd)
 
     def worker(w):  # run_range releases the GIL: workers on threads run in parallel
         out = []
@@ -252,8 +271,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     return tuple(out)
 
 
-#: Samples per block of :func:`torques_stream` (a multiple of ``SEGMENT``): its per-block arrays
-#: (~1 kB per sample of the Delta) are then ~16 MB whatever the trajectory's length.
+#: Samples per block of :func:`torques_stream` (each block one call, in :func:`segment_length`
+#: segments): its per-block arrays (~1 kB per sample of the Delta) are ~16 MB whatever N.
 STREAM = 64 * SEGMENT
 
 
