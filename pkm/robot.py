@@ -285,7 +285,7 @@ class Robot(TaskCoordinates):
         (:func:`pkm.algorithms.manipulator.inverse_dynamics`, one sample at a time; ``threads``,
         ``t``, ``start``, ``on_branch_change`` and ``progress`` do not apply there).
         ``torques_only``: return only the actuator forces, an (N, n_act) array, computed in blocks
-        of :data:`pkm.kernels.batch.STREAM` samples so that memory does not grow with N (any N;
+        of :data:`pkm.kernels.stream.STREAM` samples so that memory does not grow with N (any N;
         the full result is limited to 10⁷ samples and ~1 kB per sample). ``out``: an (N, n_act)
         C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
         ``simd``: None (automatic), True, False or a lane count: the SIMD path of the kernel
@@ -318,7 +318,7 @@ class Robot(TaskCoordinates):
                 out[...] = res.tau
             return res.tau if torques_only else res
         if torques_only:
-            from pkm.kernels.batch import torques_stream
+            from pkm.kernels.stream import torques_stream
 
             return torques_stream(self, X, XD, XDD, wrench, gravity, out=out, tol=tol, max_iter=max_iter,
                                   singularity_threshold=singularity_threshold, threads=threads, t=t, start=start,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.kernels import batch
+from pkm.kernels import batch, stream
 from pkm.trajectory import from_spec
 
 from conftest import ROBOTS
@@ -25,7 +25,7 @@ def small_blocks(monkeypatch):
     """Blocks of two segments (and the overlapping sample), so that a test trajectory crosses several
     block boundaries."""
     monkeypatch.setattr(batch, "SEGMENT_MAX", batch.SEGMENT)  # segments of SEGMENT samples whatever N
-    monkeypatch.setattr(batch, "STREAM", 2 * batch.SEGMENT)
+    monkeypatch.setattr(stream, "STREAM", 2 * batch.SEGMENT)
 
 
 @pytest.mark.parametrize("name", FILES)
