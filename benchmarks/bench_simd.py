@@ -137,6 +137,7 @@ rss_inputs = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 t0, c0 = time.perf_counter(), time.process_time()
 tau = r.inverse_dynamics(X, XD, XDD, t=t, torques_only=True, threads=1, simd=True)
 big_us, big_cpu = (time.perf_counter() - t0) / N * 1e6, (time.process_time() - c0) / N * 1e6
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the runs below add their arrays
 # The same call into the caller's array (`out=`, the one just filled): without the first touch of 240 MB
 # of memory that this process never used; on a KVM guest the host backs such pages on first touch
 # (measured alone below: a numpy write of a fresh array of the same size).
@@ -150,8 +151,7 @@ touch_us = (time.perf_counter() - t0) / N * 1e6
 del fresh
 print({"N": N, "us_per_sample": big_us, "us_per_sample_N1e4": small_us, "cpu_us_per_sample": big_cpu,
     "us_per_sample_into_out": out_us, "first_touch_us_per_sample": touch_us,
-    "cpu_us_per_sample_N1e4": small_cpu, "peak_rss_MB": resource.getrusage(
-    resource.RUSAGE_SELF).ru_maxrss / 1024, "rss_after_inputs_MB": rss_inputs, "inputs_MB": (X.nbytes * 3 + t.nbytes) / 1e6,
+    "cpu_us_per_sample_N1e4": small_cpu, "peak_rss_MB": peak, "rss_after_inputs_MB": rss_inputs, "inputs_MB": (X.nbytes * 3 + t.nbytes) / 1e6,
     "tau_MB": tau.nbytes / 1e6, "finite": bool(np.isfinite(tau).all())})
 """
 
