@@ -34,7 +34,7 @@ from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LOOPF, LAY_LOOPS, LAY_MA
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
 from pkm.kernels.simd_pipeline import (s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_frame, vloop_residual, vm_rows, vplatform_error, vpose, vrnea, vset_twist,
+                                       vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times, vplatform_error, vpose, vrnea, vset_twist,
                                        vtwist, vtwists)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
@@ -276,13 +276,7 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
                 s1 = s1 + vabs(x)
             n1 = vmax(n1, s1)
         ok = ok & vgj_inverse(VM, owk, ox, m, L)
-        n2 = vzero(L)
-        for b in range(m):
-            s2 = vzero(L)
-            for a in range(m):
-                s2 = s2 + vabs(vload(VM, ox + a * GJ + b, L))
-            n2 = vmax(n2, s2)
-        ok = ok & (n1 * n2 <= thresh)
+        ok = ok & (n1 * vnorm1(VM, ox, m, GJ, L) <= thresh)
         for c in range(d):  # H_y = −G_y⁻¹ G_q
             v = mi[l, oq + c]
             for a in range(m):
@@ -377,11 +371,7 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     n, plat, nmax, dmax = s_n(l, mi, S), mi[l, LI_PLAT], s_nmax(lay, S), s_dmax(lay, S)
     _, _, _, _, _, _, opi, _, oqd, oqdd, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
     _, _, ogb, oh, ogyi, _, _, _, oy, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
-    for a in range(d):
-        acc = vzero(L)
-        for r in range(6):
-            acc = acc + vload(VM, opi + a * 6 + r, L) * vload(SMP, 12 + r, L)
-        vstore(VM, oqd + a, acc)
+    vpinv_times(VM, opi, SMP, 12, oqd, d, L)  # q̇ = L_p⁺V_p
     vdense_h(l, mi, S, lay, d, VM, oh, oqd, othd, L)
     vtwists(l, mi, S, mf, VB, VM, othd, L)
     vloop_bias(l, mi, S, mf, lay, VB, VM, ogb, L)

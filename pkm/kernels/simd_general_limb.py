@@ -33,11 +33,12 @@ segment and its successor are run by the scalar kernel (:func:`pkm.kernels.simd_
 from __future__ import annotations
 
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
-from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT
+from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
                                       vmotion_general, vnewton_step)
 from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
+from pkm.kernels.simd_predict import vpredict_row, vstep_ratios
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal, _piece
 
@@ -50,25 +51,13 @@ def _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, L):
     ``TH`` and rows ``oth0 + i`` (quintic Hermite, Taylor with ``h`` only, else the previous sample;
     a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution)."""
     nmax, nn = s_nmax(lay, S), mi.shape[0] * s_nmax(lay, S)
-    h, h1 = vload(SMP, SMP_H, L), vload(SMP, SMP_H1, L)
-    h1 = select((h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1), h1, 0.0)
-    both = (h > 0.0) & (h1 > 0.0)
-    moved = h > 0.0
-    r = h / select(both, h1, 1.0)
-    r3 = r * r * r
+    h = vload(SMP, SMP_H, L)
+    h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, L))
     far = vzero(L) > 0.0
     n = s_n(l, mi, S)
     for i in range(n):
         o = l * nmax + i
-        p0, v0, a0 = vload(HIST, o, L), vload(HIST, o + nn, L), vload(HIST, o + 2 * nn, L)
-        P = vload(HIST, o + 3 * nn, L) - p0 + h1 * (v0 - 0.5 * h1 * a0)
-        V = h1 * (vload(HIST, o + 4 * nn, L) - v0 + h1 * a0)
-        A = h1 * h1 * (vload(HIST, o + 5 * nn, L) - a0)
-        c3 = -0.5 * A - 10.0 * P - 4.0 * V
-        c4 = -A - 15.0 * P - 7.0 * V
-        c5 = -0.5 * A - 6.0 * P - 3.0 * V
-        quint = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
-        x = select(both, quint, select(moved, p0 + h * (v0 + 0.5 * h * a0), p0))
+        x, p0 = vpredict_row(HIST, o, nn, h, h1, both, moved, r, r3, L)
         far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
         vstore(TH, o, x)
     for i in range(n):

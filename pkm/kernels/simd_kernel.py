@@ -30,13 +30,14 @@ import numpy as np
 
 from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
-from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO, PREDICT_LIMIT, run_range
+from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
                                LAY_QIDX, LI_AFF, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
-from pkm.kernels.simd_general import GJ, prev_rows, vg_rows_after
+from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
                                        vloop_residuals, vm_rows, vmotion, vplatform_error, vplatform_pose)
+from pkm.kernels.simd_predict import vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
 from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
@@ -134,8 +135,8 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             for r in range(6):
                 SMP[12 + r, j] = Vp[s, r]
                 SMP[18 + r, j] = dVp[s, r]
-            SMP[24, j] = dts[s]
-            SMP[25, j] = dts[s - 1] if s >= 1 else 0.0
+            SMP[SMP_H, j] = dts[s]
+            SMP[SMP_H1, j] = dts[s - 1] if s >= 1 else 0.0
         if active == 0:
             break
         _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes)
@@ -203,13 +204,8 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
     sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``)."""
     L, nmax, dmax, oq = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S), lay[LAY_QIDX]
     oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
-    h, h1 = vload(SMP, 24, lanes), vload(SMP, 25, lanes)
-    regular = (h1 * MAX_STEP_RATIO >= h) & (h * MAX_STEP_RATIO >= h1)
-    h1 = select(regular, h1, 0.0)
-    both = (h > 0.0) & (h1 > 0.0)
-    moved = h > 0.0
-    r = h / select(both, h1, 1.0)
-    r3 = r * r * r
+    h = vload(SMP, SMP_H, lanes)
+    h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, lanes))
     vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
     nn = L * nmax
     for l in range(L):
@@ -219,15 +215,7 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
         d = _dof(l, mi, d_static)
         for c in range(d):  # the predicted q in SMP rows SMP_ROWS + c
             o = l * nmax + mi[l, oq + c]
-            p0, v0, a0 = vload(HIST, o, lanes), vload(HIST, o + nn, lanes), vload(HIST, o + 2 * nn, lanes)
-            P = vload(HIST, o + 3 * nn, lanes) - p0 + h1 * (v0 - 0.5 * h1 * a0)
-            V = h1 * (vload(HIST, o + 4 * nn, lanes) - v0 + h1 * a0)
-            A = h1 * h1 * (vload(HIST, o + 5 * nn, lanes) - a0)
-            c3 = -0.5 * A - 10.0 * P - 4.0 * V
-            c4 = -A - 15.0 * P - 7.0 * V
-            c5 = -0.5 * A - 6.0 * P - 3.0 * V
-            quint = p0 + h * (v0 + 0.5 * h * a0) + r3 * (c3 + r * (c4 + r * c5))
-            x = select(both, quint, select(moved, p0 + h * (v0 + 0.5 * h * a0), p0))
+            x, p0 = vpredict_row(HIST, o, nn, h, h1, both, moved, r, r3, lanes)
             far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
             vstore(SMP, SMP_ROWS + c, x)
         for c in range(d):

@@ -109,6 +109,29 @@ def vm_rows(nmax, dmax):
     return oj, olp, og, oc, oci, ogi, opi, oe, oqd, oqdd, othd, othdd, oq, odth, odth + nmax
 
 
+@_internal
+def vpinv_times(VM, opi, X, ox, oy, d, L):
+    """Rows ``oy + a`` of ``VM`` = ``(L_p⁺ x)_a`` (``L_p⁺`` d × 6 in rows ``opi`` of ``VM``, ``x`` in rows
+    ``ox …`` of ``X``), e.g. ``q̇ = L_p⁺V_p`` (eq. 86)."""
+    for a in range(d):
+        acc = vzero(L)
+        for r in range(6):
+            acc = acc + vload(VM, opi + a * 6 + r, L) * vload(X, ox + r, L)
+        vstore(VM, oy + a, acc)
+
+
+@_internal
+def vnorm1(A, o, m, stride, L):
+    """The 1-norm (largest column sum of magnitudes) of the m × m matrix in rows ``o + i · stride + j``."""
+    best = vzero(L)
+    for j in range(m):
+        s = vzero(L)
+        for i in range(m):
+            s = s + vabs(vload(A, o + i * stride + j, L))
+        best = vmax(best, s)
+    return best
+
+
 # ----------------------------------------------------------------------------- SoA rows as tuples
 @_internal
 def vpose(A, r, L):
@@ -445,11 +468,7 @@ def vmotion(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     n, plat = s_n(l, mi, S), mi[l, LI_PLAT]
     nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     _, _, _, _, _, _, opi, _, oqd, oqdd, othd, othdd, _, _, _ = vm_rows(nmax, dmax)
-    for a in range(d):
-        acc = vzero(L)
-        for r in range(6):
-            acc = acc + vload(VM, opi + a * 6 + r, L) * vload(SMP, 12 + r, L)
-        vstore(VM, oqd + a, acc)
+    vpinv_times(VM, opi, SMP, 12, oqd, d, L)  # q̇ = L_p⁺V_p
     vh_times(l, mi, S, mf, lay, n, VM, oqd, othd, L)
     vtwists(l, mi, S, mf, VB, VM, othd, L)
     RQ, pQ = _pose_at(mf, l, lay[LAY_QP])

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from pkm.kernels.dynamics import OK
 from pkm.kernels.model import LAY_ACTPOS, LI_ACTOFF, LI_NACT
-from pkm.kernels.simd_pipeline import _vinertia_times, s_dmax, s_nmax, vm_rows
-from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
+from pkm.kernels.simd_pipeline import _vinertia_times, s_dmax, s_nmax, vm_rows, vnorm1
+from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vstore, vzero
 from pkm.kernels.work import _internal
 from pkm.lie.small import Ad_inv, coad, sub
 
@@ -102,18 +102,6 @@ def _vinverse(PL, ojt, owk, oji, dp, lanes):
 
 
 @_internal
-def _vnorm1(PL, o, dp, lanes):
-    """The 1-norm (largest column sum of magnitudes) of the dp × dp matrix in rows ``o …``."""
-    best = vzero(lanes)
-    for j in range(dp):
-        s = vzero(lanes)
-        for i in range(dp):
-            s = s + vabs(vload(PL, o + i * dp + j, lanes))
-        best = vmax(best, s)
-    return best
-
-
-@_internal
 def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW, tau, platW, status,
                    lane_failed, lanes):
     """:func:`pkm.kernels.dynamics._actuator_forces` for the lanes ``active`` (bits) of a robot with
@@ -132,7 +120,7 @@ def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, 
         for b in range(dp):
             vstore(PL, ojt + a * dp + b, vload(PL, ojik + b * dp + a, lanes))
     ok = _vinverse(PL, ojt, owk, oji, dp, lanes)
-    ok = ok & (_vnorm1(PL, ojt, dp, lanes) * _vnorm1(PL, oji, dp, lanes) <= thresh)
+    ok = ok & (vnorm1(PL, ojt, dp, dp, lanes) * vnorm1(PL, oji, dp, dp, lanes) <= thresh)
     z = vzero(lanes)  # the platform (eq. 104–106): M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE
     R = (vload(SMP, 0, lanes), vload(SMP, 1, lanes), vload(SMP, 2, lanes), vload(SMP, 3, lanes), vload(SMP, 4, lanes),
          vload(SMP, 5, lanes), vload(SMP, 6, lanes), vload(SMP, 7, lanes), vload(SMP, 8, lanes))
