@@ -363,9 +363,24 @@ def _jik_inverse(dp_static, s, JIK, mat, thresh, status):
 
 @_internal
 def _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, tau, mat, vec):
+    """The platform (eq. 104–106) into ``platW[s]`` (:func:`_platform_wrench`), and the actuator
+    forces ``u = J_IK⁻ᵀ(Σ W̄ + P_pᵀφ_p)`` (eq. 140) into ``tau[s]``, with ``J_IK⁻ᵀ`` in
+    ``mat[M_JTI]`` (:func:`_jik_inverse`)."""
+    _platform_wrench(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, mat, vec)
+    dp = len(dp_static)
+    Jti, rhs = mat[M_JTI], vec[V_RHS]
+    for a in range(dp):
+        acc = 0.0
+        for b in range(dp):
+            acc += Jti[a, b] * rhs[b]
+        tau[s, a] = acc
+
+
+@_internal
+def _platform_wrench(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, mat, vec):
     """The platform (eq. 104–106), ``P_pᵀ(M_p (V̇_p − Ad_{C_p}⁻¹(0; g)) − ad_{V_p}ᵀ M_p V_p − W^EE)``
-    into ``platW[s]``, and the actuator forces ``u = J_IK⁻ᵀ(Σ W̄ + P_pᵀφ_p)`` (eq. 140) into
-    ``tau[s]``, with ``J_IK⁻ᵀ`` in ``mat[M_JTI]`` (:func:`_jik_inverse`)."""
+    into ``platW[s]``, and the task-space wrench ``Σ_l W̄_(l) + P_pᵀφ_p`` (the bracket of eq. 140:
+    ``M_t V̇_t + C_t V_t + W_t^grav − W_t^EE``) into ``vec[V_RHS]``."""
     R, p = get_pose(Cd, s)
     gw, gv = Ad_inv(R, p, (0.0, 0.0, 0.0), (g0[0], g0[1], g0[2]))
     p10 = _params10(Mp, 0, 0)
@@ -377,18 +392,13 @@ def _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, tau, 
     phi = (fw[0] - cw[0] - Wee[s, 0], fw[1] - cw[1] - Wee[s, 1], fw[2] - cw[2] - Wee[s, 2],
            fv[0] - cv[0] - Wee[s, 3], fv[1] - cv[1] - Wee[s, 4], fv[2] - cv[2] - Wee[s, 5])
     dp = len(dp_static)
-    Jti, rhs = mat[M_JTI], vec[V_RHS]
+    rhs = vec[V_RHS]
     for c in range(dp):  # P_pᵀ φ_p: the task's rows of φ_p (pkm.kernels.model.task_rows)
         acc = phi[dp_static[c]]
         platW[s, c] = acc
         for l in range(limbW.shape[1]):
             acc += limbW[s, l, c]
         rhs[c] = acc
-    for a in range(dp):
-        acc = 0.0
-        for b in range(dp):
-            acc += Jti[a, b] * rhs[b]
-        tau[s, a] = acc
 
 
 @_internal

@@ -4,18 +4,24 @@ The task-space EOM (eq. 107) ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ
 ``V̇_t``, and so is the inverse dynamics that :mod:`pkm.kernels.inverse_dynamics` computes (eq. 137,
 in the parallel form 140): ``u(V̇_t) = J_IK⁻ᵀ(M_t V̇_t + b)`` with ``b = C_t V_t + W_t^grav −
 W_t^EE``. At one state this kernel solves every limb's IK once (from a warm start), computes the
-limbs' geometry (``H``, ``L_p⁺``, ``F``, J_IK) and ``J_IK⁻ᵀ`` once, and then runs ``δ_p + 1``
-"passes" of the dynamics. Pass 0 is the inverse dynamics at the state with ``V̇_t = 0``:
-``u_0 = J_IK⁻ᵀ b``. Pass ``i`` is the velocity-free part for ``V̇_t = e_i``, the platform
-accelerated by ``V̇_p = P_p e_i`` at rest and without gravity (``θ̈ = H L_p⁺ P_p e_i``, eq. 88 with
-``θ̇ = 0``; the trees' ``M θ̈``, :func:`pkm.kernels.dynamics._limb_unit`; the platform's ``M_p P_p e_i``):
-the column ``A e_i`` of ``A = J_IK⁻ᵀ M_t`` (the actuator-space image of the mass matrix). Then
-(eq. 129)
+limbs' geometry (``H``, ``L_p⁺``, ``F``, J_IK) once, and then runs ``δ_p + 1`` "passes" of the
+dynamics, each giving the task-space wrench ``M_t V̇_t + C_t V_t + W_t^grav − W_t^EE`` (the bracket
+of eq. 140: the limbs' ``W̄_(l) = F̄ᵀH̄ᵀφ_(l)``, eq. 144, and the platform's ``P_pᵀφ_p``). Pass 0 is
+the state with ``V̇_t = 0``: ``b = C_t V_t + W_t^grav − W_t^EE``. Pass ``i`` is the velocity-free
+part for ``V̇_t = e_i``, the platform accelerated by ``V̇_p = P_p e_i`` at rest and without gravity
+(``θ̈ = H L_p⁺ P_p e_i``, eq. 88 with ``θ̇ = 0``; the trees' ``M θ̈``,
+:func:`pkm.kernels.dynamics._limb_unit`; the platform's ``M_p P_p e_i``): the column ``M_t e_i``.
+Then (eq. 129)
 
-    ``V̇_t = M_t⁻¹(J_IKᵀ u + W_t^EE − C_t V_t − W_t^grav) = A⁻¹ (u − u_0)``,
+    ``V̇_t = M_t⁻¹(J_IKᵀ u + W_t^EE − C_t V_t − W_t^grav)``,
 
-a δ_p × δ_p solve. ``M_t``, ``C_t V_t``, ``W_t^grav`` and ``J_IK`` are never formed: they are the
-passes' sums of limb wrenches ``W̄_(l) = F̄ᵀH̄ᵀφ_(l)`` (eq. 144) and the platform's ``P_pᵀφ_p``. The
+a δ_p × δ_p solve that never inverts J_IK: the task form is regular at a forward-kinematics
+(type-II) singularity, where J_IK loses rank but ``M_t`` does not (``F = L_p⁺P_p`` is regular as
+long as every limb's ``L_p`` is). ``J_IK⁻ᵀ`` is formed only for ``u_0 = J_IK⁻ᵀ b``, the forces that
+hold the state at rest (``bias``): with ``jik_thresh`` finite a J_IK whose condition number
+exceeds it fails the state (:data:`pkm.kernels.inverse_dynamics.SINGULAR_JIK`), with
+``jik_thresh = inf`` the state is evaluated and its ``u_0`` is NaN where J_IK cannot be inverted
+(the simulation's setting). ``C_t``, ``W_t^grav`` and ``J_IK`` are never formed as matrices. The
 joint accelerations are affine in ``V̇_t`` (eq. 88): ``θ̈ = θ̈_0 + Σ_i V̇_t,i θ̈_i``.
 
 Two entry points share :func:`_forward_state`: :func:`forward_range` (a batch of states, each
@@ -23,7 +29,7 @@ IK started from the solution of the one before) and :func:`rk4_run` (the classic
 integration of eq. 129–130 entirely inside numba, for translational task spaces, ``V_t = ẋ``,
 under forces given as a piecewise cubic in time). Both stop at the first failing state with a
 status ``(code, index, limb, value)`` as :func:`pkm.kernels.inverse_dynamics.run_range` does, plus
-:data:`SINGULAR_A` (the mass matrix's image not invertible) and :data:`CROSSED` (a row of J_IK turned
+:data:`SINGULAR_A` (``M_t`` not invertible) and :data:`CROSSED` (a row of J_IK turned
 by more than 90° since the previous, neighbouring evaluation: the motion crossed a singularity —
 e.g. a fixed RK4 step carried the Delta's arms past their stretched configuration, where the IK
 then finds the other elbow branch; the rule of :func:`pkm.algorithms.inverse_kinematics.branch_suspect`).
@@ -33,7 +39,8 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion, _limb_unit,
-                                  _pinv_slot, _platform_forces)
+                                  _pinv_slot, _platform_forces,
+                                  _platform_wrench)
 from pkm.kernels.ik import _dof, _solve_affine, _solve_general
 from pkm.kernels.model import LI_AFF, LI_N
 from pkm.kernels.work import M_CHORD, M_JT, M_JTI, M_SQ, V_RHS, _internal, _jit
@@ -56,7 +63,7 @@ def pass_accelerations(dp_static, out):
 
 @_internal
 def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u, th, pthd, pthdd, ptau, pJIK,
-                   plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status, xdd, thd, thdd, chord):
+                   plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, jik_thresh, status, xdd, thd, thdd, chord):
     """Forward dynamics at one state (see the module docstring). The pass arrays ``Cd`` (m, 4, 4),
     ``Vp``, ``Wee`` (m, 6) hold the state's platform pose, twist and end-effector wrench in every
     row, ``dVp`` (m, 6) the passes' accelerations (:func:`pass_accelerations`); ``th`` (L, n_max)
@@ -95,8 +102,13 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
         for k in range(1, m):  # M_t e_i: at rest, without gravity (pass k's V_p, W^EE rows are zero)
             _limb_unit(l, mi, mf, lay, d_static, dp_static, Pinv, dp_static[k - 1], k, pthdd[k, l], plimbW, bw, mat,
                        vec, general)
-    if not _jik_inverse(dp_static, 0, pJIK, mat, thresh, status):
-        return False
+    # J_IK⁻ᵀ only for u_0 (the forces that hold the state): the accelerations below never invert J_IK,
+    # so with jik_thresh = inf a state at (or near) a type-II singularity evaluates, its u_0 NaN
+    jik_ok = _jik_inverse(dp_static, 0, pJIK, mat, jik_thresh, status)
+    if not jik_ok:
+        if jik_thresh < np.inf:
+            return False
+        status[0] = -1
     for a in range(pJIK.shape[1]):  # pJIK[1]: J_IK of the previous evaluation (the passes write row 0 only)
         turn = 0.0
         for c in range(dp):
@@ -107,22 +119,31 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
     for a in range(pJIK.shape[1]):
         for c in range(dp):
             pJIK[1, a, c] = pJIK[0, a, c]
-    _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, 0, plimbW, pplatW, ptau, mat, vec)
     zero3 = dVp[0, 0:3]  # pass 0's acceleration is zero: no gravity in the unit passes
-    for k in range(1, m):
-        _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, zero3, k, plimbW, pplatW, ptau, mat, vec)
-    A, Ai, r = mat[M_JT], mat[M_JTI], vec[V_RHS]
-    for a in range(dp):
-        r[a] = u[a] - ptau[0, a]
-        for i in range(dp):
-            A[a, i] = ptau[i + 1, a]
-    if not inverse_into(A, dp, Ai, mat[M_SQ]):
+    M, Mi, r = mat[M_JT], mat[M_JTI], vec[V_RHS]
+    for k in range(m - 1, -1, -1):  # pass k's task-space wrench (eq. 140's bracket) into vec[V_RHS]
+        if k == 0 and jik_ok:  # and u_0 = J_IK⁻ᵀ(C_t V_t + W_t^grav − W_t^EE) into ptau[0]
+            _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, 0, plimbW, pplatW, ptau, mat, vec)
+        else:
+            _platform_wrench(Mp, dp_static, Cd, Vp, dVp, Wee, g0 if k == 0 else zero3, k, plimbW, pplatW, mat, vec)
+        if k > 0:  # column k − 1 of M_t (at rest, no gravity: the wrench of V̇_t = e_k)
+            for a in range(dp):
+                M[a, k - 1] = r[a]
+    if not jik_ok:
+        for a in range(ptau.shape[1]):
+            ptau[0, a] = np.nan
+    for c in range(dp):  # r = J_IKᵀu − (C_t V_t + W_t^grav − W_t^EE) (pass 0's wrench is in r)
+        acc = -r[c]
+        for a in range(pJIK.shape[1]):
+            acc += pJIK[0, a, c] * u[a]
+        r[c] = acc
+    if not inverse_into(M, dp, Mi, mat[M_SQ]):
         status[0], status[2], status[3] = SINGULAR_A, -1, np.inf
         return False
-    for i in range(dp):
+    for i in range(dp):  # V̇_t = M_t⁻¹(J_IKᵀu + W_t^EE − C_t V_t − W_t^grav) (eq. 129)
         acc = 0.0
         for a in range(dp):
-            acc += Ai[i, a] * r[a]
+            acc += Mi[i, a] * r[a]
         xdd[i] = acc
     for l in range(L):
         n = mi[l, LI_N]
@@ -140,7 +161,7 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
 @_jit
 def forward_range(s_begin, s_end, given, chord, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, Wee, g0, U, theta, thetad,
                   thetadd, xdd, bias, JIK, pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw,
-                  mat, vec, general, tol, max_iter, thresh, status):
+                  mat, vec, general, tol, max_iter, thresh, jik_thresh, status):
     """Forward dynamics at states ``s_begin … s_end − 1``: platform poses ``Cd`` (N, 4, 4), twists
     ``Vp`` and wrenches ``Wee`` (N, 6), actuator forces ``U`` (N, n_act). With ``given`` the IK of
     state ``s`` starts from ``theta[s]`` (on entry), else the first from ``th`` and each later one
@@ -162,7 +183,7 @@ def forward_range(s_begin, s_end, given, chord, mi, mf, lay, Mp, d_static, dp_st
         warm = not given and (chord or s > s_begin)
         if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, U[s], th, pthd,
                               pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
-                              status, xdd[s], thetad[s], thetadd[s], warm):
+                              jik_thresh, status, xdd[s], thetad[s], thetadd[s], warm):
             status[1] = s
             return
         for l in range(th.shape[0]):
@@ -220,14 +241,14 @@ def _set_state(R0, local0, axes, x, xd, pCd, pVp):
 
 @_internal
 def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t, y, pCd, pVp, pdVp, pWee, u, th,
-           pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh,
+           pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, jik_thresh,
            status, thd, thdd, act_limb, act_var, dy, chord):
     """The right-hand side ``dy = (ẋ, ẍ, u·q̇_act)`` of ``y = (x, ẋ, w)`` at time ``t``."""
     dp = axes.shape[0]
     _set_state(R0, local0, axes, y[:dp], y[dp:2 * dp], pCd, pVp)
     _input(tb, uc, t, u)
     if not _forward_state(mi, mf, lay, Mp, d_static, dp_static, pCd, pVp, pdVp, pWee, g0, u, th, pthd, pthdd, ptau,
-                          pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, status,
+                          pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, jik_thresh, status,
                           dy[dp:2 * dp], thd, thdd, chord):
         return False
     power = 0.0
@@ -257,7 +278,7 @@ def _predict_start(th, thd, thdd, h, limit):
 @_jit
 def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, pCd, pVp, pdVp, pWee,
             pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, tol, max_iter, thresh,
-            act_limb, act_var, limit, Y, theta, rates, scratch, u, status):
+            jik_thresh, act_limb, act_var, limit, Y, theta, rates, scratch, u, status):
     """Classical RK4 on ``y = (x, ẋ, w)`` (eq. 129–130 with ``V_t = ẋ``, and the actuator work
     ``ẇ = u·q̇_act``) from ``y0`` over the step ends ``T`` (n_steps + 1). Writes ``Y`` (n_steps + 1,
     2δ_p + 1) and the joint coordinates ``theta`` (n_steps + 1, L, n_max) at the step ends (solved at
@@ -293,7 +314,7 @@ def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, ax
             warm = s > 0 or stage > 0
             if not _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, ts, ys, pCd, pVp,
                           pdVp, pWee, u, th, pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol,
-                          max_iter, thresh, status, thd, thdd, act_limb, act_var, out, warm):
+                          max_iter, thresh, jik_thresh, status, thd, thdd, act_limb, act_var, out, warm):
                 status[1] = s
                 return
             last = ts

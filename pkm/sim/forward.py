@@ -53,12 +53,14 @@ class ForwardDynamics:
 class ForwardKernel:
     """The forward-dynamics kernel of one robot with its scratch: gravity ``gravity`` (default the
     robot file's), the IK's ``tol``, ``max_iter``, ``singularity_threshold`` (limbs' ``L_p``, ``G_y``
-    and J_IK, as :meth:`pkm.robot.Robot.inverse_dynamics`: the largest condition number accepted).
+    and J_IK, as :meth:`pkm.robot.Robot.inverse_dynamics`: the largest condition number accepted;
+    ``hold=False``: J_IK unchecked, see :attr:`jik`).
 
     :meth:`run` evaluates N states; ``th`` (L, n_max) is the IK start of the next call without
     ``theta``: the solution of the last state evaluated, so that repeated calls follow the branch."""
 
-    def __init__(self, robot, gravity=None, *, tol=1e-12, max_iter=50, singularity_threshold=SINGULARITY_THRESHOLD):
+    def __init__(self, robot, gravity=None, *, tol=1e-12, max_iter=50, singularity_threshold=SINGULARITY_THRESHOLD,
+                 hold=True):
         check_solver(tol, max_iter, singularity_threshold)
         robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
         self.robot = robot
@@ -67,6 +69,10 @@ class ForwardKernel:
         if self.g0.shape != (3,) or not np.all(np.isfinite(self.g0)):
             raise InputError(f"gravity must be a finite 3-vector, got {' '.join(repr(gravity).split())[:200]}")
         self.args = (float(tol), int(max_iter), float(singularity_threshold))
+        #: J_IK's largest condition number: ``singularity_threshold`` where the forces that hold the
+        #: state (``bias``, J_IK⁻ᵀ) are wanted; ``inf`` (``hold=False``: a simulation's right-hand
+        #: sides) evaluates states at and near forward-kinematics singularities, ``bias`` NaN there
+        self.jik = self.args[2] if hold else np.inf
         L, nmax, dp, na = km.mi.shape[0], int(km.lay[LAY_NMAX]), robot.task_dof, robot.n_act
         m = dp + 1
         self.passes = blocks((m, 4, 4), (m, 6), (m, 6), (m, 6), (m, L, nmax), (m, L, nmax), (m, na), (m, na, dp),
@@ -96,7 +102,7 @@ class ForwardKernel:
         st = self.status
         st[:] = (-1, 0, 0, 0)
         forward_range(0, Cd.shape[0], theta_given, self.chord, *self.km, Cd, Vp, Wee, self.g0, U, *out,
-                      *self.passes, *self.work, self.general, *self.args, st)
+                      *self.passes, *self.work, self.general, *self.args, self.jik, st)
         self.chord = st[0] == 0  # the scratch's L_p⁺ belong to the last state, a neighbour of the next
         if st[0] != 0:
             raise_status(self.robot, st, self.args, X)

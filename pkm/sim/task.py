@@ -164,7 +164,7 @@ def rk4_numba(rhs: TaskRhs, T, y0, pp):
     st = k.status
     st[:] = (-1, 0, 0, 0)
     rk4_run(n, np.ascontiguousarray(T), np.ascontiguousarray(y0), *k.km, robot.R0, rhs._local0, rhs._axes, tb, uc,
-            k.g0, *k.passes, *k.work, k.general, *k.args, robot._act_limb.astype(np.int64),
+            k.g0, *k.passes, *k.work, k.general, *k.args, k.jik, robot._act_limb.astype(np.int64),
             robot._act_var.astype(np.int64), PREDICT_LIMIT, Y, theta, rates, scratch, np.zeros(rhs.n), st)
     k.chord = False
     if st[0] != 0:
