@@ -25,6 +25,7 @@ from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.redundancy import RTOL
 from pkm.absolute.results import assemble
 from pkm.absolute.system import kkt_solve
+from pkm.errors import SingularityError
 
 
 def _accelerations(system, q, v, f, t, rtol, rows=None):
@@ -37,6 +38,24 @@ def _accelerations(system, q, v, f, t, rtol, rows=None):
     lam = np.zeros(rows.size)
     lam[rows] = lam_rows
     return qdd, lam
+
+
+def _least_squares_accelerations(system, q, v, f, t):
+    """``q̈`` of the index-1 equations with every row, where the constraint Jacobian ``G`` has lost
+    rank (a singular configuration of the mechanism, where it gains instantaneous mobility): the
+    minimum-norm least-squares solution of ``[[M, Gᵀ], [G, 0]] [q̈; λ] = [f; γ]``. Its ``q̈`` is the
+    one of the consistent equations (only ``λ`` is not unique: ``M`` is positive definite on the
+    null space of ``G``), its ``λ`` the smallest."""
+    M = system.sparse_mass_matrix()
+    M = M.toarray() if hasattr(M, "toarray") else np.asarray(M, dtype=float)
+    G = system.jacobian(q, t)
+    n, m = M.shape[0], G.shape[0]
+    K = np.block([[M, G.T], [G, np.zeros((m, m))]])
+    rhs = np.concatenate([f, system.gamma(q, v, t)])
+    x = np.linalg.lstsq(K, rhs, rcond=1e-10)[0]
+    if not np.all(np.isfinite(x)):
+        raise SingularityError("the constrained equations of motion have no finite solution here")
+    return x[:n]
 
 
 def _force(potential, q):
@@ -167,7 +186,14 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, forc
         count[0] += 1
         q, v = y[:n], y[n:]
         f = _force(potential, q) + (0.0 if force is None else np.asarray(force(t, q, v), dtype=float))
-        return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
+        try:
+            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
+        except SingularityError:  # the rows chosen at the step's start lost rank on the way (the whole
+            rows[0] = independent_rows(system, q, t)[0]  # set need not): choose again here
+        try:
+            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
+        except SingularityError:  # the whole set lost rank: a singular configuration of the mechanism
+            return np.concatenate([v, _least_squares_accelerations(system, q, v, f, t)])
 
     qs, vs, its = [q0], [np.asarray(v0, dtype=float)], []
     for k in range(int(steps)):
