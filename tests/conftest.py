@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,19 @@ TESTS = Path(__file__).resolve().parent
 
 # make `from conftest import ROBOTS` work from test modules
 sys.path.insert(0, str(TESTS))
+
+# One BLAS thread, in this process and the `pkm` subprocesses the tests start: pkm's Python-level
+# algorithms (the reference path, the actuator form, pkm.absolute) solve many small dense systems,
+# and on a loaded 2-core machine OpenBLAS's second thread turns a 156 × 156 SVD from 6 ms into
+# 1.3 s (measured under load 4: threads spinning for a core).
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+try:
+    from threadpoolctl import threadpool_limits
+
+    _BLAS_LIMIT = threadpool_limits(1, user_api="blas")  # numpy was imported before this file
+except ImportError:  # pragma: no cover - threadpoolctl is in the test extra
+    pass
 
 
 # ----------------------------------------------------------------------------- numba-only functions
