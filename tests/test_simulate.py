@@ -95,17 +95,18 @@ def test_actuator_work_equals_the_change_of_energy(name):
 def test_the_task_form_stops_at_the_singularity_with_the_time():
     """Released at rest from home with zero torque, the Delta falls until its arms are stretched
     (after ~0.26 s); in task coordinates the EOM degenerate there (a limb's L_p, and J_IK, become
-    singular): SingularityError naming t, with the adaptive and with the numba RK4 method."""
+    singular): form="task" stops with SingularityError naming t, with the adaptive and with the
+    numba RK4 method (form="auto" passes: tests/test_simulate_auto.py)."""
     for method, options in (("DOP853", dict(rtol=1e-8, atol=1e-10)), ("RK4", dict(dt=1e-4))):
         with pytest.raises(pkm.SingularityError, match=r"at t = 0\.2\d*") as info:
-            DELTA.simulate("zero", (0.0, 0.5), method=method, **options)
+            DELTA.simulate("zero", (0.0, 0.5), form="task", method=method, **options)
         t_stop = float(str(info.value).split("at t = ")[1].split(" s")[0])
         # before the arms are stretched: the actuator form's lowest point is at t = 0.26076 s
         # (t_eval spacing 1e-5 s, rtol 1e-10)
         assert 0.255 < t_stop < 0.26076, (method, t_stop)
-        assert "form='actuator' passes through" in str(info.value)
+        assert "form='auto' passes through" in str(info.value)
     with pytest.raises(pkm.IKError, match=r"at t = 0\.26 s .*a fixed step may jump past it"):
-        DELTA.simulate("zero", (0.0, 0.5), method="RK4", dt=1e-3)  # a step from 0.26 s leaves the workspace
+        DELTA.simulate("zero", (0.0, 0.5), form="task", method="RK4", dt=1e-3)  # a step from 0.26 s leaves the workspace
 
 
 def test_a_fixed_step_that_bounces_off_the_singularity_warns():
@@ -115,7 +116,7 @@ def test_a_fixed_step_that_bounces_off_the_singularity_warns():
     dt = 0.1 ms the same run stops at the singularity; with the torques of a regular motion no
     warning."""
     with pytest.warns(pkm.AccuracyWarning, match=r"from t = 0\.26 s.*with RK4"):
-        sim = DELTA.simulate("zero", (0.0, 0.5), method="RK4", dt=0.01)
+        sim = DELTA.simulate("zero", (0.0, 0.5), form="task", method="RK4", dt=0.01)
     assert np.abs(sim.energy_error).max() > 0.1 * np.abs(sim.energy).max()
     import warnings
 
@@ -160,23 +161,23 @@ def test_a_jump_to_another_branch_is_a_crossed_singularity():
 
 def test_actuator_form_passes_through_the_stretched_arm():
     """In actuator coordinates (paper 8.1.3) the Delta released at rest from home with zero torque
-    falls through the stretched-arm singularity (t ≈ 0.2608 s, where the task form stops) and comes
-    back up: over 0.5 s energy is conserved to 1e-6 (measured 1.7e-10) and the loops stay closed to
-    1e-10; before the singularity both forms give the same motion."""
-    t_eval = np.linspace(0.0, 0.5, 51)
-    sim = DELTA.simulate("zero", (0.0, 0.5), form="actuator", method="DOP853", rtol=1e-10, atol=1e-12,
+    falls through the stretched-arm singularity (t ≈ 0.2608 s, where the task form stops) and
+    comes back up until, at t ≈ 0.2758 s, its actuator coordinates degenerate (the forward
+    kinematics loses rank twice: the explicit form stops there, naming the time; form="auto"
+    passes, tests/test_simulate_auto.py): energy is conserved to 1e-6 (measured 1.7e-10), the loops
+    stay closed to 1e-10; before the singularity both forms give the same motion."""
+    t_eval = np.linspace(0.0, 0.27, 28)
+    sim = DELTA.simulate("zero", (0.0, 0.27), form="actuator", method="DOP853", rtol=1e-10, atol=1e-12,
                          t_eval=t_eval)
     bottom = int(np.argmin(sim.x[:, 2]))
-    assert 0.2 < t_eval[bottom] < 0.3 and sim.x[-1, 2] > sim.x[bottom, 2] + 0.2  # through the lowest point, back up
-    assert sim.q_act[:, 0].max() > np.pi / 2 + 1.0  # the arms swung on past vertical (stretched)
+    assert 0.25 < t_eval[bottom] < 0.27 and sim.x[-1, 2] > sim.x[bottom, 2]  # through the lowest point, back up
+    assert sim.q_act[:, 0].max() > np.pi / 2 + 0.1  # the arms swung on past vertical (stretched)
     assert np.abs(sim.energy - sim.energy[0]).max() <= 1e-6 * np.abs(sim.energy).max()
     assert sim.closure.max() <= 1e-10
-    late = DELTA.simulate("zero", (0.0, 0.5), form="actuator", method="DOP853", rtol=1e-10, atol=1e-12,
-                          t_eval=t_eval[25:])  # outputs from t = 0.25 s on: the same branch, not re-assembled
-    # (the lateral x, y, zero by symmetry, grow from rounding through the singularity: ~1e-6 at 0.5 s)
-    assert np.abs(late.x[:, 2] - sim.x[25:, 2]).max() <= 1e-8
+    with pytest.raises(pkm.SingularityError, match=r"at t = 0\.2757\d* s .*forward kinematics"):
+        DELTA.simulate("zero", (0.0, 0.5), form="actuator", method="DOP853", rtol=1e-10, atol=1e-12)
     early = t_eval[t_eval <= 0.2]
-    task = DELTA.simulate("zero", (0.0, 0.2), method="DOP853", rtol=1e-12, atol=1e-14, t_eval=early)
+    task = DELTA.simulate("zero", (0.0, 0.2), form="task", method="DOP853", rtol=1e-12, atol=1e-14, t_eval=early)
     act = DELTA.simulate("zero", (0.0, 0.2), form="actuator", method="DOP853", rtol=1e-12, atol=1e-14, t_eval=early)
     assert np.abs(task.x - act.x).max() <= 1e-9 and np.abs(task.q_act - act.q_act).max() <= 1e-9
 
@@ -313,29 +314,40 @@ def test_cli_free_fall_and_its_singularity(tmp_path):
     assert header[:7] == ["t", "x", "y", "z", "xd", "yd", "zd"] and header[-4:] == ["energy", "work", "energy_error",
                                                                                    "closure"]
     assert data.shape == (201, len(header)) and np.abs(data[:, -2]).max() <= 1e-8 * np.abs(data[:, -4]).max()
-    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--out", out, cwd=tmp_path)
+    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--form", "task", "--out", out,
+                   cwd=tmp_path)
     assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1
     assert "at t = 0.26" in proc.stderr and "Traceback" not in proc.stderr
-    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--form", "actuator", "--out", out,
-                cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_pkm("simulate", robot, "--torques", "zero", "--duration", 0.5, "--out", out, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr  # the default form passes both singularities
+    assert "coordinates: task 0–0.253157 s, actuator 0.253157–0.269176 s, task 0.269176–0.5 s" in proc.stdout
     assert _csv(out)[1].shape[0] == 201
 
 
 def test_cli_replays_the_torques_of_inverse_dynamics(tmp_path):
-    """pkm inverse-dynamics --out tau.csv, then pkm simulate --torques tau.csv from the motion's
-    initial state: the motion comes back (the first 2 s of the paper's sine, to 1e-6 m; the open
-    loop amplifies errors ~30x per second: 2e-7 m after 3 s, 3 mm after 6 s)."""
+    """pkm inverse-dynamics --out tau.csv, then pkm simulate --torques tau.csv: the simulation
+    starts in the motion's initial state, its rates included (the CSV's xd… columns), and the
+    motion comes back (the first 2 s of the paper's sine, to 1e-6 m; the open loop amplifies errors
+    ~30x per second: 2e-7 m after 3 s, 3 mm after 6 s). A table without rates whose motion moves
+    starts at rest, and says so on stderr."""
     robot = ROBOTS / FILES["delta"]
     tau = tmp_path / "tau.csv"
     assert run_pkm("inverse-dynamics", robot, "--out", tau, cwd=tmp_path).returncode == 0
     tr = from_spec(DELTA.spec.trajectory, DELTA.task.coordinate_names())
+    header, table = _csv(tau)
+    assert header[:7] == ["t", "x", "y", "z", "xd", "yd", "zd"] and np.array_equal(table[:, 4:7], tr.xd)
     out = tmp_path / "sim.csv"
-    proc = run_pkm("simulate", robot, "--torques", tau, "--xd0", *tr.xd[0], "--rtol", 1e-11, "--step", 0.1,
-                "--duration", 2, "--out", out, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    proc = run_pkm("simulate", robot, "--torques", tau, "--rtol", 1e-11, "--step", 0.1, "--duration", 2, "--out", out,
+                   cwd=tmp_path)
+    assert proc.returncode == 0 and "warning" not in proc.stderr, proc.stderr
     _, data = _csv(out)
     assert data.shape[0] == 21 and np.abs(data[:, 1:4] - tr.x[:201:10]).max() <= 1e-6
+    no_rates = tmp_path / "no_rates.csv"
+    keep = [k for k, h in enumerate(header) if h not in ("xd", "yd", "zd")]
+    lines = tau.read_text().splitlines()
+    no_rates.write_text("\n".join(",".join(line.split(",")[k] for k in keep) for line in lines[:40]) + "\n")
+    proc = run_pkm("simulate", robot, "--torques", no_rates, "--duration", 0.05, cwd=tmp_path)
+    assert proc.returncode == 0 and "starts moving" in proc.stderr and "starts at rest" in proc.stderr, proc.stderr
 
 
 def test_cli_computed_torque_and_bad_input(tmp_path):
@@ -349,6 +361,7 @@ def test_cli_computed_torque_and_bad_input(tmp_path):
                          (("--torques", "zero", "--x0", 0.1), "--x0 needs 2"),
                          (("--torques", "zero", "--duration", -1), "--duration"),
                          (("--torques", "hold", "--method", "RK4", "--step", 1e-12), "steps"),
+                         (("--torques", "hold", "--duration", 1e6, "--method", "RK4", "--step", 0.1), "steps"),
                          (("--torques", "hold", "--step", 1e-12), "outputs"),
                          (("--torques", "hold", "--x0", "nan", 0), "--x0")):
         proc = run_pkm("simulate", robot, *args, cwd=tmp_path)

@@ -20,7 +20,12 @@ By Jourdain's principle the EOM (eq. 116/135) are
 
 with each limb's tree mass matrix ``M̄_l`` (CRBA) and inverse dynamics ``τ_l`` (RNEA with
 gravity, :mod:`pkm.algorithms.dynamics`); the platform's inertia is carried by the first limb's
-tree, the other limbs see it massless. This form runs in Python on the per-sample reference
+tree, the other limbs see it massless. An end-effector wrench ``W^EE`` (body-fixed in ``F_p``) adds
+``Θ_pᵀ W^EE`` to the forces, ``Θ_p = J_p(1) Θ_1`` the platform twist per actuator rate (``V_p =
+Θ_p θ̇_act``). Task coordinates of an assembled state (for outputs and controllers): the position
+in the platform's reference axes, the rotation vector ``ρ = log(R_0ᵀR_p)`` continued from the
+previous state (so it may pass ``|ρ| = π``), ``ẋ`` from ``V_t = P_pᵀV_p`` (eq. 130) — any
+twist-closed task space. This form runs in Python on the per-sample reference
 algorithms (about a millisecond per evaluation): the one to use through IK singularities, the
 task form (:mod:`pkm.sim.forward`) the fast one elsewhere. It stops where ``M_a`` degenerates: a
 forward-kinematics (type-2) singularity of the mechanism.
@@ -30,15 +35,21 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms.assembly import _system, assemble
-from pkm.algorithms.dynamics import inverse_dynamics, mass_matrix
+from pkm.algorithms.dynamics import inverse_dynamics, mass_matrix, potential_energy
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.algorithms.manipulator import dynamics_trees
+from pkm.errors import IKError, SingularityError
+from pkm.lie import log_so3
+from pkm.lie.interpret import kernel
+from pkm.sim.task import forces
 
 class ActuatorModel:
     """The actuator-coordinate EOM of one robot (see the module docstring)."""
 
-    def __init__(self, robot):
+    def __init__(self, robot, wrench=None):
         self.robot = robot
+        self.wrench = None if wrench is None else np.asarray(wrench, dtype=float).reshape(6)
+        self.rho = None  # the last rotation vector (task coordinates continue it)
         limbs = robot.limbs
         self.offs = np.cumsum([0] + [l.n for l in limbs])
         self.zoffs = np.cumsum([0] + [l.dof for l in limbs])
@@ -52,7 +63,8 @@ class ActuatorModel:
 
     def state(self, q, qd, gravity):
         """Assemble at ``q`` and return ``(thetas, θ̇, Θ, θ̈⁰, M_a, b, closure residual)`` (``θ̇``, ``Θ``,
-        ``θ̈⁰`` over all limbs' tree variables, limb after limb)."""
+        ``θ̈⁰`` over all limbs' tree variables, limb after limb); the limbs' ``L_p`` of this state are
+        kept in ``self.Ls``."""
         robot, limbs = self.robot, self.robot.limbs
         thetas, _ = assemble(robot, q, start=self.thetas, tol=1e-13)
         self.thetas = thetas
@@ -64,6 +76,7 @@ class ActuatorModel:
             H = limb._H(C, J, np.inf)
             Hs.append(H)
             Ls.append(J[limb.platform] @ H)
+        self.Ls = Ls
         C = np.zeros((6 * (len(limbs) - 1), nz))
         zo = self.zoffs
         for k in range(1, len(limbs)):
@@ -90,19 +103,82 @@ class ActuatorModel:
         for k, tree in enumerate(self.trees):
             Ma += Theta[k].T @ mass_matrix(tree, thetas[k]) @ Theta[k]
             b += Theta[k].T @ inverse_dynamics(tree, thetas[k], thd[k], thdd0[k], gravity)
+        if self.wrench is not None:  # the platform twist per actuator rate: V_p = J_p(1) Θ_1 θ̇_act
+            b -= (Ls[0] @ Z[zo[0]:zo[1]]).T @ self.wrench
         r = _system(robot, thetas)[0]
         return (thetas, np.concatenate(thd), np.vstack(Theta), np.concatenate(thdd0), Ma, b,
                 float(np.max(np.abs(r), initial=0.0)))
 
     def task_state(self, thetas, thd, thdd=None):
-        """Task coordinates, velocity (and acceleration) of an assembled state, from the first limb's
-        platform (translational task spaces: the platform keeps ``R_0``)."""
+        """Task coordinates, their rates (and accelerations) of an assembled state, from the first
+        limb's platform (module docstring)."""
         robot, limb, s = self.robot, self.robot.limbs[0], slice(self.offs[0], self.offs[1])
         Cp = forward_kinematics(limb.tree, thetas[0])[limb.platform]
         Vp = body_jacobians(limb.tree, thetas[0])[limb.platform] @ thd[s]
-        axes = ["xyz".index(c[1]) for c in robot.task.components]
-        x, xd = (robot.R0.T @ Cp[:3, 3])[axes], Vp[[3 + a for a in axes]]
+        local = robot.R0.T @ Cp[:3, 3]
+        rho = kernel(log_so3)(robot.R0.T @ Cp[:3, :3])
+        if self.rho is not None and np.linalg.norm(rho) > 0.0:  # the rotation vector nearest the last one
+            angle = np.linalg.norm(rho)
+            k = np.round((self.rho @ (rho / angle) - angle) / (2 * np.pi))
+            rho = rho * (1.0 + 2 * np.pi * k / angle)
+        x = np.array([(local if c.startswith("v") else rho)["xyz".index(c[1])] for c in robot.task.components])
+        xd = robot.coordinate_rates(x, robot.P_p.T @ Vp)
         if thdd is None:
             return x, xd
         dVp = body_accelerations(limb.tree, thetas[0], thd[s], thdd[s])[limb.platform]
-        return x, xd, dVp[[3 + a for a in axes]]
+        return x, xd, robot.coordinate_accelerations(x, xd, robot.P_p.T @ dVp)
+
+    def follow(self, x):
+        """Continue the rotation vector from the task coordinates ``x`` (a state entered from the
+        task form)."""
+        rho = np.zeros(3)
+        for i, c in enumerate(self.robot.task.components):
+            if c.startswith("w"):
+                rho["xyz".index(c[1])] = x[i]
+        self.rho = rho
+
+
+class ActuatorRhs:
+    """``y' = f(t, y)`` with ``y = (θ_act, θ̇_act, w)`` (paper 8.1.3, module docstring)."""
+
+    DEGENERATE = ("the actuator-space equations of motion degenerate (M_a grows without bound: a "
+                  "forward-kinematics, type-II, singularity of the mechanism; form='auto' passes through)")
+
+    def where(self, y):
+        return f"q_act = {np.array2string(y[:self.d], precision=6)}"
+
+    def __init__(self, model, u, gravity):
+        self.model, self.u, self.gravity = model, u, gravity
+        self.d = model.robot.n_act
+        self.nfev = 0
+
+    def evaluate(self, t, q, qd):
+        model = self.model
+        try:
+            thetas, thd, G, g, Ma, b, closure = model.state(q, qd, self.gravity)
+        except IKError as exc:
+            raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
+        x, xd = model.task_state(thetas, thd)
+        u = forces(self.u, t, x, xd, self.d)
+        try:
+            qdd = np.linalg.solve(Ma, u - b)
+        except np.linalg.LinAlgError:
+            raise SingularityError(f"at t = {t:.6g} s: the actuator-space mass matrix M_a is singular (a "
+                                   "forward-kinematics singularity of the mechanism)") from None
+        if not np.all(np.isfinite(qdd)):
+            raise SingularityError(f"at t = {t:.6g} s: {self.DEGENERATE}")
+        self.nfev += 1
+        kinetic = 0.5 * float(qd @ Ma @ qd)
+        potential = sum(potential_energy(tree, thetas[k], self.gravity) for k, tree in enumerate(model.trees))
+        return u, (qdd, thetas, thd, G @ qdd + g, kinetic, potential, closure)
+
+    def __call__(self, t, y):
+        d = self.d
+        q, qd = y[:d], y[d:2 * d]
+        u, out = self.evaluate(t, q, qd)
+        return np.concatenate([qd, out[0], [float(u @ qd)]])
+
+    def thetas(self, t, y):
+        """Every limb's tree variables at state ``y`` (an evaluation: the assembly, on the branch)."""
+        self.evaluate(t, y[:self.d], y[self.d:2 * self.d])
+        return [th.copy() for th in self.model.thetas]

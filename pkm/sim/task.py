@@ -29,14 +29,16 @@ class TaskRhs:
 
     ``u``: the forces ``u(t, x, ẋ)`` (:func:`pkm.sim.inputs.actuator_input`); ``start``: each limb's
     tree variables on the branch (None: the reference configuration); ``solver`` the IK's options;
-    ``max_condition``: the largest condition number of a limb's ``L_p`` (its ``G_y``) or of J_IK
-    (1-norm estimates, as in the inverse dynamics) before the run stops with
-    :class:`pkm.SingularityError` (the lower of it and the IK's ``singularity_threshold``)."""
+    ``max_condition``: the largest condition number of a limb's ``L_p`` or ``G_y`` (the kernel's
+    1-norm estimates, as in the inverse dynamics) at which an evaluation fails with
+    :class:`pkm.SingularityError` (the lower of it and the IK's ``singularity_threshold``; the
+    simulation's own, unit-free monitor is :mod:`pkm.sim.switching`). J_IK is not checked: the
+    accelerations never invert it (:mod:`pkm.kernels.forward`)."""
 
     DEGENERATE = ("the task-space equations of motion degenerate (a limb near a singularity, where J_IK grows "
-                  "without bound; form='actuator' passes through)")
+                  "without bound; form='auto' passes through)")
 
-    def __init__(self, robot, u, wrench, gravity, start, solver, max_condition):
+    def __init__(self, robot, u, wrench, gravity, start, solver, max_condition=np.inf):
         self.robot, self.u = robot, u
         solver = {k: v for k, v in solver.items() if k != "threads"}
         solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
@@ -44,8 +46,8 @@ class TaskRhs:
         self.start, self.solver = start, solver
         self.g0 = np.asarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
         self.kernel = None  # a task space that is not twist-closed runs the reference path (_reference)
-        if robot._closed:
-            self.kernel = ForwardKernel(robot, gravity, **solver)
+        if robot._closed:  # J_IK unchecked: the accelerations never invert it (a type-II state evaluates)
+            self.kernel = ForwardKernel(robot, gravity, hold=False, **solver)
             self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
         L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
@@ -107,6 +109,21 @@ class TaskRhs:
             dst[:] = src
         self.nfev += 1
         return self.out
+
+    def restart(self, thetas):
+        """Start the next evaluation's IK from the limbs' tree variables ``thetas`` (a list): the
+        branch of a state entered from other coordinates."""
+        self.start = [np.asarray(th, dtype=float) for th in thetas]
+        if self.kernel is not None:
+            self.kernel.set_start(self.start)
+        else:
+            for k, th in enumerate(self.start):
+                self.out[0][0, k, :len(th)] = th
+
+    def thetas(self, t, y):
+        """Every limb's tree variables at state ``y`` (an evaluation: the IK from the last one's solution)."""
+        th = self.evaluate(t, y[:self.d], y[self.d:2 * self.d])[1][0][0]
+        return [th[k, :l.n].copy() for k, l in enumerate(self.robot.limbs)]
 
     def __call__(self, t, y):
         d = self.d

@@ -1,0 +1,98 @@
+"""A simulation's outputs, filled one output time at a time from whichever form integrates there
+(:mod:`pkm.sim.switching`): task coordinates, rates and accelerations, actuator coordinates, rates
+and forces, every limb's tree variables, energies and loop closure (the fields of
+:class:`pkm.sim.simulate.SimulationResult`).
+
+The energy is counted body by body from the joint rates (kinetic ``T``) and the centres of mass
+(potential ``V``), independent of the mass matrix either form integrates with, so the balance
+``E − E(0) − W`` checks the integration (:func:`task_energy`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.algorithms.dynamics import kinetic_energy, potential_energy
+from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
+
+
+class Energy:
+    """Kinetic and potential energy of a robot's state given by its limbs' tree variables and
+    rates and its task coordinates: the limb trees with a massless platform plus the platform."""
+
+    def __init__(self, robot, gravity):
+        self.robot, self.g0 = robot, np.asarray(gravity, dtype=float)
+        self.trees = dynamics_trees(robot)
+        self.Mp = platform_inertia(robot)
+        p = robot.spec.body(robot.spec.platform)
+        self.mass = p.mass
+        self.local_com = np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3])
+
+    def __call__(self, thetas, thetads, x, xd) -> tuple[float, float]:
+        robot = self.robot
+        kin = pot = 0.0
+        for k, (th, thd) in enumerate(zip(thetas, thetads)):
+            kin += kinetic_energy(self.trees[k], th, thd)
+            pot += potential_energy(self.trees[k], th, self.g0)
+        Cp = robot.platform_pose(x)
+        Vp, _ = robot.platform_twist(x, xd)
+        kin += 0.5 * Vp @ self.Mp @ Vp
+        pot -= self.mass * self.g0 @ (Cp[:3, :3] @ self.local_com + Cp[:3, 3])
+        return kin, pot
+
+
+class Outputs:
+    """Arrays for ``N`` output times, written by :meth:`task` (the task form's kernel outputs at a
+    state) or :meth:`actuator` (the actuator form's assembly)."""
+
+    def __init__(self, robot, N, gravity):
+        self.robot = robot
+        d, na, L = robot.task_dof, robot.n_act, len(robot.limbs)
+        self.X, self.XD, self.XDD = np.empty((N, d)), np.empty((N, d)), np.empty((N, d))
+        self.QA, self.QDA, self.U = np.empty((N, na)), np.empty((N, na)), np.empty((N, na))
+        self.kin, self.pot, self.work = np.empty(N), np.empty(N), np.empty(N)
+        self.closure = np.empty((N, L))
+        self.joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
+        self.energy = Energy(robot, gravity)
+
+    def task(self, k, t, y, rhs):
+        """Output ``k`` at ``(t, y)`` of the task form (``y = (x, ẋ, w)``, ``rhs`` a
+        :class:`pkm.sim.task.TaskRhs`: one kernel evaluation, its IK from the last one's solution)."""
+        robot, d = self.robot, self.robot.task_dof
+        x, xd = y[:d], y[d:2 * d]
+        u, (th, thd, _, xdd, _, _) = rhs.evaluate(t, x, xd)
+        rhs.nfev -= 1
+        thetas = [th[0, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
+        thetads = [thd[0, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
+        self.X[k], self.XD[k], self.XDD[k], self.U[k], self.work[k] = x, xd, xdd[0], u, y[2 * d]
+        act = robot._act_limb, robot._act_var
+        self.QA[k], self.QDA[k] = th[0][act], thd[0][act]
+        self.kin[k], self.pot[k] = self.energy(thetas, thetads, x, xd)
+        for j, l in enumerate(robot.limbs):
+            self.joints[l.name][k] = thetas[j]
+            self.closure[k, j] = float(np.max(np.abs(l.constraint_residual(thetas[j])), initial=0.0))
+
+    def actuator(self, k, t, y, rhs):
+        """Output ``k`` at ``(t, y)`` of the actuator form (``y = (θ_act, θ̇_act, w)``, ``rhs`` a
+        :class:`pkm.sim.actuator.ActuatorRhs`: one assembly from the current configuration, which
+        is restored afterwards so the integration's branch is untouched)."""
+        model, d = rhs.model, self.robot.n_act
+        saved, rho = model.thetas, model.rho
+        u, (qdd, thetas, thd, thdd, kin, pot, closure) = rhs.evaluate(t, y[:d], y[d:2 * d])
+        rhs.nfev -= 1
+        self.X[k], self.XD[k], self.XDD[k] = model.task_state(thetas, thd, thdd)
+        model.thetas, model.rho = saved, rho
+        self.U[k], self.QA[k], self.QDA[k], self.work[k] = u, y[:d], y[d:2 * d], y[2 * d]
+        o = model.offs
+        thetads = [thd[o[j]:o[j + 1]] for j in range(len(thetas))]
+        self.kin[k], self.pot[k] = self.energy(thetas, thetads, self.X[k], self.XD[k])
+        self.closure[k, :] = closure
+        for j, l in enumerate(self.robot.limbs):
+            self.joints[l.name][k] = thetas[j]
+
+    def fields(self) -> dict:
+        """The :class:`pkm.sim.simulate.SimulationResult` fields the outputs fill."""
+        E = self.kin + self.pot
+        return dict(x=self.X, xd=self.XD, xdd=self.XDD, q_act=self.QA, qd_act=self.QDA, tau=self.U,
+                    joints=self.joints, kinetic=self.kin, potential=self.pot, energy=E, work=self.work,
+                    energy_error=E - E[0] - self.work, closure=self.closure,
+                    actuator_names=list(self.robot.actuator_names))
