@@ -115,13 +115,16 @@ def force_word(robot) -> str:
 
 
 def write_dynamics_csv(path, robot, traj, result) -> list[str]:
-    """Write ``t``, the task coordinates, ``q_<actuator> [unit]`` and ``tau_<actuator> [unit]``
-    (floats as ``repr``: exact float64 round trip), one row per sample. Returns the header."""
+    """Write ``t``, the task coordinates and their rates (suffix ``d``: the motion's state, so that
+    ``pkm simulate --torques`` of this file starts where the motion does), ``q_<actuator> [unit]``
+    and ``tau_<actuator> [unit]`` (floats as ``repr``: exact float64 round trip), one row per
+    sample. Returns the header."""
     import numpy as np
 
     q_cols, tau_cols = actuator_columns(robot, result.actuator_names)
-    header = ["t", *robot.task.coordinate_names(), *q_cols, *tau_cols]
-    data = np.column_stack([traj.t, traj.x, result.q_act, result.tau])
+    names = robot.task.coordinate_names()
+    header = ["t", *names, *(f"{n}d" for n in names), *q_cols, *tau_cols]
+    data = np.column_stack([traj.t, traj.x, traj.xd, result.q_act, result.tau])
     lines = [",".join(header)]
     lines.extend(",".join(map(repr, row)) for row in data.tolist())
     with open(path, "w", newline="") as fh:

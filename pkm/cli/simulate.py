@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 from pkm.errors import PkmError
 
@@ -23,15 +24,18 @@ def add_parser(sub) -> argparse.ArgumentParser:
 --torques zero      no actuator torque: the robot falls from rest at --x0 (default: home)
 --torques hold      the constant torques that hold --x0 at rest (gravity compensation)
 --torques FILE.csv  a torque table with a column t and tau_<actuator> per actuator (the CSV of
-                    pkm inverse-dynamics --out), interpolated by cubic splines; --x0 defaults
-                    to the table's first task coordinates, --xd0 to rest
+                    pkm inverse-dynamics --out), interpolated by cubic splines; --x0 and --xd0
+                    default to the table's first task coordinates and their rates (columns
+                    x…, xd…), else home and rest (a warning if the table's motion moves)
 --torques computed-torque
                     computed-torque control with PD feedback (--kp, default (2π·10 Hz)²) along
                     the trajectory of the options below (default: the robot file's), from its
                     first sample
 
-The task and joint forms stop with a one-line error naming the time where J_IK degenerates (a
-limb's singularity, e.g. the Delta's arms stretched); --form actuator passes through those.
+The default form (auto) passes the limbs' singularities (e.g. the Delta's arms stretched) and
+forward-kinematics ones by changing coordinates there; the summary names which coordinates
+carried the motion when. The task and joint forms stop with a one-line error naming the time at
+a limb's singularity, the actuator form at a forward-kinematics one.
 The --out CSV holds t, task coordinates, their rates (suffix d), actuator positions
 q_<actuator> [rad or m], forces/torques tau_<actuator> [N·m or N], the energy E = T + V, the actuator work W, E − E(0) − W and the
 largest loop-closure residual; the plot shows actuator angles, platform position and the
@@ -43,10 +47,12 @@ example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --
                    help="the actuator torques (see below)")
     p.add_argument("--x0", nargs="+", type=float, metavar="X", help="initial task coordinates [m, rad]")
     p.add_argument("--xd0", nargs="+", type=float, metavar="XD", help="initial task velocity (default 0)")
-    p.add_argument("--form", default="task", choices=("task", "joint", "actuator"),
-                   help="state: task coordinates (default; fast), joint coordinates and task velocity (paper "
-                        "8.1.2, with a closure projection after each step) or actuator coordinates (passes "
-                        "through the limbs' singularities)")
+    p.add_argument("--form", default="auto", choices=("auto", "task", "joint", "actuator"),
+                   help="state: auto (default: task coordinates, handed to actuator coordinates and back where "
+                        "either set degenerates: passes type-I and type-II singularities), task coordinates "
+                        "(fast; stops at a limb's singularity), joint coordinates and task velocity (paper 8.1.2, "
+                        "with a closure projection after each step) or actuator coordinates (paper 8.1.3; "
+                        "passes the limbs' singularities, stops at forward-kinematics ones)")
     p.add_argument("--method", default="DOP853", choices=("DOP853", "RK45", "Radau", "RK4"),
                    help="integrator (default DOP853; RK4 with a fixed --step)")
     p.add_argument("--rtol", type=float, default=1e-9, help="relative tolerance of the adaptive methods (1e-9)")
@@ -104,8 +110,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
         u = read_table(kind, robot.actuator_names)
         span = (float(u.t[0]), float(u.t[-1]) if args.duration is None else float(u.t[0]) + args.duration)
-        if x0 is None:
-            x0 = _table_start(kind, robot)
+        table_x0, table_xd0, moving = _table_start(kind, robot)
+        x0 = table_x0 if x0 is None else x0
+        if xd0 is None and table_xd0 is not None and x0 is table_x0:
+            xd0 = table_xd0
+        elif xd0 is None and moving:
+            print(f"pkm simulate: warning: the motion in {kind} starts moving, but the file has no task rates "
+                  f"({', '.join(n + 'd' for n in robot.task.coordinate_names())}): the simulation starts at rest "
+                  "(--xd0 sets the initial rates)", file=sys.stderr)
         what = f"the torque table {kind}"
     options = dict(method=args.method, form=args.form)
     if args.method == "RK4":
@@ -141,18 +153,34 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _table_start(path, robot):
-    """The task coordinates of a torque CSV's first row, if it has them."""
+    """``(x0, xd0, moving)`` of a torque CSV: the task coordinates of its first row and their rates
+    (None where the file has no such columns; ``pkm inverse-dynamics --out`` writes both), and
+    whether its task coordinates change between the first two rows (a motion that starts moving)."""
     import numpy as np
 
     from pkm.sim.inputs import strip_unit
 
-    with open(path, encoding="utf-8-sig") as fh:   # read_table has read it: UTF-8
-        header = [strip_unit(h) for h in fh.readline().split(",")]
-        row = fh.readline().split(",")
-    names = robot.task.coordinate_names()
-    if all(n in header for n in names):
-        return np.array([float(row[header.index(n)]) for n in names])
-    return None
+    with open(path, encoding="utf-8-sig") as fh:   # read_table has read it: UTF-8, a header, two rows
+        lines = [l for l in fh.read().splitlines() if l.strip() and not l.lstrip().startswith("#")]
+    header = [strip_unit(h) for h in lines[0].split(",")]
+    names = list(robot.task.coordinate_names())
+
+    def row(k, cols):
+        fields = lines[k].split(",")
+        try:
+            values = np.array([float(fields[header.index(n)]) for n in cols])
+        except (ValueError, IndexError):
+            raise PkmError(f"{path}: line {k + 1}: the columns {', '.join(cols)} must hold numbers") from None
+        if not np.all(np.isfinite(values)):
+            raise PkmError(f"{path}: line {k + 1}: the columns {', '.join(cols)} must be finite")
+        return values
+
+    if not all(n in header for n in names):
+        return None, None, False
+    x0 = row(1, names)
+    rates = [n + "d" for n in names]
+    xd0 = row(1, rates) if all(r in header for r in rates) else None
+    return x0, xd0, bool(np.any(row(2, names) != x0))
 
 
 def _write_csv(path, robot, sim):
