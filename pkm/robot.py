@@ -26,7 +26,7 @@ tilt–heave ``(wx, wy, vz)`` is not closed: the tilted platform's twist has ``�
 ``V_p = P(x) V_t`` with a configuration-dependent distribution (:meth:`Robot.velocity_distribution`,
 ``P(x) = H_p (P_pᵀH_p)⁻¹``); its inverse dynamics, EOM, forward dynamics and simulation run the
 Python reference path with ``F_(l) = L_p⁺ P(x)`` and the platform term ``P(x)ᵀ φ_p`` (the unselected
-motions are held by an ideal constraint).
+motions are held by an ideal constraint, which the file must declare: ``pkm.description.freedom``).
 """
 
 from __future__ import annotations
@@ -37,8 +37,8 @@ from pathlib import Path
 import numpy as np
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
-                                               check_branch_policy, check_parallel, check_solver, fmt_x, limb_rates,
-                                               solve_limb)
+                                               check_branch_policy, check_parallel, check_solver, explained, fmt_x,
+                                               limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
@@ -479,7 +479,7 @@ class Robot(TaskCoordinates):
             except SingularityError:
                 raise
             except IKError:
-                raise first from None
+                raise (explained(first, limb, Cd, self) if isinstance(first, IKError) else first) from None
 
 
 #: (generalized force unit, joint variable unit) of an actuated axis of each kind.
@@ -505,12 +505,13 @@ def _at_sample(exc, s, x):
 
 def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
     """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``. With
-    ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square
-    ``J_IK``, eq. 116) and a platform that can move in every task component
-    (``topology.check_task_mobility``), else a one-line :class:`pkm.RobotFileError` (entry ``task``)."""
+    ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square ``J_IK``,
+    eq. 116), a platform that can move in every task component and in no other direction unless the
+    file declares an ideal constraint (``freedom.check_task_mobility``), else a one-line
+    :class:`pkm.RobotFileError` (entry ``task``)."""
     spec = load_spec(Path(path), parameters=parameters)
     if check:
-        from pkm.description.topology import check_task_mobility
+        from pkm.description.freedom import check_task_mobility
 
         spec.check_actuation()
         check_task_mobility(spec)

@@ -117,7 +117,7 @@ def _parse_outcome(data, source):
     try:
         spec = parse_spec(data, path=source)
         spec.check_actuation()
-        from pkm.description.topology import check_task_mobility
+        from pkm.description.freedom import check_task_mobility
 
         check_task_mobility(spec)
         bodies, joints = spec.expanded()

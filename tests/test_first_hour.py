@@ -59,7 +59,7 @@ def test_more_task_coordinates_than_platform_dof(tmp_path):
     path = tmp_path / "irs_xyz.toml"
     path.write_text(text)
     from pkm.description.robotfile import load_spec
-    from pkm.description.topology import check_task_mobility
+    from pkm.description.freedom import check_task_mobility
 
     with pytest.raises(RobotFileError, match="task: 3 task coordinates .* the platform has 2 DOF"):
         check_task_mobility(load_spec(path))

@@ -26,9 +26,9 @@ import numpy as np
 
 import warnings
 
-from pkm.errors import BranchError, BranchWarning, IKError, InputError
+from pkm.errors import BranchError, BranchWarning, IKError, InputError, PkmError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
-from pkm.lie import log_se3
+from pkm.lie import dexp_inv_so3, exp_se3, exp_so3, log_se3, log_so3
 from pkm.lie.interpret import kernel
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 
@@ -179,3 +179,100 @@ def limb_rates(limb: LimbModel, sol: LimbIK, Vp: np.ndarray, dVp: np.ndarray | N
     qdd = sol.Lp_pinv @ (dVp - bias - J[limb.platform] @ Hdqd)
     return thd, sol.H @ qdd + Hdqd
 
+
+
+#: Where a limb's IK fails, :func:`explain_failure` solves the limb for the task coordinates alone; a
+#: platform deviation in the other components above this (rad or m) is what the limb cannot hold.
+HOLD_TOL = 1e-7
+
+
+def explain_failure(limb: LimbModel, Cd: np.ndarray, R0: np.ndarray, components, coordinate_names,
+                    max_iter: int = 60) -> str | None:
+    """Why ``limb`` has no IK solution at the platform pose ``Cd``, when the cause is the mechanism
+    rather than the target: None if the limb cannot reach the target's task coordinates either
+    (then the target is out of reach), else a phrase naming the platform motions outside the task
+    space that the limb cannot hold, e.g. ``the limb cannot hold the platform's rotation about x, y, z …``.
+
+    The limb is solved for the task coordinates alone (:func:`_closest`): where it reaches them,
+    the platform's least deviation in the other components is what its joints do not hold. That is
+    the mechanism's fault only if it happens near the reference configuration too — at a fifth of
+    the way there (``C_ref exp(log(C_ref⁻¹ C_d) / 5)``, deviations ∝ distance² for a limb that holds
+    the pose to first order only); a limb that holds it there and not at the target merely reaches
+    a target outside its workspace by turning the platform. At the reference the load check
+    (``freedom.check_task_mobility``) found the pose held to first order, so a deviation near it
+    means the reference is a singular point of the limb (e.g. a U joint's two axes in the wrong order)."""
+    sel = np.array([c in components for c in ("wx", "wy", "wz", "vx", "vy", "vz")])
+    dev, scale = _closest(limb, Cd, R0, sel, max_iter)
+    if dev is None or np.max(np.abs(dev)) <= HOLD_TOL * scale:
+        return None          # out of reach, or it reaches the whole pose: the failure was Newton's
+    C_ref = forward_kinematics(limb.tree, limb.close_loops(np.zeros(limb.n)))[limb.platform]
+    near = C_ref @ kernel(exp_se3)(kernel(log_se3)(np.linalg.solve(C_ref, Cd)) / 5.0)
+    probe, probe_scale = _closest(limb, near, R0, sel, max_iter)
+    if probe is None or np.max(np.abs(probe)) <= HOLD_TOL * probe_scale:
+        return None
+    axes = "xyz"
+    rot = [axes[i] for i in range(3) if abs(dev[i]) > HOLD_TOL]
+    lin = [axes[i] for i in range(3) if abs(dev[3 + i]) > HOLD_TOL * scale]
+    what = " and ".join(([f"rotation about {', '.join(rot)}"] if rot else []) + ([f"position along {', '.join(lin)}"] if lin else []))
+    how = " and ".join(([f"turned by {np.linalg.norm(dev[:3]):.3g} rad"] if rot else [])
+                       + ([f"displaced by {np.linalg.norm(dev[3:]):.3g} m"] if lin else []))
+    coords = ", ".join(coordinate_names)
+    return (f"the limb cannot hold the platform's {what}, which the task space ({coords}) keeps fixed: it reaches "
+            f"these task coordinates at best with the platform {how}; the limbs hold it at the reference configuration "
+            f"but this one not away from it (check the order and directions of its joints' axes, e.g. a U joint's "
+            f"two axes swapped)")
+
+
+def _closest(limb: LimbModel, Cd: np.ndarray, R0: np.ndarray, sel: np.ndarray, max_iter: int):
+    """``(dev, scale)``: the least deviation (6, zero in the ``sel`` rows) of the limb's platform from
+    ``Cd`` in the unselected task coordinates among the limb's configurations that reach the
+    selected ones, from the reference configuration (``dev`` None where it does not reach them).
+
+    Task coordinates as in :mod:`pkm.description.taskspace`: ``l = R0ᵀ r``, ``ρ = log(R0ᵀ R)``, with
+    ``l̇ = exp(ρ) v`` and ``ρ̇ = dexp_{−ρ}⁻¹ ω`` from the body-fixed twist ``(ω; v) = L_p q̇`` (eq. 7,
+    80). Gauss–Newton with priorities: the selected coordinates' step, then the others' least
+    squares in the null space of the selected rows."""
+    tree, p = limb.tree, limb.platform
+    target = np.concatenate([kernel(log_so3)(R0.T @ Cd[:3, :3]), R0.T @ Cd[:3, 3]])
+    scale = max(1.0, float(np.max(np.abs(target[3:]))))
+    if not (np.all(np.isfinite(target)) and scale < 1e6):   # out of any robot's reach (fileformat.MAX_LENGTH)
+        return None, scale
+    try:
+        theta = limb.close_loops(np.zeros(limb.n))
+        for _ in range(max_iter):
+            C = forward_kinematics(tree, theta)
+            rho = kernel(log_so3)(R0.T @ C[p][:3, :3])
+            e = np.concatenate([rho, R0.T @ C[p][:3, 3]]) - target
+            J = body_jacobians(tree, theta)
+            H = limb._H(C, J, np.inf)
+            Lp = J[p] @ H
+            Je = np.vstack([kernel(dexp_inv_so3)(-rho) @ Lp[:3], kernel(exp_so3)(rho) @ Lp[3:]])
+            A, B = Je[sel], Je[~sel]
+            dq = np.linalg.lstsq(A, -e[sel], rcond=None)[0]
+            _, sv, vt = np.linalg.svd(A)
+            N = vt[int(np.sum(sv > 1e-10 * max(1.0, sv[0]))):].T
+            if N.size and B.size:
+                dq = dq + N @ np.linalg.lstsq(B @ N, -(e[~sel] + B @ dq), rcond=None)[0]
+            if not np.all(np.isfinite(dq)):
+                return None, scale
+            if np.linalg.norm(e[sel]) <= 1e-12 * scale and np.max(np.abs(dq), initial=0.0) <= 1e-9:
+                break
+            theta = limb.close_loops(theta + H @ _limit(dq))
+        else:
+            if np.linalg.norm(e[sel]) > 1e-9 * scale:
+                return None, scale
+    except (PkmError, ValueError, np.linalg.LinAlgError):   # a loop that cannot be closed, NaN joints: no diagnosis
+        return None, scale
+    return np.where(sel, 0.0, e), scale
+
+
+def explained(exc: IKError, limb: LimbModel, Cd: np.ndarray, robot) -> IKError:
+    """``exc`` (a limb's IK failure at the platform pose ``Cd``) with its cause in place of "target
+    unreachable?" where :func:`explain_failure` finds that the mechanism cannot hold the pose
+    (``robot``: the platform's reference orientation ``R0`` and the ``task``); else ``exc``."""
+    why = explain_failure(limb, Cd, robot.R0, robot.task.components, robot.task.coordinate_names())
+    if why is None:
+        return exc
+    msg = str(exc).removesuffix(" (target unreachable?)")
+    return type(exc)(f"{msg}: {why}", limb=exc.limb, residual=exc.residual, iterations=exc.iterations,
+                     sample=exc.sample)

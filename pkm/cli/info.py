@@ -10,7 +10,8 @@ from pkm.description.robotfile import load_spec
 def robot_info(path) -> str:
     """A text report on the robot file at ``path``: bodies, joints, loops, DOF, masses."""
     spec = load_spec(path)
-    from pkm.description.topology import check_task_mobility, mobility  # after loading: a bad file is reported without importing scipy
+    from pkm.description.freedom import check_task_mobility, ideal_constraint_note  # after loading: a bad file is
+    from pkm.description.topology import mobility                                    # reported without importing scipy
 
     bodies, joints = spec.expanded()
     mob = mobility(spec)
@@ -30,6 +31,9 @@ def robot_info(path) -> str:
     lines.append(f"  joint variables: {mob.variables}   fundamental cycles: {mob.cycles}")
     platform = f", platform DOF {mob.platform_dof}" if mob.platform_dof is not None else ""
     lines.append(f"  DOF at the reference configuration: {mob.dof}{platform}")
+    note = ideal_constraint_note(spec, mob)
+    if note:
+        lines.append(f"  {note}")
     if spec.platform is not None and spec.task is not None and (spec.limb is not None or mob.cycles > 0):
         lines.extend(_limb_report(spec))
     elif spec.platform is not None and spec.task is not None:   # a serial chain: its tool as the platform

@@ -356,27 +356,52 @@ def _limb(ctx: _Ctx, value, ground: str, platform: BodySpec | None) -> LimbSpec:
 
 # ====================================================================== task, trajectory
 def _task(ctx: _Ctx, value) -> TaskSpec:
-    table = _table(ctx, value, "task", ("type", "components"), required=("type",))
+    table = _table(ctx, value, "task", ("type", "components", "ideal_constraint"), required=("type",))
     kind = _string(ctx, table["type"], "task.type")
     if kind not in TASK_TYPES:
         ctx.fail("task.type", f"unknown task type '{kind}' (expected one of {', '.join(TASK_TYPES)})")
     if kind != "select":
         if "components" in table:
             ctx.fail("task.components", "'components' is only used with type = \"select\"")
-        return TaskSpec(kind=kind, components=TASK_TYPES[kind])
-    if "components" not in table:
-        ctx.fail("task", "missing required key 'components' (with type = \"select\")")
-    comps = table["components"]
-    if not isinstance(comps, list) or not comps:
-        ctx.fail("task.components", f"expected a non-empty array of names from {', '.join(TWIST_COMPONENTS)}")
-    for k, comp in enumerate(comps):
-        where = f"task.components[{k}]"
-        _string(ctx, comp, where)
+        comps = TASK_TYPES[kind]
+    else:
+        if "components" not in table:
+            ctx.fail("task", "missing required key 'components' (with type = \"select\")")
+        comps = table["components"]
+        if not isinstance(comps, list) or not comps:
+            ctx.fail("task.components", f"expected a non-empty array of names from {', '.join(TWIST_COMPONENTS)}")
+        for k, comp in enumerate(comps):
+            where = f"task.components[{k}]"
+            _string(ctx, comp, where)
+            if comp not in TWIST_COMPONENTS:
+                ctx.fail(where, f"unknown component '{comp}' (expected one of {', '.join(TWIST_COMPONENTS)})")
+            if comp in comps[:k]:
+                ctx.fail(where, f"component '{comp}' listed twice")
+    ideal = _ideal_constraint(ctx, table.get("ideal_constraint", False), tuple(comps))
+    return TaskSpec(kind=kind, components=tuple(comps), ideal=ideal)
+
+
+def _ideal_constraint(ctx: _Ctx, value, comps: tuple[str, ...]) -> tuple[str, ...]:
+    """``task.ideal_constraint``: ``true`` (every twist component outside the task), ``false``, or
+    a non-empty array of twist components outside the task, as a tuple in :data:`TWIST_COMPONENTS` order."""
+    where = "task.ideal_constraint"
+    outside = [c for c in TWIST_COMPONENTS if c not in comps]
+    if isinstance(value, bool):
+        return tuple(outside) if value else ()
+    if not isinstance(value, list) or not value:
+        ctx.fail(where, f"expected true, false or a non-empty array of twist components outside the task space "
+                        f"({', '.join(outside) or 'none'}), got {_kind(value)}")
+    for k, comp in enumerate(value):
+        at = f"{where}[{k}]"
+        _string(ctx, comp, at)
         if comp not in TWIST_COMPONENTS:
-            ctx.fail(where, f"unknown component '{comp}' (expected one of {', '.join(TWIST_COMPONENTS)})")
-        if comp in comps[:k]:
-            ctx.fail(where, f"component '{comp}' listed twice")
-    return TaskSpec(kind=kind, components=tuple(comps))
+            ctx.fail(at, f"unknown component '{comp}' (expected one of {', '.join(TWIST_COMPONENTS)})")
+        if comp in comps:
+            ctx.fail(at, f"'{comp}' is a task component (the actuators control it), so no ideal constraint can "
+                         f"hold it: list components outside the task space ({', '.join(outside) or 'none'})")
+        if comp in value[:k]:
+            ctx.fail(at, f"component '{comp}' listed twice")
+    return tuple(c for c in TWIST_COMPONENTS if c in value)
 
 
 def _trajectory(ctx: _Ctx, value) -> dict:

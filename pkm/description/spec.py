@@ -175,10 +175,16 @@ class TaskSpec:
     ``kind`` is ``translational``, ``planar``, ``scara``, ``rotational`` or ``select``;
     ``components`` are the selected names from :data:`TWIST_COMPONENTS`, in ``V_t`` order
     (paper Sec. 3.6, eq. 82–83, 85, eq. 82–83: ``P_p`` is the 0/1 matrix with ``V_p = P_p V_t``).
+    ``ideal`` (the file's ``ideal_constraint``): the twist components outside the task space that
+    an ideal (workless, massless) constraint may hold where the limbs leave the platform free —
+    all of them for ``ideal_constraint = true``, the listed ones for a list; ``()`` without the key,
+    and then a platform whose mobility exceeds the task space is an error at load
+    (:func:`pkm.description.freedom.check_task_mobility`).
     """
 
     kind: str
     components: tuple[str, ...]
+    ideal: tuple[str, ...] = ()
 
     def selection_matrix(self) -> np.ndarray:
         """``P_p`` (6 × δ_p), the velocity distribution matrix of eq. (82)."""

@@ -189,6 +189,21 @@ def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
     reference configuration it exceeds the generic one.
     """
     graph = Graph.from_spec(spec)
+    N, n_cycles, rank, PN = graph_mobility(graph, spec.platform, tol)
+    platform_dof = None
+    if PN is not None:
+        s = np.linalg.svd(PN, compute_uv=False) if PN.size else np.zeros(0)
+        platform_dof = int(np.sum(s > tol * max(1.0, s[0]))) if s.size else 0
+    return Mobility(variables=N, cycles=n_cycles, constraint_rank=rank, dof=N - rank, platform_dof=platform_dof,
+                    platform_twists=PN)
+
+
+def graph_mobility(graph: Graph, platform: str | None, tol: float = 1e-9):
+    """``(N, γ, rank, PN)`` of a mechanism graph at the reference configuration (:func:`mobility`):
+    the number of joint variables, of fundamental cycles, the rank of the stacked loop-closure
+    matrix (eq. 52) and the (6, N − rank) spatial platform twists of a basis of its null space
+    (None without a platform). For the graph of one limb (:class:`LimbTopology`), ``PN`` spans the
+    limb's platform twists, ``L_(l) q̇_(l)`` (eq. 80)."""
     screws = [joint_screws(j) for j in graph.joints]
     offsets = np.cumsum([0] + [s.shape[0] for s in screws])
     N = int(offsets[-1])
@@ -202,66 +217,14 @@ def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
         rank = int(np.sum(sv > tol * max(1.0, sv[0])))
     else:
         rank = 0
-    platform_dof = None
-    if spec.platform is not None:
-        idx = graph._index()
-        P = np.zeros((6, N))  # platform spatial twist along the tree path ground → platform
-        for k, u, v in graph.path_to_ground(idx[spec.platform]):
-            sigma = +1 if idx[graph.joints[k].parent] == u else -1
-            P[:, offsets[k]: offsets[k + 1]] = sigma * screws[k].T
-        PN = P @ _null_space(G, N, rank)
-        s = np.linalg.svd(PN, compute_uv=False) if PN.size else np.zeros(0)
-        platform_dof = int(np.sum(s > tol * max(1.0, s[0]))) if s.size else 0
-    return Mobility(variables=N, cycles=len(cycles), constraint_rank=rank, dof=N - rank, platform_dof=platform_dof,
-                    platform_twists=PN if spec.platform is not None else None)
-
-
-def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
-    """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) when the task space has more
-    coordinates than the platform has DOF at the reference configuration (:func:`mobility`):
-    such a task cannot be followed, and inverse kinematics would fail at every point off the
-    reference. At a parallel (type-II) singularity the reference DOF exceed the generic ones, at
-    a serial (type-I) one — a limb stretched or folded — they fall short; the message says so,
-    since pkm also starts inverse kinematics there. Also raises when a task component is not an
-    admissible platform motion (its unit twist, body-fixed at the reference pose, outside the
-    span of the admissible platform twists).
-    """
-    from pkm.errors import RobotFileError
-
-    if spec.task is None or spec.platform is None:
-        return
-    mob = mobility(spec) if mob is None else mob
-    n_task = len(spec.task.components)
-    comps = ", ".join(spec.task.components)
-    if mob.platform_dof is not None and mob.platform_dof < n_task:
-        raise RobotFileError(spec.source, "task", f"{n_task} task coordinates ({comps}) "
-                             f"but the platform has {mob.platform_dof} DOF at the reference configuration "
-                             f"(mechanism DOF {mob.dof}): choose at most {mob.platform_dof} task components, or "
-                             f"check the joints' axes and the loops; if the reference pose (all joint variables 0) "
-                             f"is singular (a limb stretched or folded, axes aligned), describe the robot in a "
-                             f"regular pose")
-    if mob.platform_twists is None or mob.platform_twists.shape[1] == 0:
-        return
-    # the task's twist directions (eq. 82: V_p = P_p ẋ, body-fixed) must be admissible platform motions
-    A = spec.body(spec.platform).frame
-    R, r = A[:3, :3], A[:3, 3]
-    Ad_inv = np.zeros((6, 6))
-    Ad_inv[:3, :3] = Ad_inv[3:, 3:] = R.T
-    Ad_inv[3:, :3] = -R.T @ np.cross(np.eye(3), r)   # Ad_A⁻¹ = [[Rᵀ, 0], [−Rᵀ[r]×, Rᵀ]]; np.cross(I, r) = [r]×
-    body = Ad_inv @ mob.platform_twists
-    P = spec.task.selection_matrix()
-
-    def rank(M):
-        sv = np.linalg.svd(M, compute_uv=False)
-        return int(np.sum(sv > 1e-9 * max(1.0, sv[0])))
-
-    if rank(np.hstack([body, P])) > rank(body):
-        # the components the platform can move in: those whose unit twist lies in the admissible space
-        ok = [c for c, p in zip(spec.task.components, P.T) if rank(np.column_stack([body, p])) == rank(body)]
-        raise RobotFileError(spec.source, "task", f"the task components ({comps}) are not all motions the platform "
-                             f"can make at the reference configuration (of these it can move along "
-                             f"{', '.join(ok) if ok else 'none'} alone): choose the components the mechanism allows, "
-                             f"along the platform frame's axes")
+    if platform is None:
+        return N, len(cycles), rank, None
+    idx = graph._index()
+    P = np.zeros((6, N))  # platform spatial twist along the tree path ground → platform
+    for k, u, v in graph.path_to_ground(idx[platform]):
+        sigma = +1 if idx[graph.joints[k].parent] == u else -1
+        P[:, offsets[k]: offsets[k + 1]] = sigma * screws[k].T
+    return N, len(cycles), rank, P @ _null_space(G, N, rank)
 
 
 def _null_space(G: np.ndarray, N: int, rank: int) -> np.ndarray:

@@ -22,7 +22,7 @@ from numba import config as numba_config
 from numba import get_num_threads
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
-                                               branch_event, check_branch_policy, check_solver, fmt_x)
+                                               branch_event, check_branch_policy, check_solver, explained, fmt_x)
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, InputError, PkmError, SingularityError
 from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP, Results,
@@ -438,9 +438,12 @@ class _Run:
                 branch_event("changed", self.robot.name, self.s0 + s, self.X[s - 1], self.X[s], self.policy, stacklevel=5)
                 return self.raise_failure(status if status[0] != OK else None)
             what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
-            raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
+            exc = IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
                           "iterations (target unreachable?)", limb=limb, residual=float(value), iterations=max_iter,
                           sample=self.s0 + s)
+            if code == IK_FAILED and status[2] >= 0:   # the mechanism's fault rather than the target's?
+                exc = explained(exc, self.robot.limbs[int(status[2])], self.robot.platform_pose(self.X[s]), self.robot)
+            raise exc
         what = {SINGULAR_GY: f"limb {limb!r}: G_y", SINGULAR_LP: f"limb {limb!r}: the platform Jacobian L_p",
                 SINGULAR_JIK: "the IK Jacobian J_IK"}[code]
         raise SingularityError(f"{what} is ill conditioned at {where} (condition number {value:.3e} > "

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pkm.algorithms.inverse_kinematics import check_solver, fmt_x
+from pkm.algorithms.inverse_kinematics import check_solver, explained, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, InputError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
@@ -116,8 +116,11 @@ def raise_status(robot, status, args, X=None, when=""):
     where = when or (f"state {s}" + (f" (x = {fmt_x(X[s])})" if X is not None else ""))
     if code in (IK_FAILED, LOOP_FAILED):
         what = "no inverse-kinematics solution" if code == IK_FAILED else "the loops cannot be closed"
-        raise IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
+        exc = IKError(f"limb {limb!r}: {what} at {where}: residual {value:.3e} with at most {max_iter} Newton "
                       "iterations", limb=limb, residual=value, iterations=max_iter, sample=s)
+        if code == IK_FAILED and X is not None and status[2] >= 0:   # the limb's joints at fault?
+            exc = explained(exc, robot.limbs[int(status[2])], robot.platform_pose(X[s]), robot)
+        raise exc
     if code == CROSSED:
         raise SingularityError(f"the motion crossed a singularity before {where}: row {int(value)} of J_IK (actuator "
                                f"{robot.actuator_names[int(value)]!r}) turned by more than 90° since the previous "
