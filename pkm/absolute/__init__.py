@@ -7,7 +7,9 @@ mass matrix, poses and twists), ``markers`` (frames on bodies), ``quadratic`` (t
 uses: rows that are quadratic forms in marker vectors; Φ, Φ_q, γ, reactions), ``joints`` (seed 000's
 S, S–S, R, U, C, P and seed 002's planar pair), ``lock`` (seed 001's lock with a row mask and
 prescribed motion), ``laws`` (time laws for rheonomic constraints), ``redundancy`` (dependent rows by
-pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions).
+pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions, false zeros refused),
+``loader`` (robot files, inverse dynamics through drives), ``modes`` (assembly modes: the branch
+given as data, or a start near the result).
 
 Time integration (seed 002): ``energy_momentum`` (the energy–momentum scheme, constrained and as
 the discrete null space method), built on ``tree`` (spanning tree, each joint's relative motion),
@@ -32,7 +34,7 @@ from pkm.absolute.joints import (
 from pkm.absolute.lock import LOCK_MASKS, LOCK_ROWS, Lock
 from pkm.absolute.markers import Marker
 from pkm.absolute.redundancy import RedundancyReport, dependent_rows
-from pkm.absolute.system import AssemblyError, System
+from pkm.absolute.system import AssemblyError, AssemblyModeError, System
 
 _LAZY = {"EnergyMomentum": "energy_momentum", "simulate": "energy_momentum", "ConvergenceError": "energy_momentum",
          "GeneralizedAlpha": "standard", "projected_ode": "standard", "Trajectory": "results",
@@ -49,4 +51,4 @@ def __getattr__(name):
 
 __all__ = ["Body", "Marker", "Spherical", "Distance", "Revolute", "Universal", "Cylindrical", "Prismatic",
            "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
-           "System", "AssemblyError", *_LAZY]
+           "System", "AssemblyError", "AssemblyModeError", *_LAZY]

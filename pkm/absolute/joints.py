@@ -62,6 +62,22 @@ class _Joint(QuadraticConstraint):
         """``d = p_j − p_i`` (seed 000 eq. 5)."""
         return self._sum((1.0, self._point(1)), (-1.0, self._point(0)))
 
+    #: Marker axes (0, 1, 2 = x, y, z) that the joint keeps parallel: its dot rows also vanish
+    #: with them antiparallel (turned by 180°), a configuration the joint does not allow.
+    _parallel: tuple[int, ...] = ()
+
+    def false_zero(self, qi, qj, t: float = 0.0) -> str | None:
+        """The axes kept parallel (:attr:`_parallel`) pointing apart: ``e_i·e_j < 0`` where the dot
+        rows make them ±parallel (the genuine configurations have ``+1``: the markers coincide at
+        assembly and the joint's motion keeps these axes)."""
+        Ci, Cj = self.marker_poses(qi, qj)
+        for a in self._parallel:
+            c = float(Ci[:3, a] @ Cj[:3, a])
+            if c < 0.0:
+                name = "xyz"[a]
+                return f"its markers' {name} axes point apart ({name}_i·{name}_j = {c:.3g}; they must be parallel)"
+        return None
+
 
 class Spherical(_Joint):
     """Ball joint, 3 rows: ``p_i − p_j = 0`` (seed 000 eq. 1; seed 002 S pair eq. 80 with the
@@ -100,6 +116,7 @@ class Revolute(_Joint):
     space: eq. 122 (mid-point discrete, eq. 125)."""
 
     kind = "revolute"
+    _parallel = (2,)
 
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
         super().__init__(marker_i, marker_j, name)
@@ -129,6 +146,7 @@ class Cylindrical(_Joint):
     ``n_j``; seed 002 C pair eq. 100). Seed 002 null space: eq. 107, discrete eq. 113."""
 
     kind = "cylindrical"
+    _parallel = (2,)
 
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
         super().__init__(marker_i, marker_j, name)
@@ -151,6 +169,7 @@ class Prismatic(Cylindrical):
     eq. 133."""
 
     kind = "prismatic"
+    _parallel = (2, 0)
 
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
         _Joint.__init__(self, marker_i, marker_j, name)
@@ -166,6 +185,7 @@ class Planar(_Joint):
     space: eq. 143, discrete eq. 149."""
 
     kind = "planar"
+    _parallel = (2,)
 
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
         super().__init__(marker_i, marker_j, name)

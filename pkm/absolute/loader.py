@@ -33,6 +33,14 @@ IK) is assembled to ``|Φ| ≤ 1e-12`` with the drives, the velocity is the uniq
 ``Φ_q q̇ = −Φ_t`` (the driven system has no DOF), and ``(q̈, λ)`` solve the index-1 equations under
 gravity; the torques are read from the drives' multipliers.
 
+Assembly modes (issue 27). Drive angles alone do not say which assembly mode is meant, and the
+director rows have false zeros (a drive row ``2e₀e_z`` holds at ``θ + π`` as well; Newton from the
+reference at drives of 2 rad lands there). So a false zero is refused
+(:meth:`~pkm.absolute.system.System.assemble`), and the configuration meant — pkm's IK solution,
+whose bodies' poses the caller above this layer computes (``pkm reactions`` does) — is passed in as
+the start with ``on_branch=True``: the result must stay on it (:meth:`AbsoluteModel.driven_state`);
+without it the start must be near the result (:mod:`pkm.absolute.modes`).
+
 Forward dynamics (:meth:`AbsoluteModel.simulate`, :mod:`pkm.absolute.forward`): the undriven
 system under gravity and the actuator efforts as generalized forces.
 """
@@ -47,9 +55,10 @@ from pkm.absolute.joints import Cylindrical, Prismatic, Revolute, Spherical, Uni
 from pkm.absolute.laws import about, along
 from pkm.absolute.lock import Lock
 from pkm.absolute.markers import Marker
+from pkm.absolute.modes import assemble_near, check_branch
 from pkm.absolute.redundancy import RedundancyReport
 from pkm.absolute.system import System
-from pkm.errors import RobotFileError
+from pkm.errors import InputError, RobotFileError, TopologyError
 
 #: Perpendicularity a U joint's two axes need (|cos| below this).
 U_ORTHOGONALITY_TOL = 1e-9
@@ -164,34 +173,64 @@ class AbsoluteModel:
 
         return simulate(self, u, q0, v0, dt, steps, **options)
 
-    def driven_state(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12):
+    def driven_state(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12, on_branch: bool = False):
         """``(driven system, q, q̇)`` with the drives holding ``theta, theta_d, theta_dd`` (actuator
         order) at t = 0: ``q`` assembled from ``q_start`` to ``|Φ| ≤ tol``, ``q̇`` the unique velocity
-        of the driven system (it has no DOF left)."""
+        of the driven system (it has no DOF left).
+
+        Assembly modes (:mod:`pkm.absolute.modes`). With ``on_branch=True`` ``q_start`` *is* the
+        configuration meant at these drives (e.g. the bodies' poses of pkm's IK solution, passed in
+        as data): the assembly only polishes it, and a result that left it is an
+        :class:`~pkm.absolute.system.AssemblyModeError` (:func:`~pkm.absolute.modes.check_branch`).
+        Otherwise ``q_start`` must be near the result (the previous sample's solution along a
+        trajectory; :func:`~pkm.absolute.modes.assemble_near`): from a far start Newton's method
+        reaches any assembly mode, and that is refused. A false zero of the director rows (a drive
+        at ``θ + π``) is refused either way.
+
+        Raises :class:`~pkm.errors.TopologyError` when the drives do not determine the configuration
+        (the model has more DOF than drives, e.g. a platform that pkm's task space holds by an ideal
+        constraint, which absolute coordinates do not model)."""
+        free = self.dof - len(self.actuators)
+        if free > 0:
+            raise TopologyError(f"the drives leave {free} of the absolute-coordinate model's {self.dof} degrees of "
+                                f"freedom free (the platform's mobility exceeds the {len(self.actuators)} actuators; an "
+                                f"ideal constraint of the task space is not modelled in absolute coordinates): the "
+                                f"motion is not determined")
         laws = [(lambda t, v=(float(a), float(b), float(c)): v) for a, b, c in zip(theta, theta_d, theta_dd)]
         sysd = self.driven(laws)
-        q = sysd.assemble(np.asarray(q_start, dtype=float), 0.0, tol=tol)
+        q_start = np.asarray(q_start, dtype=float)
+        if on_branch:
+            q = sysd.assemble(q_start, 0.0, tol=tol)
+            check_branch(self, q, q_start, float(np.max(np.abs(sysd.phi(q)))))
+        else:
+            q = assemble_near(self, sysd, q_start, tol)
         return sysd, q, sysd.project_velocity(q, np.zeros_like(q), 0.0)
 
-    def solve_instant(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12):
+    def solve_instant(self, theta, theta_d, theta_dd, q_start, tol: float = 1e-12, on_branch: bool = False):
         """Inverse dynamics at one instant: the drives prescribe ``theta, theta_d, theta_dd``
-        (actuator order). Returns ``(tau, q, qd, qdd, lam, driven system)``."""
-        sysd, q, qd = self.driven_state(theta, theta_d, theta_dd, q_start, tol)
+        (actuator order); ``q_start`` and ``on_branch`` as for :meth:`driven_state`. Returns
+        ``(tau, q, qd, qdd, lam, driven system)``."""
+        sysd, q, qd = self.driven_state(theta, theta_d, theta_dd, q_start, tol, on_branch)
         qdd, lam = sysd.accelerations(q, qd, sysd.gravity_force(self.gravity), 0.0)
         return self.actuator_efforts(sysd, q, lam), q, qd, qdd, lam, sysd
 
-    def inverse_dynamics(self, theta, theta_d, theta_dd, q_start=None, tol: float = 1e-12):
+    def inverse_dynamics(self, theta, theta_d, theta_dd, q_start=None, tol: float = 1e-12, on_branch: bool = False):
         """Actuator efforts (N, n_act) for prescribed actuator motions (N, n_act) each. ``q_start``
         (N, n) or (n,): start configurations for the assembly (default: the previous sample's
-        solution, the first from the reference)."""
+        solution, the first from the reference; each must be near its result); with ``on_branch``
+        they are the configurations meant (one per sample, e.g. from pkm's IK solution), and a
+        sample assembled elsewhere is an :class:`~pkm.absolute.system.AssemblyModeError`
+        (:meth:`driven_state`)."""
         theta, theta_d, theta_dd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (theta, theta_d, theta_dd))
         N = theta.shape[0]
         starts = None if q_start is None else np.asarray(q_start, dtype=float)
+        if on_branch and (starts is None or starts.ndim != 2 and N > 1):
+            raise InputError("on_branch needs the configuration of every sample as q_start (N, n)")
         tau = np.empty((N, len(self.actuators)))
         q = self.reference
         for s in range(N):
             start = q if starts is None else (starts if starts.ndim == 1 else starts[s])
-            tau[s], q, *_ = self.solve_instant(theta[s], theta_d[s], theta_dd[s], start, tol)
+            tau[s], q, *_ = self.solve_instant(theta[s], theta_d[s], theta_dd[s], start, tol, on_branch)
         return tau
 
 

@@ -43,6 +43,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from pkm.absolute.body import skew
 from pkm.absolute.markers import Marker
@@ -65,6 +66,10 @@ LOCK_MASKS = {
     "oldham": ("x", "rx", "ry", "rz"),                   # as printed: shafts along x of S
     "homokinetic": ("x", "y", "z", "rz"),                # spherical + no twist about z
 }
+
+#: Largest quaternion component ``|e_k|`` of a masked rotation row at an accepted zero
+#: (:meth:`Lock.false_zero`); a false zero has ``|e_k| = |n_k|``, O(1).
+FALSE_ZERO_TOL = 1e-6
 
 _E = np.eye(3)
 _LEVI = np.zeros((3, 3, 3))
@@ -148,6 +153,34 @@ class Lock(QuadraticConstraint):
         out = np.zeros((n, n))
         out[np.ix_(self._s, self._p)] = self._rotation_form(M, k)
         return out
+
+    def rotation_error(self, qi, qj, t: float = 0.0) -> np.ndarray:
+        """The error rotation ``R_e = R_Δ(t)ᵀ R_rel`` (3×3), ``R_rel[a, b] = s_a·p_b`` (module doc)."""
+        Cp, Cs = self.marker_poses(qi, qj)
+        R_rel = Cs[:3, :3].T @ Cp[:3, :3]
+        return R_rel if self.rotation is None else np.asarray(self.rotation(t)[0], dtype=float).T @ R_rel
+
+    def false_zero(self, qi, qj, t: float = 0.0) -> str | None:
+        """The rotation rows at a false zero: seed 001's own rows are the vector part ``e_v`` of the
+        error quaternion ``q_Δ* ⊗ q_rel`` (eqs. 49, 72), these are ``2 e₀ e_k`` (module doc), which
+        vanish at ``e₀ = 0`` too — a 180° error rotation: a weld (three rows) turned by a half turn,
+        a revolute mask (two rows) with its z axes apart, a drive (one row) at ``θ + π``. So the
+        masked components of ``e_v`` (``e₀ ≥ 0``) must vanish as well; they are O(1) there
+        (``|e_k| = |n_k|``, n the error axis) and ≈ ``|C_θk| / 2e₀`` at a true zero. A 180° bend
+        about an axis ⊥ k of a one-row mask is both (its ``n_k`` → 0) and is not flagged."""
+        if not any(k >= 3 for k in self._rows):
+            return None
+        R = self.rotation_error(qi, qj, t)
+        # the quaternion (e₀ ≥ 0) of the nearest rotation: R may be off the manifold by the tolerance
+        U, _, Vt = np.linalg.svd(R)
+        e = Rotation.from_matrix(U @ np.diag([1.0, 1.0, np.linalg.det(U @ Vt)]) @ Vt).as_quat()  # (e_v, e₀)
+        e = -e if e[3] < 0.0 else e
+        worst = max((k - 3 for k in self._rows if k >= 3), key=lambda k: abs(e[k]))
+        if abs(e[worst]) <= FALSE_ZERO_TOL:
+            return None
+        angle = np.degrees(2.0 * np.arctan2(np.linalg.norm(e[:3]), e[3]))
+        return (f"its markers are turned by {angle:.4g}° from the prescribed relative rotation (a false zero of "
+                f"the director rows; the quaternion row {LOCK_ROWS[3 + worst]} is {e[worst]:.3g}, not 0)")
 
     def forms(self, t: float = 0.0):
         """``(K, K̇, K̈, g, ġ, g̈)`` at ``t``; rotation rows from ``R_Δ``, ``Ṙ_Δ = R_Δ ω̂`` and

@@ -225,5 +225,20 @@ class QuadraticConstraint:
             out.append(np.concatenate([moment, f], axis=-1))
         return tuple(out)
 
+    # ------------------------------------------------------------------ false zeros
+    def marker_poses(self, qi, qj) -> tuple[np.ndarray, np.ndarray]:
+        """World poses (4×4) of marker i and marker j for one configuration (ground: fixed)."""
+        return self.marker_i.world_pose(qi), self.marker_j.world_pose(qj)
+
+    def false_zero(self, qi, qj, t: float = 0.0) -> str | None:
+        """Whether the rows hold at a configuration the joint does not allow — a *false zero* of the
+        director form (its dot-product rows vanish for axes turned by 180° as well, e.g. a
+        revolute's ``z_i·x_j = z_i·y_j = 0`` for ``z_j = −z_i``): a short description of the
+        false configuration (e.g. ``"its markers' z axes point apart (z_i·z_j = -1; …)"``), or ``None``. Only
+        meaningful where the rows are (nearly) zero, i.e. after an assembly. None here: the base
+        class has no such set (spherical, distance and universal rows only vanish where the joint
+        holds)."""
+        return None
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.name!r}, m={self.m})"

@@ -100,6 +100,12 @@ class AssemblyError(PkmError, ArithmeticError):
         super().__init__(message)
 
 
+class AssemblyModeError(AssemblyError):
+    """The assembly converged, but not to the configuration meant: a joint's rows hold at a false
+    zero of the director form (:meth:`System.false_zeros`), or the configuration left the branch it
+    was to stay on (:meth:`pkm.absolute.loader.AbsoluteModel.driven_state`)."""
+
+
 class System:
     """Bodies and joints in absolute (director) coordinates.
 
@@ -302,19 +308,44 @@ class System:
         """A configuration with ``max|Φ(q, t)| ≤ tol`` near ``q0``: Newton's method with
         minimum-norm steps ``Δq = −Φ_q⁺ Φ`` (:func:`min_norm_solve`, so dependent rows do no harm).
 
-        Raises :class:`AssemblyError` when ``max_iter`` steps do not get there.
+        Raises :class:`AssemblyError` when ``max_iter`` steps do not get there, and
+        :class:`AssemblyModeError` when they got to a false zero of a joint's rows (a 180° turn the
+        joint does not allow, :meth:`false_zeros`): Newton's method converges there as readily.
         """
         q = np.array(q0, dtype=float)
         residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
         for it in range(max_iter):
             if residual <= tol:
-                return q
+                return self._true_zero(q, t, residual, it)
             q -= min_norm_solve(self.jacobian(q, t), self.phi(q, t))
             residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
         if residual <= tol:
-            return q
+            return self._true_zero(q, t, residual, max_iter)
         raise AssemblyError(f"assembly did not converge: max|Φ| = {residual:.3g} > {tol:.3g} after {max_iter} "
                             f"Newton steps (no configuration near the start, or a singular one)", residual, max_iter)
+
+    def false_zeros(self, q, t: float = 0.0) -> dict:
+        """``{joint name: description}`` of the joints whose rows hold at ``(q, t)`` at a false zero
+        of the director form — a configuration turned by 180° that the joint does not allow
+        (:meth:`~pkm.absolute.quadratic.QuadraticConstraint.false_zero`); empty at a true one."""
+        q = np.asarray(q, dtype=float)
+        out = {}
+        for j in self.joints:
+            what = j.false_zero(*(self._side(b, q) for b in j.bodies), t)
+            if what is not None:
+                out[j.name] = what
+        return out
+
+    def _true_zero(self, q, t, residual, iterations) -> np.ndarray:
+        """``q`` if no joint holds at a false zero there, else :class:`AssemblyModeError`."""
+        false = self.false_zeros(q, t)
+        if false:
+            name, what = next(iter(false.items()))
+            more = f" (and {len(false) - 1} more joints)" if len(false) > 1 else ""
+            raise AssemblyModeError(f"the absolute-coordinate assembly reached another assembly mode: joint {name!r} "
+                                    f"holds at a false zero of its rows: {what}{more}; start the assembly from a "
+                                    f"configuration on the intended branch (e.g. pkm's IK solution)", residual, iterations)
+        return q
 
     def project_velocity(self, q, qd, t: float = 0.0) -> np.ndarray:
         """The velocity nearest ``qd`` (Euclidean) with ``Φ_q q̇ + Φ_t = 0``:

@@ -1,12 +1,38 @@
 """``pkm reactions ROBOT [trajectory options] --out CSV [--plot PNG]``: joint reaction forces along a
 trajectory, from the absolute-coordinate formulation (:mod:`pkm.absolute.loader`): the motion's
 actuator angles, rates and accelerations from pkm's inverse dynamics prescribe the drives, and
-each joint's wrench is its multipliers' (for sizing bearings)."""
+each joint's wrench is its multipliers' (for sizing bearings).
+
+The assembly mode is pkm's: each sample's absolute configuration is assembled from the bodies'
+poses of pkm's IK solution (:func:`ik_configuration`) and must stay on it (``on_branch``), so the two
+formulations describe the same mechanism; where the absolute model cannot (a false zero, another
+mode, drives that leave DOF free) the command refuses in one line instead of writing another
+mechanism's forces."""
 from __future__ import annotations
 
 import argparse
 
 from pkm.errors import PkmError
+
+
+def ik_configuration(robot, model, joints: dict, s: int):
+    """Absolute coordinates (``model``'s ``q``) of pkm's IK solution at sample ``s``: every real
+    body's frame pose from its limb tree's kinematics at the tree variables ``joints`` (limb name →
+    (N, n_l), as ``DynamicsResult.joints``). This is the glue between the two layers: the
+    absolute-coordinate layer (beside ``algorithms``) gets pkm's branch as data."""
+    from pkm.algorithms.kinematics import forward_kinematics
+
+    poses = {}
+    for limb in robot.limbs:
+        C = forward_kinematics(limb.tree, joints[limb.name][s])
+        for k, name in enumerate(limb.tree.body_names):
+            if not limb.tree.virtual[k]:
+                poses[name] = C[k]
+    missing = [name for name in model.bodies if name not in poses]
+    if missing:
+        raise PkmError(f"{robot.name}: the bodies {missing} of the absolute-coordinate model are in no limb of pkm's "
+                       f"model, so its IK solution does not place them")
+    return model.coordinates(poses)
 
 
 def add_parser(sub) -> argparse.ArgumentParser:
@@ -22,7 +48,9 @@ Every joint of the file (cut joints included) is a constraint between its two bo
 coordinates; the actuated joints are driven along the motion's actuator angles, and the joint
 wrenches follow from the constraint multipliers. Redundant rows (a parallelogram's) carry no
 force: their share goes to the other rows, so such joints' forces are one statically admissible
-distribution, not unique.
+distribution, not unique. Each sample is assembled from pkm's IK solution (its branch, so the
+torques are inverse-dynamics'); where the absolute model cannot stay on it (another assembly mode,
+drives that leave the platform free) the command stops with one error line.
 
 The --out CSV has one row per sample: t, then per joint F_<joint>_x, _y, _z [N] and
 M_<joint>_x, _y, _z [N·m]: the wrench the joint exerts on its child body, world axes, moment about
@@ -62,10 +90,10 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
     names = list(model.joints)
     F = np.empty((len(pick), len(names), 6))
     tau = np.empty((len(pick), len(model.actuators)))
-    q = model.reference
     for r, s in enumerate(pick):
         th, thd, thdd = (a[s, order] for a in (res.q_act, res.qd_act, res.qdd_act))
-        tau[r], q, _, _, lam, sysd = model.solve_instant(th, thd, thdd, q)
+        q0 = ik_configuration(robot, model, res.joints, s)
+        tau[r], q, _, _, lam, sysd = model.solve_instant(th, thd, thdd, q0, on_branch=True)
         W = sysd.reactions(q, lam)
         for k, name in enumerate(names):
             w_child = W[name][1]
