@@ -111,3 +111,25 @@ def test_effort_count_is_checked():
     model = load_spec(pkm.load(ROBOTS / "delta_3r2us.toml").spec)
     with pytest.raises(ValueError, match="3 actuators"):
         actuator_forces(model, model.reference, [1.0, 2.0])
+
+
+def test_least_squares_accelerations_where_rows_depend():
+    """Where the constraint rows depend on each other (the Delta's full system: parallelogram rows
+    in; a singular configuration of a mechanism is the same for the solve), the KKT matrix is
+    singular but the accelerations are not: the minimum-norm least-squares solution that
+    projected_ode falls back to gives the q̈ of the independent rows (only λ is not unique)."""
+    from pkm.absolute.potentials import Gravity
+    from pkm.absolute.standard import _accelerations, _least_squares_accelerations, independent_rows
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    model = load_spec(robot.spec)
+    sol = robot.inverse_kinematics([0.1, -0.05, -1.0], [0.3, 0.2, -0.1])
+    poses = pkm_poses(robot, {l.name: sol.joints[l.name] for l in robot.limbs}, 0)
+    q, v = consistent_state(model, sol.q_act[0], sol.qd_act[0], model.coordinates(poses))
+    full = model.full
+    f = -Gravity(full, model.gravity).gradient(q) + actuator_forces(model, q, [3.0, -1.0, 2.0])
+    rows = independent_rows(full, q)[0]
+    assert not rows.all()  # dependent rows present: the full KKT matrix is singular
+    qdd = _accelerations(full, q, v, f, 0.0, 1e-9, rows)[0]
+    qdd_ls = _least_squares_accelerations(full, q, v, f, 0.0)
+    assert np.abs(qdd).max() > 1.0 and np.abs(qdd_ls - qdd).max() <= 1e-8 * np.abs(qdd).max()

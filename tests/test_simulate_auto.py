@@ -79,7 +79,9 @@ def test_the_absolute_coordinate_model_falls_alike(falls):
     """pkm's second formulation, the absolute-coordinate index-1 DAE of the same robot file (every
     joint a constraint, no minimal coordinates: :mod:`pkm.absolute`), falls through both places
     where minimal coordinates degenerate without changing coordinates; the platform positions
-    agree with form="auto" to 1e-6 m over 0.5 s (measured 2.8e-10 m)."""
+    agree with form="auto" to 1e-6 m over 0.5 s. (Where the fall passes t = 0.27588 s the absolute
+    model's constraint Jacobian nearly loses rank twice; its KKT solve falls back to the truncated
+    least-squares solution there: :func:`pkm.absolute.standard.projected_ode`.)"""
     from absolute_cases import pkm_poses
     from pkm.absolute.forward import consistent_state, simulate
     from pkm.absolute.loader import load_spec
@@ -88,13 +90,14 @@ def test_the_absolute_coordinate_model_falls_alike(falls):
     sol = DELTA.inverse_kinematics(DELTA.x_ref)
     poses = pkm_poses(DELTA, {l.name: sol.joints[l.name] for l in DELTA.limbs}, 0)
     q0, v0 = consistent_state(model, sol.q_act[0], np.zeros(3), model.coordinates(poses))
-    ab = simulate(model, np.zeros(3), q0, v0, 0.05, 10, rtol=1e-8, atol=1e-10)
     plat = model.bodies[DELTA.spec.platform]
     sl = model.system.body_slice(plat)
-    p_abs = np.array([plat.pose(q[sl])[:3, 3] for q in ab.q])
     p_pkm = np.array([DELTA.platform_pose(x)[:3, 3] for x in falls[1e-12].x[::5]])
-    assert np.abs(p_pkm - p_abs).max() <= 1e-6
-    assert np.ptp(p_abs[:, 2]) > 0.25 and ab.constraint_residual.max() <= 1e-10  # it fell, on the constraints
+    for rtol in (1e-8, 1e-9):  # (measured 2.8e-10 and 1.7e-11 m)
+        ab = simulate(model, np.zeros(3), q0, v0, 0.05, 10, rtol=rtol, atol=rtol * 1e-2)
+        p_abs = np.array([plat.pose(q[sl])[:3, 3] for q in ab.q])
+        assert np.abs(p_pkm - p_abs).max() <= 1e-6, rtol
+        assert np.ptp(p_abs[:, 2]) > 0.25 and ab.constraint_residual.max() <= 1e-10  # it fell, on the constraints
 
 
 def test_explicit_forms_stop_at_their_own_singularity():

@@ -28,16 +28,22 @@ from pkm.absolute.system import kkt_solve
 from pkm.errors import SingularityError
 
 
-def _accelerations(system, q, v, f, t, rtol, rows=None):
+def _accelerations(system, q, v, f, t, rtol, rows=None, max_condition=None):
     """``(q̈, λ)`` of the index-1 equations with the rows ``rows`` (default: those independent at
-    ``(q, t)``); λ over all rows, zero on the others."""
+    ``(q, t)``); λ over all rows, zero on the others. ``max_condition``: see
+    :func:`~pkm.absolute.system.kkt_solve`."""
     if rows is None:
         rows = independent_rows(system, q, t, rtol=rtol)[0]
     G = system.jacobian(q, t)[rows]
-    qdd, lam_rows = kkt_solve(system.sparse_mass_matrix(), G, f, system.gamma(q, v, t)[rows])
+    qdd, lam_rows = kkt_solve(system.sparse_mass_matrix(), G, f, system.gamma(q, v, t)[rows], max_condition)
     lam = np.zeros(rows.size)
     lam[rows] = lam_rows
     return qdd, lam
+
+
+#: Largest condition number of the KKT matrix solved by LU in :func:`projected_ode`; beyond it (a
+#: configuration where the constraints nearly lose rank) the truncated least-squares solution.
+KKT_CONDITION = 1e10
 
 
 def _least_squares_accelerations(system, q, v, f, t):
@@ -52,7 +58,7 @@ def _least_squares_accelerations(system, q, v, f, t):
     n, m = M.shape[0], G.shape[0]
     K = np.block([[M, G.T], [G, np.zeros((m, m))]])
     rhs = np.concatenate([f, system.gamma(q, v, t)])
-    x = np.linalg.lstsq(K, rhs, rcond=1e-10)[0]
+    x = np.linalg.lstsq(K, rhs, rcond=1.0 / KKT_CONDITION)[0]
     if not np.all(np.isfinite(x)):
         raise SingularityError("the constrained equations of motion have no finite solution here")
     return x[:n]
@@ -187,12 +193,12 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, forc
         q, v = y[:n], y[n:]
         f = _force(potential, q) + (0.0 if force is None else np.asarray(force(t, q, v), dtype=float))
         try:
-            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
+            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0], KKT_CONDITION)[0]])
         except SingularityError:  # the rows chosen at the step's start lost rank on the way (the whole
             rows[0] = independent_rows(system, q, t)[0]  # set need not): choose again here
         try:
-            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0])[0]])
-        except SingularityError:  # the whole set lost rank: a singular configuration of the mechanism
+            return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0], KKT_CONDITION)[0]])
+        except SingularityError:  # the whole set (nearly) lost rank: a singular configuration of the mechanism
             return np.concatenate([v, _least_squares_accelerations(system, q, v, f, t)])
 
     qs, vs, its = [q0], [np.asarray(v0, dtype=float)], []
