@@ -48,15 +48,16 @@ def check_against_library(robot_path, header, data, traj, tol=1e-9):
     names = robot.task.coordinate_names()
     acts = robot.actuator_names
     units = robot.actuator_units                                    # q_<a> [rad|m], tau_<a> [N·m|N]
-    assert header == ["t", *names, *(f"q_{a} [{u[1]}]" for a, u in zip(acts, units)),
+    assert header == ["t", *names, *(f"{c}d" for c in names), *(f"q_{a} [{u[1]}]" for a, u in zip(acts, units)),
                       *(f"tau_{a} [{u[0]}]" for a, u in zip(acts, units))]
     d, n = len(names), len(acts)
-    assert data.shape == (len(traj), 1 + d + 2 * n)
+    assert data.shape == (len(traj), 1 + 2 * d + 2 * n)
     np.testing.assert_array_equal(data[:, 0], traj.t)               # repr floats: exact round trip
     np.testing.assert_array_equal(data[:, 1:1 + d], traj.x)
+    np.testing.assert_array_equal(data[:, 1 + d:1 + 2 * d], traj.xd)  # the rates: simulate starts from them
     ref = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd)
-    np.testing.assert_allclose(data[:, 1 + d:1 + d + n], ref.q_act, rtol=0, atol=tol)
-    np.testing.assert_allclose(data[:, 1 + d + n:], ref.tau, rtol=0, atol=tol)
+    np.testing.assert_allclose(data[:, 1 + 2 * d:1 + 2 * d + n], ref.q_act, rtol=0, atol=tol)
+    np.testing.assert_allclose(data[:, 1 + 2 * d + n:], ref.tau, rtol=0, atol=tol)
     assert np.isfinite(data).all()
     return robot, ref
 

@@ -36,7 +36,7 @@ def test_small_robot_loads_and_runs_inverse_dynamics(tmp_path, capsys):
     code, out, err = run_main(capsys, "inverse-dynamics", RPR, "--out", tmp_path / "f.csv", "--plot", tmp_path / "f.png")
     assert code == 0, err
     data = np.loadtxt(tmp_path / "f.csv", delimiter=",", skiprows=1)
-    assert data.shape == (201, 10) and np.all(np.isfinite(data))
+    assert data.shape == (201, 13) and np.all(np.isfinite(data))  # t, rz x y, their rates, q and tau of 3 legs
 
 
 def _leg_statics(robot, x, wrench_body):

@@ -152,7 +152,7 @@ def test_prismatic_actuators_in_newtons_and_metres(tmp_path, capsys):
     code, stdout, err = run_main(capsys, "inverse-dynamics", RPR, "--out", out, "--plot", png)
     assert code == 0, err
     header = out.read_text().splitlines()[0].split(",")
-    assert header == ["t", "rz", "x", "y", *(f"q_leg{k}/leg [m]" for k in (1, 2, 3)),
+    assert header == ["t", "rz", "x", "y", "rzd", "xd", "yd", *(f"q_leg{k}/leg [m]" for k in (1, 2, 3)),
                       *(f"tau_leg{k}/leg [N]" for k in (1, 2, 3))]
     assert "Peak |force| / RMS force per actuator: leg1/leg " in stdout and " N;" in stdout and "N·m" not in stdout
     robot = pkm.load(RPR)
@@ -162,7 +162,7 @@ def test_prismatic_actuators_in_newtons_and_metres(tmp_path, capsys):
 
     table = read_table(out, robot.actuator_names)
     data = np.loadtxt(out, delimiter=",", skiprows=1)
-    np.testing.assert_array_equal(table.U, data[:, 7:10])
+    np.testing.assert_array_equal(table.U, data[:, 10:13])
 
 
 def test_plot_labels_per_actuator_kind():

@@ -160,7 +160,8 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
         if args.out is not None:
             write_dynamics_csv(out[args.out], robot, traj, result)
-            written.append(f"the CSV (t, task coordinates, actuator positions q_…, forces/torques tau_…) to {args.out}")
+            written.append(f"the CSV (t, task coordinates and rates, actuator positions q_…, forces/torques tau_…) to "
+                           f"{args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_actuators
 
@@ -314,7 +315,8 @@ accelerations (suffix dd), e.g. t,x,z,xd,zd,xdd,zdd for the IRSBot-2 -- or t and
 coordinates only (t,x,z), whose rates and accelerations are then those of a cubic spline
 through the samples (sample the motion finely).
 
-The --out CSV has a header and one row per sample: t, the task coordinates, one actuator
+The --out CSV has a header and one row per sample: t, the task coordinates, their rates
+(suffix d: pkm simulate --torques starts from this state), one actuator
 position q_<actuator> [unit] per actuator, one force or torque tau_<actuator> [unit] per
 actuator (actuators in limb order; SI units: a revolute actuator's angle [rad] and torque
 [N·m], a prismatic actuator's position [m] and force [N], as the header says per column; full
