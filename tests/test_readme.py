@@ -58,3 +58,21 @@ def test_ci_runs_the_readme_test_command():
     assert steps(test_command)[2:] == [["python", "-m", "pip", "install", "-e", ".[test]"],
                                        ["python", "-m", "pytest"]]
     assert ci_command() == test_command
+
+
+def test_every_timing_in_the_readme_names_its_cpu_and_how_to_rerun_it():
+    """Issue 27, item 5: a figure measured on one machine is not the user's; every paragraph or
+    status row of the README with a timing (µs, a ratio to a peer, a first-run or command time)
+    names the CPU it was measured on and the command that reruns it."""
+    text = (ROOT / "README.md").read_text()
+    blocks = []
+    for para in re.split(r"\n\s*\n", text):
+        rows = [line for line in para.splitlines() if line.startswith("|")]
+        blocks += rows if rows else [para]
+    timing = re.compile(r"\d× one|× the paper|\d+(\.\d+)? µs|first run \d|takes (about )?\d+(\.\d+)?(–\d+(\.\d+)?)? s\b"
+                        r"|about \d+(\.\d+)? s\b|\d+(\.\d+)? s on a")
+    timed = [b for b in blocks if timing.search(b)]
+    assert len(timed) >= 5  # the status rows with speed figures, the start-up paragraph, the workspace example
+    for block in timed:
+        assert re.search(r"EPYC|Xeon", block), block[:120]
+        assert "benchmarks/" in block or "`pkm " in block, block[:120]
