@@ -21,7 +21,7 @@ from scipy.linalg import qr
 from pkm.algorithms import constraints as cons
 from pkm.lie.interpret import python_kernels
 from pkm.lie.linalg import condition_number
-from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition
+from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition, naming_file
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.description.model import TreeModel, compile_tree
 from pkm.description.spec import RobotSpec
@@ -243,6 +243,7 @@ def _check_condition(M: np.ndarray, threshold: float, what: str) -> float:
 
 
 # ------------------------------------------------------------------------------ building
+@naming_file
 def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> LimbModel:
     """Compile a limb: tree (platform last), cut joints, independent rows, partition y/q.
 
