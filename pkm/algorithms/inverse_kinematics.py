@@ -26,11 +26,11 @@ import numpy as np
 
 import warnings
 
-from pkm.errors import BranchError, BranchWarning, IKError, InputError
+from pkm.errors import BranchError, BranchWarning, IKError, InputError, SingularityError, fmt_array
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import log_se3
 from pkm.lie.interpret import kernel
-from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
+from pkm.algorithms.limb import MAX_NEWTON_STEP, SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 
 
 #: Branches (assembly modes). Along a trajectory every sample's IK starts from its predecessor's
@@ -88,7 +88,7 @@ def branch_event(kind: str, name: str, s: int, x_prev, x, policy: str = "warn", 
 
 def fmt_x(x) -> str:
     """A task point as error messages write it."""
-    return np.array2string(np.asarray(x), precision=6)
+    return fmt_array(x)
 
 
 #: Most Newton iterations per solve: Newton converges quadratically or not at all, so more only
@@ -141,7 +141,7 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     """
     tree, p = limb.tree, limb.platform
     theta = limb.close_loops(theta0)
-    err, converged = np.inf, False
+    err, converged, limited = np.inf, False, False
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
         dX = kernel(log_se3)(np.linalg.solve(C[p], Cd))
@@ -154,10 +154,15 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
         J = body_jacobians(tree, theta)
         H = limb._H(C, J, np.inf)
         dq = np.linalg.lstsq(J[p] @ H, dX, rcond=None)[0]
-        theta = limb.close_loops(theta + H @ _limit(dq))
+        step = _limit(dq)
+        limited = step is not dq
+        theta = limb.close_loops(theta + H @ step)
     if not (converged or err <= tol):
+        why = (f"still moving at the step limit of {MAX_NEWTON_STEP:g} rad or m per iteration: the target is farther "
+               f"from the start than {it} steps reach (more: max_iter)" if limited and np.isfinite(err)
+               else "target unreachable?")
         raise IKError(f"limb {limb.name!r}: no inverse-kinematics solution: platform pose residual {err:.3e} "
-                      f"after {it} Newton iterations (target unreachable?)", limb=limb.name, residual=err, iterations=it)
+                      f"after {it} Newton iterations ({why})", limb=limb.name, residual=err, iterations=it)
     J = body_jacobians(tree, theta)
     H = limb._H(C, J, singularity_threshold)
     Lp = J[p] @ H

@@ -226,8 +226,13 @@ class LimbModel:
         return J[self.platform] @ self._H(C, J, np.inf)
 
 
-def _limit(step: np.ndarray, max_step: float = 0.5) -> np.ndarray:
-    """Scale a Newton step so that no joint moves more than ``max_step`` (rad or m) at once."""
+#: Largest move of a joint variable in one Newton step of the IK (rad or m): :func:`_limit`.
+MAX_NEWTON_STEP = 0.5
+
+
+def _limit(step: np.ndarray, max_step: float = MAX_NEWTON_STEP) -> np.ndarray:
+    """Scale a Newton step so that no joint moves more than ``max_step`` (rad or m) at once (``step``
+    itself, not a copy, when it is within the limit)."""
     big = float(np.max(np.abs(step))) if step.size else 0.0
     return step * (max_step / big) if big > max_step else step
 
