@@ -189,8 +189,8 @@ class Robot(TaskCoordinates):
         """
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         N = X.shape[0]
-        XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
-        XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
+        XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd", False)
+        XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd", False)
         if xdd is not None and xd is None:
             raise InputError("accelerations xdd need velocities xd")
         for name, arr in (("xd", XD), ("xdd", XDD)):
@@ -296,8 +296,8 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
-        XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
-        XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
+        XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd", False)
+        XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd", False)
         if not X.shape == XD.shape == XDD.shape:
             raise InputError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
         if wrench is not None:
@@ -454,7 +454,7 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import eom
 
         self.spec.check_actuation()
-        return eom(self, self._one_x(x, "x"), self._one_x(xd, "xd"))
+        return eom(self, self._one_x(x, "x"), self._one_x(xd, "xd", False))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
         """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:
