@@ -184,3 +184,48 @@ def limb_rates(limb: LimbModel, sol: LimbIK, Vp: np.ndarray, dVp: np.ndarray | N
     qdd = sol.Lp_pinv @ (dVp - bias - J[limb.platform] @ Hdqd)
     return thd, sol.H @ qdd + Hdqd
 
+
+def _along(limb, poses, theta, tol, max_iter, threshold):
+    """The limb's IK continued from ``theta`` through ``poses`` (each solve starts from the one
+    before); the singularity check at the last pose only. Raises IKError where a step fails."""
+    for i, Cd in enumerate(poses):
+        sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == len(poses) - 1 else np.inf)
+        theta = sol.theta
+    return sol
+
+
+def _at_sample(exc, s, x):
+    """``exc`` (an IKError or SingularityError of one sample) naming sample ``s`` of a trajectory."""
+    msg = f"{exc} at sample {s} (x = {fmt_x(x)})"
+    if isinstance(exc, SingularityError):
+        return SingularityError(msg, condition=exc.condition, threshold=exc.threshold, sample=s)
+    return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
+
+
+#: The solver keywords of :meth:`Robot.forward_dynamics` (those of :meth:`Robot.inverse_dynamics` that apply).
+FORWARD_OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "on_branch_change")
+
+
+def check_keywords(given: dict, accepted, where: str) -> None:
+    """:class:`pkm.InputError` naming the first keyword of ``given`` that is not ``accepted`` (a misspelt
+    option is never ignored silently) and the accepted ones."""
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        raise InputError(f"{where}: unknown keyword {unknown[0]!r} (accepted: {', '.join(accepted)})")
+
+
+def _flag(value, name: str) -> bool:
+    """``value`` as a bool (True/False, numpy's too), else :class:`pkm.InputError`."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _progress(progress):
+    """``progress`` of :meth:`Robot.inverse_dynamics`: None (also for False) or a callable."""
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise InputError(f"progress must be None, False or a callable receiving the number of samples done (e.g. a "
+                         f"tqdm bar's update), got {type(progress).__name__}")
+    return progress
