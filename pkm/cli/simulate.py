@@ -141,18 +141,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _table_start(path, robot):
-    """The task coordinates of a torque CSV's first row, if it has them."""
-    import numpy as np
+    """The task coordinates of a torque CSV's first data row, if it has them (checked numbers)."""
+    from pkm.sim.inputs import table_columns
 
-    from pkm.sim.inputs import strip_unit
-
-    with open(path, encoding="utf-8-sig") as fh:   # read_table has read it: UTF-8
-        header = [strip_unit(h) for h in fh.readline().split(",")]
-        row = fh.readline().split(",")
-    names = robot.task.coordinate_names()
-    if all(n in header for n in names):
-        return np.array([float(row[header.index(n)]) for n in names])
-    return None
+    return table_columns(path, robot.task.coordinate_names())
 
 
 def _write_csv(path, robot, sim):

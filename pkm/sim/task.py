@@ -116,11 +116,25 @@ class TaskRhs:
 
 
 def forces(u, t, x, xd, n) -> np.ndarray:
-    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite numbers."""
-    value = np.asarray(u(t, x, xd), dtype=float)
-    if value.shape != (n,) or not np.all(np.isfinite(value)):
-        raise PkmError(f"the actuator forces at t = {t:.6g} s must be {n} finite numbers, got {value!r}")
-    return value
+    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite real numbers (a controller that returns
+    complex numbers, booleans, objects or another shape is named in one line, never converted)."""
+    raw = u(t, x, xd)
+    try:
+        value = np.asarray(raw)
+    except (TypeError, ValueError):   # ragged lists
+        value = np.asarray(None)
+    if value.dtype.kind not in "iuf" or value.shape != (n,) or not np.all(np.isfinite(value)):
+        what = (f"{value.dtype} values" if value.dtype.kind not in "iuf" else
+                f"shape {value.shape}" if value.shape != (n,) else "NaN or inf")
+        text = " ".join(repr(raw).split())
+        raise PkmError(f"the actuator forces u(t, x, xd) at t = {t:.6g} s must be {n} finite real numbers, got "
+                       f"{what}: {text[:120]}{'…' if len(text) > 120 else ''} (from {_name(u)})")
+    return value.astype(float, copy=False)
+
+
+def _name(u) -> str:
+    """How an error names the input ``u``: its function's or class's name."""
+    return getattr(u, "__qualname__", None) or type(u).__qualname__
 
 
 def translational_axes(robot):
