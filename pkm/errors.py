@@ -28,7 +28,33 @@ class InputError(PkmError, ValueError):
 
 
 class TopologyError(PkmError, ValueError):
-    """The joint graph does not have the structure an algorithm needs (e.g. not a tree)."""
+    """The joint graph does not have the structure an algorithm needs (e.g. not a tree).
+
+    Raised about a robot file, the message names it as :class:`RobotFileError` does,
+    ``FILE: joints: what is wrong`` (:func:`naming_file`); :attr:`path` then holds the file."""
+
+    path = None
+
+
+def naming_file(func):
+    """Decorator of a function whose first argument is a robot's ``RobotSpec``: a
+    :class:`TopologyError` it raises names the spec's file (``FILE: joints: what``, as
+    :class:`RobotFileError`), once, however deep it was raised."""
+    import functools
+
+    @functools.wraps(func)
+    def wrapper(spec, *args, **kwargs):
+        try:
+            return func(spec, *args, **kwargs)
+        except TopologyError as exc:
+            source = getattr(spec, "source", None)
+            if exc.path is not None or source is None:
+                raise
+            new = TopologyError(f"{source}: joints: {exc}".replace("\n", " "))
+            new.path = str(source)
+            raise new from None
+
+    return wrapper
 
 
 class IKError(PkmError, ValueError):
@@ -78,6 +104,14 @@ class SingularityError(PkmError, ArithmeticError):
         self.threshold = threshold
         self.sample = sample
         super().__init__(message)
+
+
+def fmt_array(a, precision: int = 6) -> str:
+    """An array as error messages write it: numpy's form on ONE line, however many entries (numpy
+    wraps at 75 characters, which split the one-line errors of a 6-DOF robot)."""
+    import numpy as np
+
+    return np.array2string(np.asarray(a), precision=precision, max_line_width=10**9)
 
 
 def fmt_condition(cond: float) -> str:

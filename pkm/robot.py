@@ -36,9 +36,10 @@ from pathlib import Path
 
 import numpy as np
 
-from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION, branch_event, branch_suspect,
-                                               check_branch_policy, check_parallel, check_solver, explained, fmt_x,
-                                               limb_rates, solve_limb)
+from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, FORWARD_OPTIONS, SAME_SOLUTION, _along,
+                                               _at_sample, _flag, _progress, branch_event, branch_suspect,
+                                               check_branch_policy, check_keywords, check_parallel, check_solver,
+                                               explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
@@ -189,8 +190,8 @@ class Robot(TaskCoordinates):
         """
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         N = X.shape[0]
-        XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
-        XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
+        XD = None if xd is None else self._check_x(np.atleast_2d(_real(xd, "xd")), "xd", False)
+        XDD = None if xdd is None else self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd", False)
         if xdd is not None and xd is None:
             raise InputError("accelerations xdd need velocities xd")
         for name, arr in (("xd", XD), ("xdd", XDD)):
@@ -199,6 +200,7 @@ class Robot(TaskCoordinates):
 
         check_solver(tol, max_iter, singularity_threshold)
         check_branch_policy(on_branch_change)
+        _flag(warm_start, "warm_start")
         joints = {l.name: np.empty((N, l.n)) for l in self.limbs}
         joints_d = {l.name: np.empty((N, l.n)) for l in self.limbs} if XD is not None else {}
         joints_dd = {l.name: np.empty((N, l.n)) for l in self.limbs} if XDD is not None else {}
@@ -280,7 +282,8 @@ class Robot(TaskCoordinates):
         start is checked against the end of the chunk before and solved again from there if it
         differs); a sample whose torques are not finite raises :class:`pkm.PkmError`.
         ``progress``: a callable receiving the number of samples each time a segment of the
-        trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads).
+        trajectory is done (e.g. a tqdm bar's ``update``; called from the worker threads); None or
+        False: none.
         A task space that is not twist-closed (module docstring) runs the Python reference path
         (:func:`pkm.algorithms.manipulator.inverse_dynamics`, one sample at a time; ``threads``,
         ``t``, ``start``, ``on_branch_change`` and ``progress`` do not apply there).
@@ -296,8 +299,8 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
-        XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd")
-        XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd")
+        XD = self._check_x(np.atleast_2d(_real(xd, "xd")), "xd", False)
+        XDD = self._check_x(np.atleast_2d(_real(xdd, "xdd")), "xdd", False)
         if not X.shape == XD.shape == XDD.shape:
             raise InputError(f"x, xd and xdd must have the same shape, got {X.shape}, {XD.shape}, {XDD.shape}")
         if wrench is not None:
@@ -307,6 +310,8 @@ class Robot(TaskCoordinates):
         t = None if t is None else _real(t, "t")
         gravity = None if gravity is None else _real(gravity, "gravity")
         check_parallel(threads, simd)
+        progress = _progress(progress)
+        _flag(torques_only, "torques_only")
         if out is not None and not (isinstance(out, np.ndarray) and out.dtype == np.float64 and out.ndim == 2
                                     and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
             raise InputError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
@@ -392,18 +397,30 @@ class Robot(TaskCoordinates):
         :class:`pkm.sim.forward.ForwardDynamics` with ``.xdd``, ``.qd_act``, ``.qdd_act``, ``.J_IK``.
         One call of the batched inverse-dynamics kernel per batch (a task space that is not
         twist-closed: the reference path, eq. 129 with ``M_t``, ``C_t V_t``, ``W_t^grav`` of
-        :meth:`eom`); ``xdd`` are the coordinate accelerations ``ẍ``; ``start`` and ``solver`` as for
-        :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where J_IK degenerates."""
+        :meth:`eom`); ``xdd`` are the coordinate accelerations ``ẍ``; ``start`` and ``solver`` (``tol``,
+        ``max_iter``, ``singularity_threshold``, ``threads``, ``on_branch_change``; any other keyword is
+        an InputError) as for :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where
+        J_IK degenerates, :class:`pkm.PkmError` where the accelerations overflow (forces, wrench or
+        velocities too large for float64)."""
         from pkm.sim.forward import forward_dynamics
 
         self.spec.check_actuation()
+        check_keywords(solver, FORWARD_OPTIONS, "forward_dynamics")
+        check_parallel(solver.get("threads"), None)
         X = np.atleast_2d(_real(x, "x"))
         XD = np.atleast_2d(_real(xd, "xd"))
         U = np.atleast_2d(_real(u, "u"))
         self._check_x(X, "x")
-        self._check_x(XD, "xd")
-        if U.shape[-1] != self.n_act or not np.all(np.isfinite(U)):
-            raise InputError(f"u must hold {self.n_act} finite actuator forces per state, got shape {U.shape}")
+        self._check_x(XD, "xd", False)
+        if U.ndim != 2 or U.shape[-1] != self.n_act or U.shape[0] not in (1, X.shape[0]) or not np.all(np.isfinite(U)):
+            raise InputError(f"u must hold {self.n_act} finite actuator forces per state ({X.shape[0]} states), got "
+                             f"shape {U.shape}")
+        if wrench is not None:
+            w = _real(wrench, "wrench")
+            if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
+                raise InputError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
+            wrench = w
+        gravity = None if gravity is None else _real(gravity, "gravity")
         if U.shape[0] == 1 and X.shape[0] > 1:
             U = np.repeat(U, X.shape[0], axis=0)
         return forward_dynamics(self, X, XD, U, wrench, gravity, start=start, **solver)
@@ -454,7 +471,7 @@ class Robot(TaskCoordinates):
         from pkm.algorithms.manipulator import eom
 
         self.spec.check_actuation()
-        return eom(self, self._one_x(x, "x"), self._one_x(xd, "xd"))
+        return eom(self, self._one_x(x, "x"), self._one_x(xd, "xd", False))
 
     def continuation_poses(self, x, steps: int = CONTINUATION_STEPS) -> np.ndarray:
         """Platform poses (steps, 4, 4) at ``x_ref + t (x − x_ref)``, ``t = 1/steps, 2/steps, …, 1``:
@@ -486,23 +503,6 @@ class Robot(TaskCoordinates):
 ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
 
 
-def _along(limb, poses, theta, tol, max_iter, threshold):
-    """The limb's IK continued from ``theta`` through ``poses`` (each solve starts from the one
-    before); the singularity check at the last pose only. Raises IKError where a step fails."""
-    for i, Cd in enumerate(poses):
-        sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == len(poses) - 1 else np.inf)
-        theta = sol.theta
-    return sol
-
-
-def _at_sample(exc, s, x):
-    """``exc`` (an IKError or SingularityError of one sample) naming sample ``s`` of a trajectory."""
-    msg = f"{exc} at sample {s} (x = {fmt_x(x)})"
-    if isinstance(exc, SingularityError):
-        return SingularityError(msg, condition=exc.condition, threshold=exc.threshold, sample=s)
-    return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
-
-
 def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
     """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``. With
     ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square ``J_IK``,
@@ -510,7 +510,7 @@ def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
     file declares an ideal constraint (``freedom.check_task_mobility``), else a one-line
     :class:`pkm.RobotFileError` (entry ``task``)."""
     spec = load_spec(Path(path), parameters=parameters)
-    if check:
+    if _flag(check, "check"):
         from pkm.description.freedom import check_task_mobility
 
         spec.check_actuation()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.errors import IKError
+from pkm.algorithms.inverse_kinematics import STALL
 from pkm.algorithms.kinematics import body_jacobians, forward_kinematics
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
 from pkm.lie.interpret import kernel
@@ -24,13 +25,19 @@ from pkm.algorithms import constraints as cons
 
 
 def _system(robot, thetas):
-    """Residual and Jacobian (w.r.t. all tree variables of all limbs) of the assembly equations."""
+    """Residual and Jacobian (w.r.t. all tree variables of all limbs) of the assembly equations, the
+    offsets of the limbs' variables, the first limb's platform pose and the size of the coordinates,
+    ``max(1, |θ|, |r_k|)`` over the joint variables and the bodies' positions (m, rad): the residual's
+    rounding floor grows with it (a hexapod's 100 m legs leave 3e-14 m)."""
     limbs = robot.limbs
     offs = np.cumsum([0] + [l.n for l in limbs])
     res, rows = [], []
     Cp, Jp = [], []
+    scale = 1.0
     for k, limb in enumerate(limbs):
         C = forward_kinematics(limb.tree, thetas[k])
+        scale = max(scale, float(np.max(np.abs(C[:, :3, 3]), initial=0.0)),
+                    float(np.max(np.abs(thetas[k]), initial=0.0)))
         J = body_jacobians(limb.tree, thetas[k])
         Cp.append(C[limb.platform])
         Jp.append(J[limb.platform])
@@ -49,14 +56,17 @@ def _system(robot, thetas):
         block[:, offs[0]:offs[1]] = -D @ kernel(Ad_inv)(E) @ Jp[0]
         rows.append(block)
     if not res:   # one limb without loops (a serial arm): nothing to close
-        return np.zeros(0), np.zeros((0, offs[-1])), offs, Cp[0]
-    return np.concatenate(res), np.vstack(rows), offs, Cp[0]
+        return np.zeros(0), np.zeros((0, offs[-1])), offs, Cp[0], scale
+    return np.concatenate(res), np.vstack(rows), offs, Cp[0], scale
 
 
 def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
     """Joint coordinates of every limb and the platform pose for actuator coordinates ``q_act``.
 
-    ``start``: initial tree variables per limb (default: the reference configuration). Returns
+    ``start``: initial tree variables per limb (default: the reference configuration). Converged at
+    a residual (the loops' constraints and the limbs' platform mismatch, max-norm) ≤ ``tol``, or where
+    Newton stalls (reduces it by less than ``STALL``) at a residual ≤ ``tol`` times the size of the
+    coordinates (:func:`_system`): the rounding floor, as the IK's stall test. Returns
     ``(thetas, C_p)``; raises :class:`pkm.IKError` when the mechanism cannot be assembled.
     """
     q_act = np.asarray(q_act, dtype=float)
@@ -68,11 +78,14 @@ def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
     offs = np.cumsum([0] + [l.n for l in robot.limbs])
     fixed = np.concatenate([offs[k] + l.actuated for k, l in enumerate(robot.limbs)])
     free = np.setdiff1d(np.arange(offs[-1]), fixed)
-    err = np.inf
+    err, scale, stalled = np.inf, 1.0, False
     for it in range(max_iter + 1):
-        r, A, _, Cp = _system(robot, thetas)
-        err = float(np.max(np.abs(r))) if r.size else 0.0
+        r, A, _, Cp, scale = _system(robot, thetas)
+        prev, err = err, float(np.max(np.abs(r))) if r.size else 0.0
         if err <= tol or not np.isfinite(err) or it == max_iter:
+            break
+        if it >= 2 and err > STALL * prev and err <= tol * scale:
+            stalled = True   # Newton at the rounding floor, which grows with the coordinates
             break
         step = np.linalg.lstsq(A[:, free], -r, rcond=None)[0]
         big = np.max(np.abs(step))
@@ -81,15 +94,16 @@ def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
         flat = np.concatenate(thetas)
         flat[free] += step
         thetas = [flat[offs[k]:offs[k + 1]].copy() for k in range(len(robot.limbs))]
-    if not err <= tol:
+    if not (stalled or err <= tol):
         raise IKError(f"the mechanism cannot be assembled at these actuator coordinates: residual {err:.3e} "
-                      f"after {it} iterations", residual=err, iterations=it)
+                      f"after {it} iterations (tolerance {tol:.1e} x {scale:.3g}, the size of the coordinates)",
+                      residual=err, iterations=it)
     return thetas, Cp
 
 
 def platform_motion_rank(robot, thetas, tol: float = 1e-9) -> int:
     """Rank of the platform twists the assembled mechanism admits at ``thetas`` (all joints free)."""
-    _, A, offs, _ = _system(robot, thetas)
+    _, A, offs, _, _ = _system(robot, thetas)
     _, s, vt = np.linalg.svd(A)
     rank = int(np.sum(s > tol * s[0]))
     null = vt[rank:].T

@@ -26,11 +26,11 @@ import numpy as np
 
 import warnings
 
-from pkm.errors import BranchError, BranchWarning, IKError, InputError, PkmError
+from pkm.errors import BranchError, BranchWarning, IKError, InputError, PkmError, SingularityError, fmt_array
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import dexp_inv_so3, exp_se3, exp_so3, log_se3, log_so3
 from pkm.lie.interpret import kernel
-from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
+from pkm.algorithms.limb import MAX_NEWTON_STEP, SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 
 
 #: Branches (assembly modes). Along a trajectory every sample's IK starts from its predecessor's
@@ -88,7 +88,7 @@ def branch_event(kind: str, name: str, s: int, x_prev, x, policy: str = "warn", 
 
 def fmt_x(x) -> str:
     """A task point as error messages write it."""
-    return np.array2string(np.asarray(x), precision=6)
+    return fmt_array(x)
 
 
 #: Most Newton iterations per solve: Newton converges quadratically or not at all, so more only
@@ -141,7 +141,7 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     """
     tree, p = limb.tree, limb.platform
     theta = limb.close_loops(theta0)
-    err, converged = np.inf, False
+    err, converged, limited = np.inf, False, False
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
         dX = kernel(log_se3)(np.linalg.solve(C[p], Cd))
@@ -154,10 +154,15 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
         J = body_jacobians(tree, theta)
         H = limb._H(C, J, np.inf)
         dq = np.linalg.lstsq(J[p] @ H, dX, rcond=None)[0]
-        theta = limb.close_loops(theta + H @ _limit(dq))
+        step = _limit(dq)
+        limited = step is not dq
+        theta = limb.close_loops(theta + H @ step)
     if not (converged or err <= tol):
+        why = (f"still moving at the step limit of {MAX_NEWTON_STEP:g} rad or m per iteration: the target is farther "
+               f"from the start than {it} steps reach (more: max_iter)" if limited and np.isfinite(err)
+               else "target unreachable?")
         raise IKError(f"limb {limb.name!r}: no inverse-kinematics solution: platform pose residual {err:.3e} "
-                      f"after {it} Newton iterations (target unreachable?)", limb=limb.name, residual=err, iterations=it)
+                      f"after {it} Newton iterations ({why})", limb=limb.name, residual=err, iterations=it)
     J = body_jacobians(tree, theta)
     H = limb._H(C, J, singularity_threshold)
     Lp = J[p] @ H
@@ -276,3 +281,49 @@ def explained(exc: IKError, limb: LimbModel, Cd: np.ndarray, robot) -> IKError:
     msg = str(exc).removesuffix(" (target unreachable?)")
     return type(exc)(f"{msg}: {why}", limb=exc.limb, residual=exc.residual, iterations=exc.iterations,
                      sample=exc.sample)
+
+
+def _along(limb, poses, theta, tol, max_iter, threshold):
+    """The limb's IK continued from ``theta`` through ``poses`` (each solve starts from the one
+    before); the singularity check at the last pose only. Raises IKError where a step fails."""
+    for i, Cd in enumerate(poses):
+        sol = solve_limb(limb, Cd, theta, tol, max_iter, threshold if i == len(poses) - 1 else np.inf)
+        theta = sol.theta
+    return sol
+
+
+def _at_sample(exc, s, x):
+    """``exc`` (an IKError or SingularityError of one sample) naming sample ``s`` of a trajectory."""
+    msg = f"{exc} at sample {s} (x = {fmt_x(x)})"
+    if isinstance(exc, SingularityError):
+        return SingularityError(msg, condition=exc.condition, threshold=exc.threshold, sample=s)
+    return type(exc)(msg, limb=exc.limb, residual=exc.residual, iterations=exc.iterations, sample=s)
+
+
+#: The solver keywords of :meth:`Robot.forward_dynamics` (those of :meth:`Robot.inverse_dynamics` that apply).
+FORWARD_OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "on_branch_change")
+
+
+def check_keywords(given: dict, accepted, where: str) -> None:
+    """:class:`pkm.InputError` naming the first keyword of ``given`` that is not ``accepted`` (a misspelt
+    option is never ignored silently) and the accepted ones."""
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        raise InputError(f"{where}: unknown keyword {unknown[0]!r} (accepted: {', '.join(accepted)})")
+
+
+def _flag(value, name: str) -> bool:
+    """``value`` as a bool (True/False, numpy's too), else :class:`pkm.InputError`."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _progress(progress):
+    """``progress`` of :meth:`Robot.inverse_dynamics`: None (also for False) or a callable."""
+    if progress is None or progress is False:
+        return None
+    if not callable(progress):
+        raise InputError(f"progress must be None, False or a callable receiving the number of samples done (e.g. a "
+                         f"tqdm bar's update), got {type(progress).__name__}")
+    return progress

@@ -21,7 +21,7 @@ from scipy.linalg import qr
 from pkm.algorithms import constraints as cons
 from pkm.lie.interpret import python_kernels
 from pkm.lie.linalg import condition_number
-from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition
+from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition, naming_file
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.description.model import TreeModel, compile_tree
 from pkm.description.spec import RobotSpec
@@ -226,8 +226,13 @@ class LimbModel:
         return J[self.platform] @ self._H(C, J, np.inf)
 
 
-def _limit(step: np.ndarray, max_step: float = 0.5) -> np.ndarray:
-    """Scale a Newton step so that no joint moves more than ``max_step`` (rad or m) at once."""
+#: Largest move of a joint variable in one Newton step of the IK (rad or m): :func:`_limit`.
+MAX_NEWTON_STEP = 0.5
+
+
+def _limit(step: np.ndarray, max_step: float = MAX_NEWTON_STEP) -> np.ndarray:
+    """Scale a Newton step so that no joint moves more than ``max_step`` (rad or m) at once (``step``
+    itself, not a copy, when it is within the limit)."""
     big = float(np.max(np.abs(step))) if step.size else 0.0
     return step * (max_step / big) if big > max_step else step
 
@@ -243,6 +248,7 @@ def _check_condition(M: np.ndarray, threshold: float, what: str) -> float:
 
 
 # ------------------------------------------------------------------------------ building
+@naming_file
 def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> LimbModel:
     """Compile a limb: tree (platform last), cut joints, independent rows, partition y/q.
 

@@ -418,7 +418,7 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = show
             return args.func(args)
     except PkmError as exc:
-        print(f"pkm: error: {exc}", file=sys.stderr)
+        print(f"pkm: error: {' '.join(str(exc).split())}", file=sys.stderr)   # one line, whatever the message
         return 2
     except BrokenPipeError:
         return 0

@@ -110,9 +110,11 @@ def trajectory_dict(robot, args: argparse.Namespace) -> dict:
     return traj
 
 
-def _check_output(path: str, what: str, suffixes=None) -> None:
+def _check_output(path: str, what: str, kind=None) -> None:
     """A one-line :class:`PkmError` unless ``path`` can be written: not a directory, in an existing
-    directory, with one of ``suffixes`` (``"image"``: the formats matplotlib saves) if given."""
+    directory and, for ``kind`` ``"image"`` or ``"animation"``, in a format this machine can write
+    (:func:`pkm.plotting.style.format_problem`: probed, so that a ``.pgf`` without LaTeX or an
+    ``.mp4`` without ffmpeg is refused before any work is done)."""
     from pathlib import Path
 
     p = Path(path)
@@ -120,13 +122,12 @@ def _check_output(path: str, what: str, suffixes=None) -> None:
         raise PkmError(f"{what} {path}: is a directory")
     if not p.resolve().parent.is_dir():
         raise PkmError(f"{what} {path}: directory {p.parent} does not exist")
-    if suffixes == "image":
-        from matplotlib.backend_bases import FigureCanvasBase
+    if kind is not None:
+        from pkm.plotting.style import format_problem
 
-        suffixes = set(FigureCanvasBase.get_supported_filetypes())
-    if suffixes is not None and p.suffix.lower().lstrip(".") not in suffixes:
-        raise PkmError(f"{what} {path}: unsupported image format {p.suffix or '(none)'!r} "
-                       f"(use one of {', '.join('.' + s for s in sorted(suffixes))})")
+        problem = format_problem(p, animation=kind == "animation")
+        if problem is not None:
+            raise PkmError(f"{what} {path}: {problem}")
 
 
 def check_outputs(args: argparse.Namespace) -> None:

@@ -71,7 +71,7 @@ def _cmd_animate(args: argparse.Namespace) -> int:
     from pkm.plotting import animate
     from pkm.robot import load
 
-    _check_output(args.out, "--out", {"gif", "mp4"})
+    _check_output(args.out, "--out", "animation")
     if not (1 <= args.frames <= 2000):
         raise PkmError(f"--frames must be between 1 and 2000, got {args.frames}")
     if not (math.isfinite(args.fps) and 0.01 <= args.fps <= 100):   # 1e-320 fps: an inf frame interval

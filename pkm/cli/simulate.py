@@ -153,34 +153,19 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def _table_start(path, robot):
-    """``(x0, xd0, moving)`` of a torque CSV: the task coordinates of its first row and their rates
-    (None where the file has no such columns; ``pkm inverse-dynamics --out`` writes both), and
-    whether its task coordinates change between the first two rows (a motion that starts moving)."""
+    """``(x0, xd0, moving)`` of a torque CSV: the task coordinates of its first data row and their
+    rates (None where the file has no such columns; ``pkm inverse-dynamics --out`` writes both), and
+    whether its task coordinates change between the first two rows (a motion that starts moving);
+    checked numbers."""
     import numpy as np
 
-    from pkm.sim.inputs import strip_unit
+    from pkm.sim.inputs import table_columns
 
-    with open(path, encoding="utf-8-sig") as fh:   # read_table has read it: UTF-8, a header, two rows
-        lines = [l for l in fh.read().splitlines() if l.strip() and not l.lstrip().startswith("#")]
-    header = [strip_unit(h) for h in lines[0].split(",")]
     names = list(robot.task.coordinate_names())
-
-    def row(k, cols):
-        fields = lines[k].split(",")
-        try:
-            values = np.array([float(fields[header.index(n)]) for n in cols])
-        except (ValueError, IndexError):
-            raise PkmError(f"{path}: line {k + 1}: the columns {', '.join(cols)} must hold numbers") from None
-        if not np.all(np.isfinite(values)):
-            raise PkmError(f"{path}: line {k + 1}: the columns {', '.join(cols)} must be finite")
-        return values
-
-    if not all(n in header for n in names):
+    x0 = table_columns(path, names)
+    if x0 is None:
         return None, None, False
-    x0 = row(1, names)
-    rates = [n + "d" for n in names]
-    xd0 = row(1, rates) if all(r in header for r in rates) else None
-    return x0, xd0, bool(np.any(row(2, names) != x0))
+    return x0, table_columns(path, [n + "d" for n in names]), bool(np.any(table_columns(path, names, 1) != x0))
 
 
 def _write_csv(path, robot, sim):

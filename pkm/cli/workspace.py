@@ -34,6 +34,11 @@ cond_JIK, cond_Lp_<limb> per limb, q_<actuator> per actuator and a status text (
 unreachable, inf where a matrix cannot be inverted). The --plot shows log10 of the three
 condition numbers over a 2-D slice, unreachable points grey with a ×.
 
+A map needs a few kB of working memory per grid point (~6 kB for a Delta, ~11 kB for a hexapod:
+pkm.workspace.bytes_per_point); a grid that would take more than 2 GB is refused up front, with
+its size. Rotation vectors (rx, ry, rz) must stay within |ρ| <= 2π(1 - 1e-6), where they are
+regular coordinates.
+
 examples: pkm workspace robots/delta_3rr2rrr.toml --plot delta_xz.png
           pkm workspace robots/delta_3rr2rrr.toml --slice z=-0.9 --resolution 100 --out map.csv --plot map.png
           pkm workspace robots/delta_3r2us.toml --range x=-1.2:1.2 --range z=-1.5:-0.3 --slice y=0.1"""

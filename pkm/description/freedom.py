@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.errors import RobotFileError, TopologyError
+from pkm.errors import RobotFileError, TopologyError, naming_file
 from pkm.description.spec import TWIST_COMPONENTS, RobotSpec
 from pkm.description.topology import Graph, Mobility, graph_mobility, limb_topologies, mobility
 
@@ -122,6 +122,7 @@ def _rref(A: np.ndarray) -> list[np.ndarray]:
     return list(A[:r])
 
 
+@naming_file
 def check_task_mobility(spec: RobotSpec, mob: Mobility | None = None) -> None:
     """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) unless the platform's mobility at the
     reference configuration matches the task space (module docstring): (1) the platform has at least

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pkm.errors import TopologyError
+from pkm.errors import TopologyError, naming_file
 from pkm.description.spec import BodySpec, JointSpec, RobotSpec, instance_name
 
 #: Per-axis motion type of each joint type, in the order parent → child.
@@ -255,12 +255,14 @@ def compile_tree(
     )
 
 
+@naming_file
 def robot_tree(spec: RobotSpec) -> TreeModel:
     """The tree of a robot whose joints form no loop (e.g. a serial arm)."""
     bodies, joints = spec.expanded()
     return compile_tree(bodies, joints, spec.ground)
 
 
+@naming_file
 def limb_tree(spec: RobotSpec, mount: str | int = 0, cut: tuple[str, ...] | None = None) -> TreeModel:
     """The spanning tree of one mounted limb, platform included (paper Sec. 3.1, Fig. 6b).
 

@@ -299,7 +299,14 @@ class RobotSpec:
             d = R.T @ d
             return m * (d @ d * np.eye(3) - np.outer(d, d))
 
-        inertia = old.inertia + steiner(old.mass, old.com - com) + steiner(mass, p - com)
+        with np.errstate(all="ignore"):
+            inertia = old.inertia + steiner(old.mass, old.com - com) + steiner(mass, p - com)
+            about_frame = inertia + steiner(M, com - old.frame[:3, 3])   # what the dynamics build from it
+        from pkm.description.inertia import MAX_INERTIA
+
+        if not (np.all(np.isfinite(about_frame)) and np.abs(about_frame).max() <= MAX_INERTIA):
+            raise RobotFileError(self.source, "platform", f"a payload of {mass:g} kg is too large: the platform's "
+                                 f"inertia overflows (entries beyond {MAX_INERTIA:g} kg·m²)")
         body = replace(old, mass=M, com=com, inertia=inertia)
         return replace(self, bodies=tuple(body if b is old else b for b in self.bodies))
 

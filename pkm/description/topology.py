@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from pkm.errors import TopologyError
+from pkm.errors import TopologyError, naming_file
 from pkm.description.model import AXIS_KINDS, screw_coordinates
 from pkm.description.spec import JointSpec, RobotSpec
 
@@ -180,6 +180,7 @@ class Mobility:
     platform_twists: np.ndarray | None = field(default=None, compare=False, repr=False)
 
 
+@naming_file
 def mobility(spec: RobotSpec, tol: float = 1e-9) -> Mobility:
     """DOF of the mechanism at its reference configuration, from the loop-closure screws.
 
@@ -265,6 +266,7 @@ class LimbTopology:
         return tuple(by[c] for c in self.cuts)
 
 
+@naming_file
 def limb_topologies(spec: RobotSpec) -> list[LimbTopology]:
     """Partition the graph into limbs, find their fundamental cycles and choose the cut joints.
 

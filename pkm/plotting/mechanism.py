@@ -105,6 +105,7 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     :class:`Mechanism` already computed at ``x`` (then ``x`` and ``start`` are not used)."""
     from matplotlib.figure import Figure
 
+    _check_path(path)
     m = mechanism(robot, x, start=start) if drawing is None else drawing
     if ax is None:
         fig = Figure(figsize=(7, 6), dpi=150)
@@ -149,6 +150,17 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     return fig
 
 
+def _check_path(path, animation=False):
+    """A :class:`pkm.InputError` up front if ``path`` (None: nothing saved) is in a format that cannot
+    be written here (:func:`pkm.plotting.style.format_problem`)."""
+    from pkm.errors import InputError
+    from pkm.plotting.style import format_problem
+
+    problem = None if path is None else format_problem(path, animation=animation)
+    if problem is not None:
+        raise InputError(f"{path}: {problem}")
+
+
 #: Most frames of an animation (each is a 3-D drawing; a GIF of 2000 frames is ~100 MB).
 MAX_FRAMES = 2000
 
@@ -166,6 +178,7 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     from pkm.description.taskspace import _real
     from pkm.errors import InputError
 
+    _check_path(path, animation=True)
     X = robot._check_x(np.atleast_2d(_real(x, "x")), "x")
     N = X.shape[0]
     t = np.arange(N, dtype=float) if t is None else _real(t, "t")

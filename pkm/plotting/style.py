@@ -66,16 +66,72 @@ def check_kinds(kinds, n: int) -> list[str]:
     return kinds
 
 
+#: Formats probed so far: (format, animation) -> None (writable here) or why not (one line).
+_PROBED: dict = {}
+#: The formats of an animation (:func:`pkm.plotting.animate`).
+ANIMATIONS = ("gif", "mp4")
+
+
+def format_problem(path, animation: bool = False) -> str | None:
+    """Why an image (``animation``: an animation, ``.gif`` or ``.mp4``) cannot be written to ``path``
+    on this machine, by its suffix; None if it can. A figure format matplotlib knows is probed once,
+    by saving a tiny figure with a line and text into memory: what it needs (LaTeX for ``.pgf``,
+    Ghostscript or LaTeX for ``.ps``/``.eps`` under some settings, a Pillow plug-in for ``.webp`` or
+    ``.avif``) is whatever makes that fail here, not a list kept by hand. An animation needs
+    matplotlib's Pillow writer (``.gif``) or ffmpeg (``.mp4``)."""
+    import io
+    import logging
+    import warnings
+    from pathlib import Path
+
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    suffix = Path(str(path)).suffix.lower().lstrip(".")
+    formats = set(ANIMATIONS) if animation else set(FigureCanvasBase.get_supported_filetypes())
+    if suffix not in formats:
+        return (f"unsupported {'animation' if animation else 'image'} format "
+                f"{('.' + suffix) if suffix else '(none)'!r} (use one of {', '.join('.' + s for s in sorted(formats))})")
+    key = (suffix, animation)
+    if key in _PROBED:
+        return _PROBED[key]
+    if animation:
+        from matplotlib.animation import writers
+
+        writer = "pillow" if suffix == "gif" else "ffmpeg"
+        _PROBED[key] = None if writers.is_available(writer) else \
+            f".{suffix} needs {'Pillow' if writer == 'pillow' else 'ffmpeg'}, which is not installed here"
+        return _PROBED[key]
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1.0, 1.0), dpi=20)
+    ax = fig.add_subplot()
+    ax.plot([0.0, 1.0], [0.0, 1.0], alpha=0.5)
+    ax.set_title("pkm [N·m]")
+    log = logging.getLogger("matplotlib")
+    level = log.level
+    log.setLevel(logging.ERROR)   # the PostScript backend's notice about transparency
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fig.savefig(io.BytesIO(), format=suffix)
+        _PROBED[key] = None
+    except Exception as exc:   # whatever the backend lacks here (LaTeX, Ghostscript, a Pillow plug-in)
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        _PROBED[key] = f"cannot write .{suffix} on this machine ({why[:200]}); use .png, .svg or .pdf"
+    finally:
+        log.setLevel(level)
+    return _PROBED[key]
+
+
 def save(fig, path) -> None:
-    """``fig.savefig(path)`` at :data:`DPI`; an unknown image format is a :class:`pkm.InputError`
-    naming the formats (file-system errors stay OSError)."""
+    """``fig.savefig(path)`` at :data:`DPI`; an image format that cannot be written here (unknown, or
+    needing a program this machine lacks: :func:`format_problem`) is a :class:`pkm.InputError`,
+    raised before the file is touched (file-system errors stay OSError)."""
     from pathlib import Path
 
     from pkm.errors import InputError
 
-    suffix = Path(path).suffix.lower().lstrip(".")
-    formats = fig.canvas.get_supported_filetypes()
-    if suffix not in formats:
-        raise InputError(f"{path}: unsupported image format {('.' + suffix) if suffix else '(none)'!r} "
-                         f"(use one of {', '.join('.' + s for s in sorted(formats))})")
+    problem = format_problem(path)
+    if problem is not None:
+        raise InputError(f"{path}: {problem}")
     fig.savefig(Path(path), dpi=DPI)

@@ -38,7 +38,7 @@ from pkm.algorithms.assembly import _system, assemble
 from pkm.algorithms.dynamics import inverse_dynamics, mass_matrix, potential_energy
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.algorithms.manipulator import dynamics_trees
-from pkm.errors import IKError, SingularityError
+from pkm.errors import IKError, SingularityError, fmt_array
 from pkm.lie import log_so3
 from pkm.lie.interpret import kernel
 from pkm.sim.task import forces
@@ -145,7 +145,7 @@ class ActuatorRhs:
                   "forward-kinematics, type-II, singularity of the mechanism; form='auto' passes through)")
 
     def where(self, y):
-        return f"q_act = {np.array2string(y[:self.d], precision=6)}"
+        return f"q_act = {fmt_array(y[:self.d])}"
 
     def __init__(self, model, u, gravity):
         self.model, self.u, self.gravity = model, u, gravity

@@ -23,7 +23,7 @@ import numpy as np
 
 from pkm.algorithms.inverse_kinematics import check_solver, explained, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
-from pkm.errors import IKError, InputError, SingularityError, fmt_condition
+from pkm.errors import IKError, InputError, PkmError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A, forward_range, pass_accelerations
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_JIK, SINGULAR_LP
@@ -153,7 +153,7 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     if wrench is not None:
         Wee[:] = np.broadcast_to(np.asarray(wrench, dtype=float), (N, 6))
     if not robot._closed:
-        return reference_forward_dynamics(robot, X, XD, U, Wee, gravity, start, **solver)
+        return _finite(robot, X, XD, U, Wee, reference_forward_dynamics(robot, X, XD, U, Wee, gravity, start, **solver))
     # the branch: the batched IK (+ inverse dynamics at zero acceleration) follows it from `start`
     theta = inverse_dynamics_batch(robot, X, XD, np.zeros_like(X), Wee, gravity, start=start, threads=threads,
                                    on_branch_change=on_branch_change, **solver)[0]
@@ -166,8 +166,23 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     th, thd, thdd, xdd, bias, J = out
     task_accelerations(robot, X, XD, xdd)
     act = robot._act_limb, robot._act_var
-    return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
-                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)
+    return _finite(robot, X, XD, U, Wee, ForwardDynamics(
+        xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]], qdd_act=thdd[:, act[0], act[1]], J_IK=J,
+        theta=th, thetad=thd, bias=bias, thetadd=thdd))
+
+
+def _finite(robot, X, XD, U, Wee, fd: ForwardDynamics) -> ForwardDynamics:
+    """``fd`` if its accelerations and bias forces are finite, else a one-line :class:`pkm.PkmError`
+    naming the first such state and the sizes of its inputs: forces, a wrench or velocities so large
+    that ``V̇_t = A⁻¹(u − u_0)`` overflows float64 (``u = 1e308`` gave ``ẍ = −inf``)."""
+    bad = ~(np.isfinite(fd.xdd).all(axis=1) & np.isfinite(fd.bias).all(axis=1)
+            & np.isfinite(fd.qdd_act).all(axis=1))
+    if not bad.any():
+        return fd
+    s = int(np.argmax(bad))
+    raise PkmError(f"{robot.name}: the accelerations overflow at state {s} (x = {fmt_x(X[s])}): forces |u| up to "
+                   f"{np.max(np.abs(U[s])):.3g}, wrench up to {np.max(np.abs(Wee[s])):.3g}, velocities up to "
+                   f"{np.max(np.abs(XD[s])):.3g}: too large for float64")
 
 
 def task_accelerations(robot, X, XD, Vtd):

@@ -55,46 +55,82 @@ def strip_unit(header: str) -> str:
     return h
 
 
+def _read_rows(path):
+    """A torque CSV's header (unit suffixes stripped) and its data rows ``(line number, fields)``,
+    blank lines and ``#`` comments skipped (anywhere, the first data row included). Raises a
+    one-line :class:`pkm.InputError` naming the file for an unreadable file, an empty or duplicated
+    column name and a row whose number of fields differs from the header's."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")   # a spreadsheet's byte-order mark is no part of 't'
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
+                         f"{exc.start}") from None
+    lines = [(k + 1, l) for k, l in enumerate(text.splitlines()) if l.strip() and not l.lstrip().startswith("#")]
+    if len(lines) < 3:
+        raise InputError(f"{path}: a torque table needs a header line and at least two rows")
+    header_line, header = lines[0][0], [strip_unit(h) for h in lines[0][1].split(",")]
+    if any(not h for h in header):
+        raise InputError(f"{path}: line {header_line}: empty column name in the header")
+    dup = sorted({h for h in header if header.count(h) > 1})
+    if dup:
+        raise InputError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
+    rows = []
+    for k, line in lines[1:]:
+        fields = line.split(",")
+        if len(fields) != len(header):
+            raise InputError(f"{path}: line {k}: {len(fields)} values, expected {len(header)} (one per header "
+                             f"column)")
+        rows.append((k, fields))
+    return header, rows
+
+
+def _number(path, lineno, column, text) -> float:
+    """The finite number ``text`` of a CSV cell, else a one-line InputError naming the cell."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise InputError(f"{path}: line {lineno}: column {column!r}: not a number: {text.strip()!r}") from None
+    if not np.isfinite(v):
+        raise InputError(f"{path}: line {lineno}: column {column!r}: {v} is not finite")
+    return v
+
+
 def read_table(path, actuator_names) -> Table:
     """A torque table from a CSV with a header: a column ``t`` and one column per actuator, named
     ``tau_NAME`` (as ``pkm inverse-dynamics --out`` writes them, with a unit suffix such as
-    `` [N·m]``, which is ignored) or ``NAME``."""
-    path = Path(path)
-    try:
-        lines = [l for l in path.read_text(encoding="utf-8-sig").splitlines()
-                 if l.strip() and not l.lstrip().startswith("#")]
-    except OSError as exc:
-        raise PkmError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise PkmError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
-                       f"{exc.start}") from None
-    if len(lines) < 3:
-        raise PkmError(f"{path}: a torque table needs a header line and at least two rows")
-    header = [strip_unit(h) for h in lines[0].split(",")]
+    `` [N·m]``, which is ignored) or ``NAME``. Blank lines and ``#`` comments are skipped; any
+    defect (text, NaN/inf, a missing column, a ragged row) is a one-line :class:`pkm.InputError`
+    naming the file and the line."""
+    header, rows = _read_rows(path)
     if "t" not in header:
-        raise PkmError(f"{path}: no column 't' in the header")
-    cols = []
+        raise InputError(f"{path}: no column 't' in the header")
+    cols = [header.index("t")]
     for name in actuator_names:
         for key in (f"tau_{name}", name):
             if key in header:
                 cols.append(header.index(key))
                 break
         else:
-            raise PkmError(f"{path}: no column 'tau_{name}' (or '{name}') for actuator {name!r}")
-    rows = []
-    for k, line in enumerate(lines[1:], start=2):
-        fields = line.split(",")
-        if len(fields) != len(header):
-            raise PkmError(f"{path}: line {k}: {len(fields)} values, expected {len(header)}")
-        try:
-            rows.append([float(fields[header.index("t")])] + [float(fields[c]) for c in cols])
-        except ValueError:
-            raise PkmError(f"{path}: line {k}: not a number") from None
-    data = np.array(rows)
+            raise InputError(f"{path}: no column 'tau_{name}' (or '{name}') for actuator {name!r}")
+    data = np.array([[_number(path, k, header[c], fields[c]) for c in cols] for k, fields in rows])
     try:
         return Table(data[:, 0], data[:, 1:])
     except ValueError as exc:
-        raise PkmError(f"{path}: {exc}") from None
+        raise InputError(f"{path}: {exc}") from None
+
+
+def table_columns(path, names, row=0):
+    """The values of the columns ``names`` in data row ``row`` (default the first) of the CSV at
+    ``path`` (e.g. a torque table's task coordinates and rates, the start of its motion), checked
+    finite; None if the file lacks one of them."""
+    header, rows = _read_rows(path)
+    if not all(n in header for n in names):
+        return None
+    k, fields = rows[row]
+    return np.array([_number(path, k, n, fields[header.index(n)]) for n in names])
 
 
 def actuator_input(robot, u, hold=None):
@@ -109,11 +145,86 @@ def actuator_input(robot, u, hold=None):
         return read_table(u, robot.actuator_names)
     if callable(u):
         return u
-    value = np.asarray(u)
-    if np.iscomplexobj(value) or value.dtype.kind not in "biuf":
+    try:
+        value = np.asarray(u)
+    except (TypeError, ValueError):   # ragged lists
+        raise InputError(f"u must be real numbers, a table, a CSV path or a callable, got {type(u).__name__}") from None
+    if value.dtype.kind not in "iuf":
         raise InputError(f"u must be real numbers, a table, a CSV path or a callable, got {value.dtype} values")
     value = np.broadcast_to(value.astype(float), (n,)).copy() if value.ndim == 0 else value.astype(float)
     if value.shape != (n,) or not np.all(np.isfinite(value)):
         raise InputError(f"a constant u must be {n} finite actuator forces ({', '.join(robot.actuator_names)}), "
                          f"got shape {value.shape}")
     return Constant(value)
+
+
+#: The IK options a simulation passes on (``**solver`` of :func:`pkm.sim.simulate.simulate`), every form.
+SOLVER_OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads")
+
+
+def check_solver_options(form: str, solver: dict, function=None) -> None:
+    """:class:`pkm.InputError` naming a keyword of ``solver`` (the ``**solver`` of ``function``, the
+    simulation) that is not an IK option (a misspelt option is never ignored), with every keyword
+    accepted: ``function``'s own and :data:`SOLVER_OPTIONS`; their values as
+    :func:`pkm.algorithms.inverse_kinematics.check_solver` checks them."""
+    import inspect
+
+    from pkm.algorithms.inverse_kinematics import check_parallel, check_solver
+    from pkm.algorithms.limb import SINGULARITY_THRESHOLD
+
+    unknown = [k for k in solver if k not in SOLVER_OPTIONS]
+    if unknown:
+        named = [] if function is None else [n for n, p in inspect.signature(function).parameters.items()
+                                             if p.kind == p.KEYWORD_ONLY]
+        raise InputError(f"simulate(form={form!r}): unknown keyword {unknown[0]!r} (accepted: "
+                         f"{', '.join(named + list(SOLVER_OPTIONS))})")
+    check_solver(solver.get("tol", 1e-12), solver.get("max_iter", 50),
+                 solver.get("singularity_threshold", SINGULARITY_THRESHOLD))
+    check_parallel(solver.get("threads"), None)
+
+
+def check_times(T, t0, t1, most) -> np.ndarray:
+    """Output times ``T`` of a simulation, checked: at most ``most`` finite, strictly increasing real
+    numbers within ``[t0, t1]``, else a one-line :class:`pkm.InputError` naming the first bad one."""
+    try:
+        T = np.asarray(T)
+    except (TypeError, ValueError):
+        raise InputError("t_eval must be a 1-D array of times") from None
+    if T.dtype.kind not in "iuf" or T.ndim != 1 or T.size == 0 or T.size > most:
+        raise InputError(f"t_eval must be 1 to {most} real times, got {T.dtype} values of shape {T.shape}")
+    T = T.astype(float)
+    bad = np.flatnonzero(~np.isfinite(T) | (T < t0) | (T > t1))
+    if bad.size:
+        raise InputError(f"t_eval[{bad[0]}] = {float(T[bad[0]])!r} is not a finite time within t_span ({t0:.6g} … {t1:.6g} s)")
+    if np.any(np.diff(T) <= 0):
+        k = int(np.argmax(np.diff(T) <= 0))
+        raise InputError(f"t_eval must increase strictly: t_eval[{k}] = {float(T[k])!r}, t_eval[{k + 1}] = "
+                         f"{float(T[k + 1])!r}")
+    return T
+
+
+def _real_number(value) -> bool:
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_options(*, rtol, atol, dt, max_step, max_condition, project, wrench, gravity) -> None:
+    """The integration options of :func:`pkm.sim.simulate.simulate`, checked up front: each a
+    one-line :class:`pkm.InputError` naming it (a string, a list, NaN, 0 or a negative number reached
+    scipy or numpy as a TypeError or ValueError deep inside)."""
+    from pkm.description.taskspace import _real
+
+    for name, value, lo in (("rtol", rtol, 0.0), ("atol", atol, 0.0)):
+        if not _real_number(value) or not (lo < value < np.inf):
+            raise InputError(f"{name} must be a positive finite number, got {value!r}")
+    for name, value in (("dt", dt), ("max_step", max_step)):
+        if value is not None and (not _real_number(value) or not value > 0 or (name == "dt" and not np.isfinite(value))):
+            raise InputError(f"{name} must be None or a positive number of seconds, got {value!r}")
+    if not _real_number(max_condition) or not max_condition >= 1:
+        raise InputError(f"max_condition must be a number >= 1 (a condition number; inf: no check), got {max_condition!r}")
+    if not isinstance(project, (bool, np.bool_)):
+        raise InputError(f"project must be True or False, got {project!r}")
+    for name, value, n in (("wrench", wrench, 6), ("gravity", gravity, 3)):
+        if value is not None:
+            a = _real(value, name)
+            if a.shape != (n,) or not np.all(np.isfinite(a)):
+                raise InputError(f"{name} must be None or {n} finite numbers, got shape {a.shape}")

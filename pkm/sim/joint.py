@@ -61,7 +61,7 @@ from pkm.algorithms.dynamics import inverse_dynamics, kinetic_energy, mass_matri
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, _check_condition
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platform_residual
-from pkm.errors import IKError, SingularityError, fmt_condition
+from pkm.errors import IKError, InputError, SingularityError, fmt_array, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
@@ -81,7 +81,7 @@ class JointModel:
 
     def __init__(self, robot, gravity=None, wrench=None, singularity_threshold=SINGULARITY_THRESHOLD):
         if robot._rot:
-            raise ValueError("the joint form supports translational task spaces")
+            raise InputError("the joint form supports translational task spaces (this robot's rotates: form='task')")
         self.robot = robot
         self.g0 = robot.spec.gravity if gravity is None else np.asarray(gravity, dtype=float)
         self.wrench = None if wrench is None else np.asarray(wrench, dtype=float).reshape(6)
@@ -272,14 +272,14 @@ class JointRhs:
         self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
 
     def where(self, y):
-        return f"x = {np.array2string(self.model.task_coordinates(y[:self.model.n]), precision=6)}"
+        return f"x = {fmt_array(self.model.task_coordinates(y[:self.model.n]))}"
 
     def _guard(self, t, theta, f, *args):
         """``f(*args)``, its singularities re-raised naming the time and the task coordinates."""
         try:
             return f(*args)
         except SingularityError as exc:
-            xs = np.array2string(self.model.task_coordinates(theta), precision=6)
+            xs = fmt_array(self.model.task_coordinates(theta))
             raise SingularityError(f"at t = {t:.6g} s (x = {xs}): {exc}", condition=exc.condition,
                                    threshold=exc.threshold) from None
         except np.linalg.LinAlgError:

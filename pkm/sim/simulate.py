@@ -32,9 +32,9 @@ import numpy as np
 
 from pkm.algorithms.dynamics import kinetic_energy, potential_energy
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
-from pkm.errors import AccuracyWarning, IKError, InputError, PkmError, SingularityError
+from pkm.errors import AccuracyWarning, IKError, InputError, PkmError, SingularityError, fmt_array
 from pkm.sim.forward import forward_dynamics
-from pkm.sim.inputs import actuator_input
+from pkm.sim.inputs import actuator_input, check_options, check_solver_options, check_times
 from pkm.sim.stepping import adaptive, rk4
 from pkm.sim.task import TaskRhs, forces, piecewise_cubic, rk4_numba, translational_axes
 
@@ -150,10 +150,11 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
         raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
     d = robot.task_dof
-    x0 = robot.x_ref.copy() if x0 is None else np.asarray(x0, dtype=float).reshape(d)
-    xd0 = np.zeros(d) if xd0 is None else np.asarray(xd0, dtype=float).reshape(d)
-    if not (np.all(np.isfinite(x0)) and np.all(np.isfinite(xd0))):
-        raise InputError("x0 and xd0 must be finite")
+    check_solver_options(form, solver, simulate)
+    check_options(rtol=rtol, atol=atol, dt=dt, max_step=max_step, max_condition=max_condition, project=project,
+                  wrench=wrench, gravity=gravity)
+    x0 = robot.x_ref.copy() if x0 is None else robot._one_x(x0, "x0").copy()
+    xd0 = np.zeros(d) if xd0 is None else robot._one_x(xd0, "xd0", False).copy()
     hold = None
     if isinstance(u, str) and u == "hold":
         hold = forward_dynamics(robot, x0, np.zeros(d), np.zeros(robot.n_act), wrench, gravity, start=start,
@@ -264,10 +265,7 @@ def _output_times(method, t0, t1, dt, t_eval):
                              f"{MAX_OUTPUTS} outputs")
         n = max(1, int(round((t1 - t0) / step)))
         t_eval = np.linspace(t0, t1, n + 1)
-    T = np.asarray(t_eval, dtype=float)
-    if T.ndim != 1 or T.size == 0 or T.size > MAX_OUTPUTS or np.any(np.diff(T) <= 0) or T[0] < t0 or T[-1] > t1:
-        raise InputError(f"t_eval must be at most {MAX_OUTPUTS} increasing times within t_span")
-    return T
+    return check_times(t_eval, t0, t1, MAX_OUTPUTS)
 
 
 def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> SimulationResult:

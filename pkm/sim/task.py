@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import IKError, PkmError, SingularityError, fmt_array
 from pkm.kernels.batch import blocks
 from pkm.kernels.forward import rk4_run
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
@@ -62,7 +62,7 @@ class TaskRhs:
         self.nfev = 0
 
     def where(self, y):
-        return f"x = {np.array2string(y[:self.d], precision=6)}"
+        return f"x = {fmt_array(y[:self.d])}"
 
     def _state(self, x, xd):
         if self._axes is None:  # rotational task coordinates: the robot's own conversion
@@ -82,14 +82,14 @@ class TaskRhs:
         u = forces(self.u, t, x, xd, self.n)
         if not self.robot._closed:  # V_p = P(x) V_t: the reference path (one state)
             return u, self._reference(t, x, xd, u)
-        self._state(x, xd)
         self.U[0] = u
         try:
+            self._state(x, xd)   # the rotation vector's domain too (taskspace.MAX_ROTATION)
             self.kernel.run(self.Cd, self.Vp, self.Wee, self.U, self.out)
             task_accelerations(self.robot, x[None], xd[None], self.out[3])
         except PkmError as exc:  # the same error, naming the time
             hint = f": {self.DEGENERATE}" if isinstance(exc, SingularityError) else ""
-            exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}{hint}",) + exc.args[1:]
+            exc.args = (f"at t = {t:.6g} s (x = {fmt_array(x)}): {exc}{hint}",) + exc.args[1:]
             raise exc from None
         self.nfev += 1
         return u, self.out
@@ -103,7 +103,7 @@ class TaskRhs:
             fd = reference_forward_dynamics(self.robot, x[None], xd[None], u[None], self.Wee, self.g0, start,
                                             **self.solver)
         except PkmError as exc:
-            exc.args = (f"at t = {t:.6g} s (x = {np.array2string(x, precision=6)}): {exc}",) + exc.args[1:]
+            exc.args = (f"at t = {t:.6g} s (x = {fmt_array(x)}): {exc}",) + exc.args[1:]
             raise exc from None
         for dst, src in zip(self.out, (fd.theta, fd.thetad, fd.thetadd, fd.xdd, fd.bias, fd.J_IK)):
             dst[:] = src
@@ -133,11 +133,25 @@ class TaskRhs:
 
 
 def forces(u, t, x, xd, n) -> np.ndarray:
-    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite numbers."""
-    value = np.asarray(u(t, x, xd), dtype=float)
-    if value.shape != (n,) or not np.all(np.isfinite(value)):
-        raise PkmError(f"the actuator forces at t = {t:.6g} s must be {n} finite numbers, got {value!r}")
-    return value
+    """The actuator forces ``u(t, x, xd)``, checked: ``n`` finite real numbers (a controller that returns
+    complex numbers, booleans, objects or another shape is named in one line, never converted)."""
+    raw = u(t, x, xd)
+    try:
+        value = np.asarray(raw)
+    except (TypeError, ValueError):   # ragged lists
+        value = np.asarray(None)
+    if value.dtype.kind not in "iuf" or value.shape != (n,) or not np.all(np.isfinite(value)):
+        what = (f"{value.dtype} values" if value.dtype.kind not in "iuf" else
+                f"shape {value.shape}" if value.shape != (n,) else "NaN or inf")
+        text = " ".join(repr(raw).split())
+        raise PkmError(f"the actuator forces u(t, x, xd) at t = {t:.6g} s must be {n} finite real numbers, got "
+                       f"{what}: {text[:120]}{'…' if len(text) > 120 else ''} (from {_name(u)})")
+    return value.astype(float, copy=False)
+
+
+def _name(u) -> str:
+    """How an error names the input ``u``: its function's or class's name."""
+    return getattr(u, "__qualname__", None) or type(u).__qualname__
 
 
 def translational_axes(robot):
@@ -188,7 +202,7 @@ def rk4_numba(rhs: TaskRhs, T, y0, pp):
         s = int(st[1])
         try:
             raise_status(robot, st, k.args, when=f"t = {T[s]:.6g} s (x = "
-                         f"{np.array2string(Y[s, :rhs.d], precision=6)}, in the RK4 step from there)")
+                         f"{fmt_array(Y[s, :rhs.d])}, in the RK4 step from there)")
         except SingularityError as exc:
             exc.args = (f"{exc}: {rhs.DEGENERATE}",) + exc.args[1:]
             raise

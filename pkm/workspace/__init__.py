@@ -50,10 +50,12 @@ import numpy as np
 
 from pkm.errors import PkmError
 
-__all__ = ["workspace", "WorkspaceMap", "default_ranges", "MAX_POINTS"]
+__all__ = ["workspace", "WorkspaceMap", "default_ranges", "bytes_per_point", "MAX_POINTS", "MAX_BYTES"]
 
-#: Most grid points one map takes (each needs ~1 kB for a Delta).
+#: Most grid points one map takes, and most working memory [bytes] (:func:`bytes_per_point`: ~6 kB
+#: per point for a Delta, ~11 kB for a hexapod; the result keeps ~0.2–0.5 kB per point).
 MAX_POINTS = 4_000_000
+MAX_BYTES = 2_000_000_000
 #: Default extent of a translational axis around its reference value, as a multiple of the largest
 #: distance of a joint point from the platform's reference position (a reach estimate), and of a
 #: rotational axis (rad).
@@ -167,15 +169,46 @@ def default_ranges(robot, fixed: dict | None = None) -> dict[str, tuple[float, f
     return out
 
 
+def bytes_per_point(robot) -> int:
+    """An upper bound of the working memory one grid point of :func:`workspace` takes on ``robot``
+    [bytes]: three copies of a point's IK state (tree variables, status, ``L_p``, ``J_IK``: the cold
+    passes, the flood's copy and the sub-arrays it solves), the continuation starts of a point that
+    fails directly (``CONTINUATION_STEPS − 1`` poses, thrice: the poses, their contiguous copy and
+    the task coordinates behind them), its pose, coordinates and grid bookkeeping."""
+    from pkm.algorithms.inverse_kinematics import CONTINUATION_STEPS
+    from pkm.kernels.model import LAY_DMAX, LAY_NMAX
+
+    km = robot._packed()
+    L, nmax, dmax, dp = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), robot.task_dof
+    state = L * nmax + L + L * 6 * dmax + robot.n_act * dp
+    return 8 * (3 * state + 3 * 16 * (CONTINUATION_STEPS - 1) + 16 + 4 * dp + 8)
+
+
+def _fmt_bytes(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.3g} {unit}"
+        n /= 1000
+    return f"{n:.3g} PB"
+
+
+def _real_number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
 def _check(robot, ranges, resolution, fixed):
     """The free names, their axes and the fixed values, checked (one-line PkmErrors)."""
     names = robot.task.coordinate_names()
     known = ", ".join(names)
+    if fixed is not None and not isinstance(fixed, dict):
+        raise PkmError(f"fixed must be a dict {{name: value}}, got {type(fixed).__name__}")
+    if ranges is not None and not isinstance(ranges, dict):
+        raise PkmError(f"ranges must be a dict {{name: (lo, hi)}}, got {type(ranges).__name__}")
     fixed = dict(fixed or {})
     for n, v in fixed.items():
         if n not in names:
             raise PkmError(f"slice: {robot.name} has no task coordinate {n!r} (its coordinates: {known})")
-        if not isinstance(v, (int, float)) or not math.isfinite(v):
+        if not _real_number(v) or not math.isfinite(v):
             raise PkmError(f"slice {n}: the value must be a finite number, got {v!r}")
     ranges = default_ranges(robot, fixed) if not ranges else dict(ranges)
     for n, rng in ranges.items():
@@ -183,20 +216,43 @@ def _check(robot, ranges, resolution, fixed):
             raise PkmError(f"range: {robot.name} has no task coordinate {n!r} (its coordinates: {known})")
         if n in fixed:
             raise PkmError(f"{n}: given both a range and a fixed (slice) value")
+        if isinstance(rng, (str, bytes, dict)) or not hasattr(rng, "__len__") or len(rng) != 2 \
+                or not all(_real_number(v) for v in rng):
+            raise PkmError(f"range {n}: expected two numbers (lo, hi), got {rng!r}")
         lo, hi = (float(v) for v in rng)
         if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
             raise PkmError(f"range {n}: needs finite LO < HI, got {lo!r}:{hi!r}")
+        if not math.isfinite(hi - lo):
+            raise PkmError(f"range {n}: the span {lo!r}:{hi!r} overflows (|HI − LO| > {np.finfo(float).max:.3g})")
     free = [n for n in names if n in ranges]  # in task-coordinate order
-    res = resolution if isinstance(resolution, (list, tuple)) else [resolution] * len(free)
+    if not free:
+        raise PkmError(f"no task coordinate left to map: every coordinate of {robot.name} ({known}) is fixed by "
+                       f"a slice; leave one or more free or give them a --range")
+    res = list(resolution) if isinstance(resolution, (list, tuple)) else [resolution] * len(free)
     if len(res) != len(free):
         raise PkmError(f"resolution: {len(res)} values for {len(free)} coordinates ({', '.join(free)})")
     for r in res:
-        if not isinstance(r, (int, np.integer)) or isinstance(r, bool) or r < 2:
+        if not isinstance(r, (int, np.integer)) or isinstance(r, (bool, np.bool_)) or r < 2:
             raise PkmError(f"resolution: at least 2 points per coordinate, got {r!r}")
-    if math.prod(int(r) for r in res) > MAX_POINTS:
-        raise PkmError(f"resolution: {' × '.join(map(str, res))} points, at most {MAX_POINTS} in one map")
-    axes = [np.linspace(*map(float, ranges[n]), int(r)) for n, r in zip(free, res)]
+    count = math.prod(int(r) for r in res)
+    per_point = bytes_per_point(robot)
+    if count > MAX_POINTS or count * per_point > MAX_BYTES:
+        raise PkmError(f"resolution: {' × '.join(map(str, res))} = {count} points would take ~"
+                       f"{_fmt_bytes(count * per_point)} of memory ({_fmt_bytes(per_point)} per point for "
+                       f"{robot.name}), more than a map's {_fmt_bytes(MAX_BYTES)}: at most "
+                       f"{min(MAX_POINTS, MAX_BYTES // per_point)} points; map coarser or in parts")
+    axes = []
+    for n, r in zip(free, res):
+        axis = np.linspace(*map(float, ranges[n]), int(r))
+        if not np.all(np.diff(axis) > 0):
+            raise PkmError(f"range {n}: {ranges[n][0]!r}:{ranges[n][1]!r} is too narrow for {int(r)} distinct "
+                           f"points")
+        axes.append(axis)
     values = {n: float(fixed.get(n, robot.x_ref[i])) for i, n in enumerate(names) if n not in ranges}
+    # the corner of the box farthest from ρ = 0: the largest rotation vector of the map
+    far = np.array([max(abs(float(ranges[n][0])), abs(float(ranges[n][1]))) if n in ranges else abs(values[n])
+                    for n in names])
+    robot._check_rotation(far, "range/slice: the map's farthest corner")
     return free, axes, values
 
 
@@ -218,7 +274,7 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
     """
     from numba import get_num_threads
 
-    from pkm.algorithms.inverse_kinematics import check_solver
+    from pkm.algorithms.inverse_kinematics import check_parallel, check_solver
     from pkm.kernels.batch import continuation_starts, platform_states
     from pkm.kernels.dynamics import IK_FAILED, LOOP_FAILED
     from pkm.kernels.model import LAY_DMAX, LAY_NMAX, LI_AFF, LI_DOF
@@ -230,6 +286,7 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
         robot = load(robot)
     robot.spec.check_actuation()
     check_solver(tol, max_iter, 1e6)
+    check_parallel(threads, None)
     free, axes, values = _check(robot, ranges, resolution, fixed)
     names = robot.task.coordinate_names()
     mesh = np.meshgrid(*axes, indexing="ij")
