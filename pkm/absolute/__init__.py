@@ -19,6 +19,11 @@ the discrete null space method), built on ``tree`` (spanning tree, each joint's 
 reactions as the unknowns of a Taylor step, output per joint); ``results`` (trajectories with their
 health); ``examples`` (seed 002's gyro top, cylindrical and planar pairs, six-body linkage). These
 load numba (through :mod:`pkm.lie`) and are imported on first use: ``pkm.absolute.EnergyMomentum``.
+
+Arguments: ``checks`` (numbers, counts, arrays, time steps) and ``model_checks`` (the robot-file
+model's motions, efforts, start configurations): every public function and class refuses a bad
+argument up front with a one-line :class:`~pkm.errors.InputError`, and a step whose Newton iteration
+fails ends in one line that says so ("try a smaller dt", :func:`energy_momentum.step_failed`).
 """
 from pkm.absolute.body import Body
 from pkm.absolute.joints import (

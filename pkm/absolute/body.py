@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pkm.absolute.checks import MASS_RANGE, MAX_LENGTH, MAX_VALUE, array, choice, name, number
 from pkm.description.inertia import inertia_problem
+from pkm.errors import InputError
 
 #: Coordinates of one body and internal constraints per body.
 NQ = 12
@@ -140,6 +142,18 @@ def orthonormalize(q) -> np.ndarray:
     return q
 
 
+def rigid_pose(pose, what: str = "pose") -> np.ndarray:
+    """``pose`` (..., 4, 4) checked: finite, a rotation block (orthonormal to 1e-6, det +1), a
+    translation within :data:`~pkm.absolute.checks.MAX_LENGTH`, last row (0, 0, 0, 1)."""
+    C = array(pose, what, (4, 4), batch=True, bound=MAX_LENGTH)
+    R = C[..., :3, :3]
+    err = np.abs(np.swapaxes(R, -1, -2) @ R - np.eye(3)).max(initial=0.0)
+    last_row = np.abs(C[..., 3, :] - (0.0, 0.0, 0.0, 1.0)).max(initial=0.0)
+    if err > 1e-6 or np.any(np.linalg.det(R) < 0.0) or last_row > 0.0:
+        raise InputError(f"{what} must be a rigid transformation (4×4: a rotation, a translation, last row 0 0 0 1)")
+    return C
+
+
 # ====================================================================== inertia
 def euler_tensor(inertia) -> np.ndarray:
     """Euler tensor (second moments about the centre of mass) ``E = ½ tr(J) I − J`` from the
@@ -181,18 +195,13 @@ class Body:
     com: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
     def __post_init__(self):
-        if not (isinstance(self.name, str) and self.name):
-            raise ValueError(f"Body name must be a non-empty string, got {self.name!r}")
-        mass = float(self.mass)
-        if not (np.isfinite(mass) and mass > 0.0):
-            raise ValueError(f"body {self.name!r}: mass must be positive and finite, got {self.mass!r}")
-        inertia = np.array(self.inertia, dtype=float)
-        com = np.array(self.com, dtype=float)
-        if inertia.shape != (3, 3) or com.shape != (3,):
-            raise ValueError(f"body {self.name!r}: inertia must be 3×3 and com a 3-vector")
+        name(self.name, "Body name")
+        mass = number(self.mass, f"body {self.name!r}: mass", low=MASS_RANGE[0], high=MASS_RANGE[1], why=" kg")
+        inertia = array(self.inertia, f"body {self.name!r}: inertia", (3, 3), bound=MASS_RANGE[1])
+        com = array(self.com, f"body {self.name!r}: com", (3,), bound=MAX_LENGTH)
         problem = inertia_problem(inertia)
         if problem:
-            raise ValueError(f"body {self.name!r}: {problem}")
+            raise InputError(f"body {self.name!r}: {problem}")
         inertia = 0.5 * (inertia + inertia.T)
         M = np.zeros((NQ, NQ))
         M[:3, :3] = mass * np.eye(3)
@@ -221,7 +230,7 @@ class Body:
 
     def kinetic_energy(self, qd) -> np.ndarray:
         """``T = ½ q̇ᵀ M q̇ = ½ m|φ̇|² + ½ E_IJ ḋ_I·ḋ_J`` (seed 002 eq. 17), any batch shape."""
-        V = split(qd)
+        V = split(array(qd, "qd", (NQ,), batch=True))
         return 0.5 * (self.mass * np.einsum("...c,...c->...", V[..., 0, :], V[..., 0, :])
                       + np.einsum("IJ,...Ic,...Jc->...", self.euler, V[..., 1:, :], V[..., 1:, :]))
 
@@ -231,7 +240,7 @@ class Body:
         ``L = φ × m φ̇ + E_IJ d_I × ḋ_J`` (from ``∫ρ x × ẋ`` with eq. 16), ``p = m φ̇``: defined
         off the manifold too, which is where seed 002's momentum maps are checked (§5).
         """
-        Q, V = split(q), split(qd)
+        Q, V = split(array(q, "q", (NQ,), batch=True)), split(array(qd, "qd", (NQ,), batch=True))
         p = self.mass * V[..., 0, :]
         spin = np.cross(Q[..., 1:, None, :], V[..., None, 1:, :])  # d_I × ḋ_J
         L = np.cross(Q[..., 0, :], p) + np.einsum("IJ,...IJc->...c", self.euler, spin)
@@ -241,14 +250,14 @@ class Body:
         """Generalized force of gravity ``g`` (3,) on ``q``: ``(m g, 0, 0, 0)`` (the potential
         ``V = −m g·φ`` depends on φ only, seed 002 §5.1)."""
         f = np.zeros(NQ)
-        f[:3] = self.mass * np.asarray(g, dtype=float)
+        f[:3] = self.mass * array(g, "g", (3,), bound=MAX_VALUE)
         return f
 
     # ------------------------------------------------------------------ poses and twists
     def coordinates(self, pose) -> np.ndarray:
         """``q`` (..., 12) of the body whose frame has ``pose`` (..., 4, 4): ``φ = r + R com``,
         ``d_I = R e_I`` (the columns of ``R``)."""
-        C = np.asarray(pose, dtype=float)
+        C = rigid_pose(pose, "pose")
         R, r = C[..., :3, :3], C[..., :3, 3]
         q = np.empty(C.shape[:-2] + (NQ,))
         q[..., :3] = r + R @ self.com
@@ -258,7 +267,7 @@ class Body:
     def pose(self, q) -> np.ndarray:
         """The frame's pose ``C = [[D, φ − D com], [0, 1]]`` (..., 4, 4); ``D = [d₁ d₂ d₃]`` is a
         rotation only on the manifold (``Φ_int = 0``)."""
-        q = np.asarray(q, dtype=float)
+        q = array(q, "q", (NQ,), batch=True)
         D = directors(q)
         C = np.zeros(q.shape[:-1] + (4, 4))
         C[..., :3, :3] = D
@@ -273,15 +282,18 @@ class Body:
         * ``"spatial"``: ``hat(V) = ĊC⁻¹`` (v is the velocity of the point at the world origin);
         * ``"com"``: (ω in world axes; velocity of the centre of mass), seed 002's twist (eq. 26).
         """
-        omega, v_com = self._world_twist(q, twist, frame)
+        q = array(q, "q", (NQ,), batch=True)
+        twist = array(twist, "twist", (6,), batch=True)
+        omega, v_com = self._world_twist(q, twist, choice(frame, "frame", TWIST_FRAMES))
         return rigid_velocity(q, omega, v_com)
 
     def twist(self, q, qd, frame: str = "body") -> np.ndarray:
         """The twist (..., 6) of ``q̇`` in ``frame`` (see :meth:`velocity`); ω by
         :func:`angular_velocity`, so the inverse of :meth:`velocity` on the manifold."""
-        q = np.asarray(q, dtype=float)
+        q, qd = array(q, "q", (NQ,), batch=True), array(qd, "qd", (NQ,), batch=True)
+        choice(frame, "frame", TWIST_FRAMES)
         omega = angular_velocity(q, qd)
-        v_com = np.asarray(qd, dtype=float)[..., :3]
+        v_com = qd[..., :3]
         D = directors(q)
         if frame == "com":
             return np.concatenate([omega, v_com], axis=-1)

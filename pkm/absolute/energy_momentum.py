@@ -46,6 +46,18 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.absolute.body import NINT
+from pkm.absolute.checks import (
+    MAX_LENGTH,
+    MIN_DT,
+    array,
+    choice,
+    count,
+    function,
+    number,
+    positive,
+    show,
+    time_steps,
+)
 from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.nullspace import closure_null_space, numerical_null_space, tree_null_space
 from pkm.absolute.potentials import discrete_gradient
@@ -53,8 +65,9 @@ from pkm.absolute.redundancy import RTOL, dependent_rows
 from pkm.absolute.reparam import reparametrize, tangent
 from pkm.absolute.results import assemble
 from pkm.absolute.system import System
+from pkm.absolute.system import as_system as check_system
 from pkm.absolute.tree import Tree
-from pkm.errors import PkmError
+from pkm.errors import InputError, PkmError
 
 METHODS = ("null_space", "constrained")
 NULL_SPACES = ("explicit", "numerical")
@@ -62,6 +75,40 @@ NULL_SPACES = ("explicit", "numerical")
 
 class ConvergenceError(PkmError, ArithmeticError):
     """Newton's method did not converge in a time step."""
+
+
+def step_failed(scheme: str, t: float, why: str) -> ConvergenceError:
+    """The one-line error of a step whose Newton iteration failed (diverged, met a singular matrix or
+    ran out of iterations), pointing at the usual cause, a step too large for the motion."""
+    return ConvergenceError(f"{scheme}: the step at t = {t:g} did not converge ({why}): try a smaller dt")
+
+
+def newton_solve(K, rhs, scheme: str, t: float) -> np.ndarray:
+    """``K⁻¹ rhs`` for a Newton step, or :func:`step_failed` where the iterate has left the finite
+    numbers or ``K`` is singular — never a LAPACK error (or its text on stderr) on a diverging step."""
+    if not (np.all(np.isfinite(K)) and np.all(np.isfinite(rhs))):
+        raise step_failed(scheme, t, "Newton's iterate diverged to non-finite values")
+    try:
+        x = np.linalg.solve(K, rhs)
+    except np.linalg.LinAlgError:
+        raise step_failed(scheme, t, "Newton's matrix is singular") from None
+    if not np.all(np.isfinite(x)):
+        raise step_failed(scheme, t, "Newton's matrix is singular")
+    return x
+
+
+def check_force(f, n: int, what: str = "force(t, q, v)") -> np.ndarray:
+    """The value of a user's generalized force checked: (n,), finite."""
+    return array(f, f"the value of {what}", (n,))
+
+
+def check_potential(potential):
+    from pkm.absolute.potentials import Potential
+
+    if potential is not None and not isinstance(potential, Potential):
+        raise InputError(f"potential must be a pkm.absolute.potentials.Potential (e.g. Gravity) or None, got "
+                         f"{show(potential)}")
+    return potential
 
 
 def _converged(history, tol: float) -> bool:
@@ -83,7 +130,7 @@ def independent_rows(system, q, t: float = 0.0, rtol: float = RTOL, among=None, 
     for closure rows). Dependent rows are a property of a configuration: a set that is independent
     at the start can lose rank along the motion although the whole set keeps its rank (the six-body
     linkage does at θ¹ ≈ −π/2), so the schemes below choose again at every step."""
-    q = np.asarray(q, dtype=float)
+    q = check_system(system)._q(q)
     nint = NINT * len(system.bodies)
     G = system.jacobian(q, t)
     among = np.arange(nint, G.shape[0]) if among is None else np.asarray(among, dtype=int)
@@ -99,18 +146,24 @@ def consistent_start(system, q0, v0, t: float = 0.0, tol: float = 1e-12):
     """Consistent initial conditions near ``(q0, v0)``: ``q`` with ``|Φ(q, t)| ≤ tol`` by
     :meth:`~pkm.absolute.system.System.assemble` and the nearest velocity with ``G v + Φ_t = 0``
     (:meth:`~pkm.absolute.system.System.project_velocity`); both are robust to dependent rows."""
-    q = system.assemble(q0, t, tol=tol)
+    q = check_system(system).assemble(q0, t, tol=tol)
     return q, system.project_velocity(q, v0, t)
 
 
 def check_start(system, q0, v0, tol: float = 1e-9, t: float = 0.0):
-    """Raise ``ValueError`` unless ``|Φ(q0)| ≤ tol`` and ``|G v0 + Φ_t| ≤ tol (1 + |v0|)``: the
-    schemes keep the constraints from the start, they do not repair them (:func:`consistent_start`)."""
+    """Raise :class:`~pkm.errors.InputError` (a ValueError) unless ``q0`` (n,) and ``v0`` (n,) are
+    finite, ``|Φ(q0)| ≤ tol`` and ``|G v0 + Φ_t| ≤ tol (1 + |v0|)``: the schemes keep the
+    constraints from the start, they do not repair them (:func:`consistent_start`). Returns the
+    checked ``(q0, v0)``."""
+    check_system(system)
+    q0, v0, t = system._q(q0, "q0"), system._qd(v0, "v0"), number(t, "t0")
+    tol = positive(tol, "tol")
     phi = float(np.max(np.abs(system.phi(q0, t)), initial=0.0))
     gv = float(np.max(np.abs(system.jacobian(q0, t) @ v0 + system.phi_t(q0, t)), initial=0.0))
     if phi > tol or gv > tol * (1.0 + float(np.max(np.abs(v0), initial=0.0))):
-        raise ValueError(f"inconsistent initial conditions: max|Φ(q0)| = {phi:.3g}, max|G v0 + Φ_t| = {gv:.3g}; "
+        raise InputError(f"inconsistent initial conditions: max|Φ(q0)| = {phi:.3g}, max|G v0 + Φ_t| = {gv:.3g}; "
                          f"use pkm.absolute.energy_momentum.consistent_start")
+    return q0, v0
 
 
 class EnergyMomentum:
@@ -148,17 +201,24 @@ class EnergyMomentum:
     def __init__(self, system: System, q0, potential=None, *, force=None, method: str = "null_space",
                  null_space: str = "explicit", cut=(), tol: float = 1e-13, max_iter: int = 30,
                  condition: bool = True, rtol: float = RTOL):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-        if null_space not in NULL_SPACES:
-            raise ValueError(f"null_space must be one of {NULL_SPACES}, got {null_space!r}")
-        rheo = [j.name for j in system.joints if j.rheonomic]
+        choice(method, "method", METHODS)
+        choice(null_space, "null_space", NULL_SPACES)
+        rheo = [j.name for j in check_system(system).joints if j.rheonomic]
         if rheo:
-            raise ValueError(f"rheonomic joints {rheo}: the energy–momentum scheme needs scleronomic constraints")
-        q0 = np.asarray(q0, dtype=float)
-        self.system, self.potential, self.method, self.null_space = system, potential, method, null_space
-        self.force = force
-        self.tol, self.max_iter, self.want_condition, self.rtol = float(tol), int(max_iter), bool(condition), rtol
+            raise InputError(f"rheonomic joints {rheo}: the energy–momentum scheme needs scleronomic constraints")
+        q0 = system._q(q0, "q0")
+        self.system, self.method, self.null_space = system, method, null_space
+        self.potential = check_potential(potential)
+        self.force = function(force, "force (f(t, q, v))")
+        self.tol = number(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
+        self.max_iter = count(max_iter, "max_iter", 1, 1000)
+        if not isinstance(condition, (bool, np.bool_)):
+            raise InputError(f"condition must be True or False, got {show(condition)}")
+        self.want_condition = bool(condition)
+        self.rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+        cut = (cut,) if isinstance(cut, str) else cut
+        if not isinstance(cut, (list, tuple)) or not all(isinstance(c, str) for c in cut):
+            raise InputError(f"cut must be a list of joint names, got {show(cut)}")
         self.M = system.mass_matrix()
         self.hessian = ConstraintHessian(system)
         self._nint = NINT * len(system.bodies)
@@ -196,6 +256,10 @@ class EnergyMomentum:
         rotation (vector or angle) ``θ`` shortened to ``2 atan(|θ|/2) θ/|θ|`` — the angle the
         mid-point rule turns a freely spinning body by (a Cayley map), which keeps the guess in
         Newton's basin when ``|ω| Δt`` is large (the top at Δt = 0.05 turns by ≈ 7 rad per step)."""
+        if self.tree is None:
+            raise InputError("predict needs the null space method (method='null_space'): it guesses tree increments")
+        q, v = self.system._q(q), self.system._qd(v, "v")
+        dt = number(dt, "dt", low=MIN_DT, why=" s (a positive time step)")
         mu = dt * np.linalg.lstsq(tangent(self.tree, q), v, rcond=None)[0]
         for block in self.tree.rotation_blocks():
             a = float(np.linalg.norm(mu[block]))
@@ -212,7 +276,7 @@ class EnergyMomentum:
             H = self.potential.hessian(0.5 * (q_a + q_b))
             H_V = 0.0 if H is None else 0.5 * dt * H
         if self.force is not None:
-            out = out - dt * np.asarray(self.force(t0 + 0.5 * dt, 0.5 * (q_a + q_b), (q_b - q_a) / dt), dtype=float)
+            out = out - dt * check_force(self.force(t0 + 0.5 * dt, 0.5 * (q_a + q_b), (q_b - q_a) / dt), self.system.n)
         return out, H_V
 
     def _scale(self, *parts) -> float:
@@ -241,9 +305,14 @@ class EnergyMomentum:
         ``residual`` (scaled, last iteration), ``history`` (every iteration's), ``condition``,
         ``rows`` (the row mask used) and ``guess`` (the solution's unknowns, a predictor for the next
         step). ``t0``: the time at the start (for ``force``)."""
-        q0, v0 = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
+        q0, v0 = self.system._q(q0, "q0"), self.system._qd(v0, "v0")
+        dt = number(dt, "dt", low=MIN_DT, why=" s (a positive time step)")
+        t0 = number(t0, "t0")
         if rows is None:
             rows = self.select(q0)[0]
+        elif not (isinstance(rows, np.ndarray) and rows.dtype == bool and rows.shape == (self.system.m,)):
+            raise InputError(f"rows must be a boolean mask over the {self.system.m} active rows "
+                             f"(EnergyMomentum.select), got {show(rows)}")
         if self.method == "constrained":
             q1, info = self._step_constrained(q0, v0, dt, guess, rows, t0)
         else:
@@ -253,12 +322,17 @@ class EnergyMomentum:
 
     def _step_null_space(self, q0, v0, dt, mu, rows, t0):
         tree, system, M = self.tree, self.system, self.M
-        mu = self.predict(q0, v0, dt) if mu is None else np.array(mu, dtype=float)
+        mu = self.predict(q0, v0, dt) if mu is None else array(mu, "guess", (tree.size,)).copy()
         Mv2 = 2.0 * M @ v0
         closure = self._closure[rows[self._closure]]          # the closure rows in use
         history = []
+        scheme = "energy-momentum (discrete null space method)"
         for it in range(self.max_iter + 1):
+            if not np.all(np.isfinite(mu)):
+                raise step_failed(scheme, t0, "Newton's iterate diverged to non-finite values")
             q1, D = reparametrize(tree, q0, mu)
+            if not np.all(np.abs(q1) <= MAX_LENGTH):
+                raise step_failed(scheme, t0, f"Newton's iterate left the range |q| ≤ {MAX_LENGTH:g}")
             qm = 0.5 * (q0 + q1)
             f_dt, H_V = self._forces(q0, q1, dt, t0)
             Mdq = (2.0 / dt) * M @ (q1 - q0)
@@ -273,7 +347,7 @@ class EnergyMomentum:
                 P = numerical_null_space(system, q0, q1, dim=self.dof, rows=rows)
             R_dyn = P.T @ r
             scale = self._scale(P.T @ Mv2, P.T @ Mdq, P.T @ f_dt if np.ndim(f_dt) else 0.0)
-            Lam = np.linalg.solve(Gm @ Gm.T, -Gm @ r)       # least squares, Gᵀ Λ ≈ −r
+            Lam = newton_solve(Gm @ Gm.T, -Gm @ r, scheme, t0)  # least squares, Gᵀ Λ ≈ −r
             A = (2.0 / dt) * M + 0.5 * self._contract(rows, Lam) + H_V
             K = P.T @ A @ D
             if closure.size:
@@ -288,10 +362,10 @@ class EnergyMomentum:
             history.append(res)
             if _converged(history, self.tol) or it == self.max_iter:
                 break
-            mu = mu + np.linalg.solve(K, -R)
+            mu = mu + newton_solve(K, -R, scheme, t0)
         if not _converged(history, self.tol):
-            raise ConvergenceError(f"discrete null space method: Newton's residual {res:.3g} > {self.tol:.3g} after "
-                                   f"{self.max_iter} iterations")
+            raise step_failed(scheme, t0, f"Newton's residual {res:.3g} > {self.tol:.3g} after {self.max_iter} "
+                                          f"iterations")
         cond = float(np.linalg.cond(K)) if self.want_condition else np.nan
         return q1, {"iterations": it, "residual": res, "condition": cond, "guess": mu, "history": history}
 
@@ -299,11 +373,14 @@ class EnergyMomentum:
         system, M, n = self.system, self.M, self.system.n
         m = int(rows.sum())
         q1 = q0 + dt * v0
-        lam = np.zeros(m) if lam is None or len(lam) != m else np.array(lam, dtype=float)
+        lam = np.zeros(m) if lam is None or np.size(lam) != m else array(lam, "guess", (m,)).copy()
         Mv2 = 2.0 * M @ v0
         tol_phi = 1e-12 * (1.0 + float(np.max(np.abs(q0))))
         history = []
+        scheme = "energy-momentum (constrained)"
         for it in range(self.max_iter + 1):
+            if not np.all(np.abs(q1) <= MAX_LENGTH):   # also NaN
+                raise step_failed(scheme, t0, f"Newton's iterate left the range |q| ≤ {MAX_LENGTH:g}")
             qm = 0.5 * (q0 + q1)
             f_dt, H_V = self._forces(q0, q1, dt, t0)
             Gm = system.jacobian(qm)[rows]
@@ -319,27 +396,28 @@ class EnergyMomentum:
             phi_ok = np.max(np.abs(phi), initial=0.0) <= tol_phi
             if (phi_ok and _converged(history, self.tol)) or it == self.max_iter:
                 break
-            x = np.linalg.solve(K, -np.concatenate([r, phi]))
+            x = newton_solve(K, -np.concatenate([r, phi]), scheme, t0)
             q1, lam = q1 + x[:n], lam + x[n:]
         if not (phi_ok and _converged(history, self.tol)):
-            raise ConvergenceError(f"constrained scheme: Newton's residual {res:.3g} (|Φ| "
-                                   f"{np.max(np.abs(phi)):.3g}) after {self.max_iter} iterations")
+            raise step_failed(scheme, t0, f"Newton's residual {res:.3g}, |Φ| {np.max(np.abs(phi)):.3g} after "
+                                          f"{self.max_iter} iterations")
         cond = float(np.linalg.cond(K)) if self.want_condition else np.nan
         return q1, {"iterations": it, "residual": res, "condition": cond, "guess": lam, "history": history}
 
     # ------------------------------------------------------------------ many steps
-    def _check_start(self, q0, v0, tol: float = 1e-9):
-        check_start(self.system, q0, v0, tol)
+    def _check_start(self, q0, v0, tol: float = 1e-9, t0: float = 0.0):
+        return check_start(self.system, q0, v0, tol, t0)
 
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
         """``steps`` steps of ``dt`` from ``(q0, v0)`` (consistent: ``Φ(q0) = 0``, ``G(q0) v0 = 0``;
         see :meth:`System.assemble <pkm.absolute.system.System.assemble>` and
         :meth:`~pkm.absolute.system.System.project_velocity`) → :class:`~pkm.absolute.results.Trajectory`."""
-        qs, vs = [np.asarray(q0, dtype=float)], [np.asarray(v0, dtype=float)]
+        dt, steps, t0 = time_steps(dt, steps, t0, self.system.n)
+        q0, v0 = self._check_start(q0, v0, t0=t0)
+        qs, vs = [q0], [v0]
         its, ress, conds = [], [], []
         guess, rows, switches = None, None, 0
-        self._check_start(qs[0], vs[0])
-        for k in range(int(steps)):
+        for k in range(steps):
             q1, v1, info = self.step(qs[-1], vs[-1], dt, guess, t0=t0 + k * dt)
             guess = info["guess"]
             switches += rows is not None and bool(np.any(rows != info["rows"]))

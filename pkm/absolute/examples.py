@@ -28,12 +28,25 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pkm.absolute.body import Body
+from pkm.absolute.checks import number, positive
 from pkm.absolute.joints import Cylindrical, Planar, Revolute, Spherical
 from pkm.absolute.markers import Marker
 from pkm.absolute.potentials import Gravity, Potential
-from pkm.absolute.system import System
+from pkm.absolute.system import System, as_system
+from pkm.errors import InputError
 
 G_ACC = 9.81
+#: Bounds of the examples' parameters: sizes (m), densities (kg/m³), rates (rad/s) and gravity (m/s²),
+#: far beyond the seed's values (0.1 m, 2700 kg/m³, 10 rad/s, 9.81 m/s²), so that energies stay finite.
+MAX_SIZE, MAX_DENSITY, MAX_RATE = 1e3, 1e6, 1e6
+#: How close the six-body linkage's wedge angle γ may come to 0 and π/2 (rad).
+GAMMA_MARGIN = 1e-3
+
+
+def _check_state(name, system, q0, v0):
+    """The example's start is finite (its kinetic energy too), else a one-line error naming it."""
+    if not (np.all(np.isfinite(q0)) and np.all(np.isfinite(v0)) and np.isfinite(system.kinetic_energy(v0))):
+        raise InputError(f"{name}: the parameters give a non-finite initial state (out of range)")
 
 
 @dataclass
@@ -73,7 +86,21 @@ def gyro_top(nutation: float = np.pi / 3, precession: float = 10.0, height: floa
 
     ``data``: ``mass``, ``L`` (fixed point to centre of mass), ``J``, ``M1``, ``M3`` (eq. 168),
     ``spin`` (eq. 165), ``omega`` (eq. 171), ``com(t)``: the analytic centre of mass (steady
-    precession: radius ``L sin θ``, height ``L cos θ``, period ``2π/ω_p``)."""
+    precession: radius ``L sin θ``, height ``L cos θ``, period ``2π/ω_p``).
+
+    Parameters: ``nutation`` θ in [−π, π] (rad), ``precession`` ω_p ≠ 0 (rad/s; the spin
+    ``m g L/(M₃ ω_p)`` of eq. 165 is infinite at 0), ``height``, ``radius`` (m) and ``density``
+    positive, ``g`` finite."""
+    nutation = number(nutation, "gyro_top: nutation", low=-np.pi, high=np.pi, why=" (rad)")
+    precession = number(precession, "gyro_top: precession", low=-MAX_RATE, high=MAX_RATE, why=" (rad/s)")
+    if abs(precession) < 1.0 / MAX_RATE:
+        raise InputError(f"gyro_top: precession must not be 0 (|ω_p| ≥ {1.0 / MAX_RATE:g} rad/s): steady "
+                         f"precession needs the spin m g L/(M₃ ω_p) of seed 002 eq. 165, infinite at ω_p = 0; "
+                         f"got {precession!r}")
+    height = positive(height, "gyro_top: height", high=MAX_SIZE, why=" (m)")
+    radius = positive(radius, "gyro_top: radius", high=MAX_SIZE, why=" (m)")
+    density = positive(density, "gyro_top: density", high=MAX_DENSITY, why=" (kg/m³)")
+    g = number(g, "gyro_top: g", low=-MAX_RATE, high=MAX_RATE, why=" (m/s²)")
     mass = density * np.pi * radius**2 * height / 3.0
     L = 0.75 * height
     J1 = 3.0 * mass / 80.0 * (4.0 * radius**2 + height**2)
@@ -94,6 +121,7 @@ def gyro_top(nutation: float = np.pi / 3, precession: float = 10.0, height: floa
         return np.stack([r * np.sin(precession * t), -r * np.cos(precession * t),
                          np.full_like(t, L * np.cos(nutation))], axis=-1)
 
+    _check_state("gyro_top", system, q0, v0)
     return Example("gyro top", system, q0, v0, Gravity(system, [0.0, 0.0, -g]),
                    printed={"E0": 5.669055, "e3.L": 0.0710658, "radius": 0.0649519, "z": 0.0375,
                             "period": 0.6283},
@@ -166,7 +194,20 @@ def six_body_linkage(rate: float = 30.0, density: float = 1000.0, L: float = 0.1
     the full constraint Jacobian (independent of the integrators' null spaces).
 
     ``data``: ``a``, ``vertices`` (V₀…V₅), ``axes`` (a₀…a₅), ``tetrahedra`` (per body), ``body0`` =
-    (mass, com, inertia) of body 0 from its tetrahedron."""
+    (mass, com, inertia) of body 0 from its tetrahedron.
+
+    Parameters: ``gamma`` in (0, π/2) — the wedge angle; the wedge's height ``a L = tan γ L`` is 0 at
+    γ = 0 (no body) and infinite at π/2 — within :data:`GAMMA_MARGIN` of both ends (there the masses
+    and lever arms of the wedges differ by so many orders that the constraint Jacobian's rank, the one
+    DOF, is lost in rounding); ``rate`` finite (rad/s, 0: at rest), ``density`` (kg/m³) and ``L`` (m)
+    positive, ``g`` finite."""
+    gamma = number(gamma, "six_body_linkage: gamma", low=GAMMA_MARGIN, high=0.5 * np.pi - GAMMA_MARGIN,
+                   why=" (rad): the wedges' height tan(γ)·L is 0 at γ = 0 and infinite at γ = π/2, where the "
+                       "linkage degenerates")
+    rate = number(rate, "six_body_linkage: rate", low=-MAX_RATE, high=MAX_RATE, why=" (rad/s)")
+    density = positive(density, "six_body_linkage: density", high=MAX_DENSITY, why=" (kg/m³)")
+    L = positive(L, "six_body_linkage: L", high=MAX_SIZE, why=" (m)")
+    g = number(g, "six_body_linkage: g", low=-MAX_RATE, high=MAX_RATE, why=" (m/s²)")
     a = np.tan(gamma)
     V = L * np.array([[0, 0, 0], [0, 1, 0], [1, 1, 0], [1, 1, -1], [1, 0, -1], [0, 0, -1]], dtype=float)
     X, Y = np.array([L, 0.0, 0.0]), np.array([0.0, L, -L])
@@ -195,9 +236,11 @@ def six_body_linkage(rate: float = 30.0, density: float = 1000.0, L: float = 0.1
     system = System(bodies, [hinge(k) for k in range(1, 7)])
     N = system.null_space(q0)
     if N.shape[1] != 1:
-        raise AssertionError(f"the six-body linkage should have one DOF, the SVD finds {N.shape[1]}")
+        raise InputError(f"six_body_linkage(gamma={gamma!r}, L={L!r}, density={density!r}): the linkage has "
+                         f"{N.shape[1]} DOF at the start by the SVD, not one (degenerate geometry)")
     w1 = bodies[0].twist(q0[:12], N[:12, 0], frame="com")[:3]
     v0 = N[:, 0] * rate / float(w1 @ axes[1])
+    _check_state("six_body_linkage", system, q0, v0)
     return Example("six-body linkage", system, q0, v0, Gravity(system, [0.0, 0.0, -g]), cut=("R6",),
                    printed={"a": 0.549755, "mass": 0.0503717, "com0": (0.0137439, 0.05, -0.0137439),
                             "J11": 3.08948e-5, "J22": 1.14179e-5, "J12": 6.92302e-6, "J13": -1.90298e-6},
@@ -208,7 +251,9 @@ def six_body_linkage(rate: float = 30.0, density: float = 1000.0, L: float = 0.1
 def joint_angles(system, q) -> np.ndarray:
     """Relative rotation angle of every revolute-type joint about marker i's z axis, from marker
     i's x axis to marker j's (rad), for ``q`` (..., n); for the linkage's θ¹ … θ⁶."""
-    q = np.asarray(q, dtype=float)
+    from pkm.absolute.checks import array
+
+    q = array(q, "q", (as_system(system).n,), batch=True, bound=MAX_SIZE * 1e3)
     out = []
     for j in system.joints:
         Ci = _marker_frames(j.marker_i, system, q)

@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from pkm.absolute.model_checks import check_efforts, check_model
+
 
 def actuator_forces(model, q, u) -> np.ndarray:
     """The generalized force (n,) of the actuator efforts ``u`` (n_act,) in ``model.actuators``
     order (torques of R, forces of P joints) at ``q`` (see the module doc)."""
-    system = model.system
-    u = np.asarray(u, dtype=float).reshape(-1)
-    if u.shape != (len(model.actuators),):
-        raise ValueError(f"{u.size} actuator efforts for {len(model.actuators)} actuators")
+    system = check_model(model).system
+    q = system._q(q)
+    u = check_efforts(model, u)
     f = np.zeros(system.n)
     for effort, a in zip(u, model.actuators):
         parent = a.parent.body
@@ -55,7 +56,7 @@ def consistent_state(model, theta, theta_d, q_guess, tol: float = 1e-12):
     """``(q, q̇)`` on the constraints with the actuators at ``theta`` moving at ``theta_d``
     (:meth:`~pkm.absolute.loader.AbsoluteModel.driven_state` from ``q_guess``): a consistent start
     for :func:`simulate`."""
-    _, q, qd = model.driven_state(theta, theta_d, np.zeros(len(model.actuators)), q_guess, tol)
+    _, q, qd = check_model(model).driven_state(theta, theta_d, np.zeros(len(model.actuators)), q_guess, tol)
     return q, qd
 
 
@@ -78,7 +79,7 @@ def simulate(model, u, q0, v0, dt: float, steps: int, *, method: str = "DOP853",
     from pkm.absolute.potentials import Gravity
     from pkm.absolute.standard import projected_ode
 
-    u_of_t = _efforts(u)
+    u_of_t = _efforts(u if callable(u) else check_efforts(check_model(model), u))
 
     def force(t, q, v):
         return actuator_forces(model, q, u_of_t(t))

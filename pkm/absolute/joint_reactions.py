@@ -48,10 +48,13 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.absolute.body import NQ, angular_velocity, directors, skew
-from pkm.absolute.energy_momentum import ConvergenceError, check_start
+from pkm.absolute.checks import MAX_LENGTH, MAX_VALUE, MIN_DT, array, count, function, number, positive, time_steps
+from pkm.absolute.energy_momentum import check_force, check_start, step_failed
 from pkm.absolute.forward import actuator_forces
+from pkm.absolute.model_checks import check_model
 from pkm.absolute.results import assemble
-from pkm.errors import SingularityError
+from pkm.absolute.system import as_system as check_system
+from pkm.errors import SingularityError, fmt_condition
 
 #: Condition number of a step matrix above which the step is refused.
 MAX_CONDITION = 1e14
@@ -100,7 +103,9 @@ class JointReactions:
     """
 
     def __init__(self, system, *, force=None, tol: float = 1e-12, max_iter: int = 25):
-        self.system, self.force, self.tol, self.max_iter = system, force, float(tol), int(max_iter)
+        self.system, self.force = check_system(system), function(force, "force (f(t, q, v))")
+        self.tol = positive(tol, "tol", high=1.0)
+        self.max_iter = count(max_iter, "max_iter", 1, 1000)
         self.N = len(system.bodies)
         self.mass = np.array([b.mass for b in system.bodies])
         self.inertia = np.array([b.inertia for b in system.bodies])
@@ -154,6 +159,7 @@ class JointReactions:
         """``{joint name: (p, W_j)}``: each joint's reaction on its body j (marker j's body, the
         file's child) as (moment about p; force), world axes, p the joint point."""
         bases = self.bases(q) if bases is None else bases
+        Q = array(Q, "Q", (self.unknowns,))
         return {j.name: (p, -B @ Q[o:o + B.shape[1]])
                 for (j, _, _), (p, B, _), o in zip(self.joints, bases, self.offsets)}
 
@@ -169,7 +175,7 @@ class JointReactions:
         out = np.zeros((self.N, 6))
         if self.force is None:
             return out
-        f = np.asarray(self.force(t, q, v), dtype=float).reshape(self.N, 4, 3)
+        f = check_force(self.force(t, q, v), NQ * self.N).reshape(self.N, 4, 3)
         out[:, :3] = cross(q.reshape(self.N, 4, 3)[:, 1:, :], f[:, 1:, :]).sum(axis=1)
         out[:, 3:] = f[:, 0, :]
         return out
@@ -213,8 +219,9 @@ class JointReactions:
     def step_matrix(self, q, v, dt: float, t: float = 0.0, Q=None) -> np.ndarray:
         """The position step's matrix ``∂Φ(q'(Q))/∂Q`` at ``Q`` (default 0: the paper's eq. 4 / A9,
         ``−½Δt² [Φ_q + Φ_qq κ] M⁻¹ Zᵀ`` up to sign), unknowns × unknowns."""
-        q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-        Q = np.zeros(self.unknowns) if Q is None else np.asarray(Q, dtype=float)
+        q, v = self.system._q(q, "q"), self.system._qd(v, "v")
+        dt, t = number(dt, "dt", low=MIN_DT, why=" s (a positive time step)"), number(t, "t")
+        Q = np.zeros(self.unknowns) if Q is None else array(Q, "Q", (self.unknowns,))
         D, omega, vel = self._state(q, v)
         Z = self.wrench_map(q, self.bases(q, None, t))
         wrench = self._applied(t, q, v) + (Z @ Q).reshape(self.N, 6)
@@ -231,34 +238,41 @@ class JointReactions:
         return self._reduced_jacobian(q1, t1) @ (0.5 * dt * dt * S) @ Z
 
     def _solve(self, A, b, what, t):
+        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
+            raise step_failed("joint reactions", t, f"the {what}'s Newton iterate diverged to non-finite values")
         cond = float(np.linalg.cond(A))
         if not np.isfinite(cond) or cond > MAX_CONDITION:
             raise SingularityError(f"joint reactions: the {what} matrix is singular at t = {t:g} "
-                                   f"(condition {cond:.3g})", condition=cond, threshold=MAX_CONDITION)
+                                   f"(condition {fmt_condition(cond)}): a singular configuration, or a step too large "
+                                   f"for the motion (try a smaller dt)", condition=cond, threshold=MAX_CONDITION)
         return np.linalg.solve(A, b), cond
 
     def step(self, t, q, v, Q_guess, dt: float, Gt=None):
         """One step from ``(t, q, v)``: ``(q', v', Q_n, Q', info)`` with ``Q_n`` the reactions of
         the position step (at ``q``) and ``Q'`` those of the end velocity (at ``q'``); ``Gt``:
         ``Φ_q P_int`` at ``(q, t)`` if known (``info["Gt"]`` is the one at the end)."""
-        system, N, t1 = self.system, self.N, t + dt
+        system, N = self.system, self.N
+        q, v = system._q(q, "q"), system._qd(v, "v")
+        t, dt = number(t, "t"), number(dt, "dt", low=MIN_DT, why=" s (a positive time step)")
+        t1 = t + dt
         D, omega, vel = self._state(q, v)
         phi = q.reshape(N, NQ)[:, :3]
         applied = self._applied(t, q, v)
         Z = self.wrench_map(q, self.bases(q, Gt, t))
-        Q = np.array(Q_guess, dtype=float)
+        Q = array(Q_guess, "Q_guess", (self.unknowns,)).copy()
         conds = []
         for it in range(self.max_iter + 1):
             acc = self.accelerations(D, omega, applied + (Z @ Q).reshape(N, 6))
             D1, phi1, theta = self._predict(D, phi, omega, vel, acc, dt)
             q1 = self._coordinates(D1, phi1)
+            if not np.all(np.abs(q1) <= MAX_LENGTH):   # also NaN
+                raise step_failed("joint reactions", t, f"Newton's iterate left the range |q| ≤ {MAX_LENGTH:g}")
             res = system.phi(q1, t1)[self.nint:]
             err = float(np.max(np.abs(res), initial=0.0))
             if err <= self.tol:
                 break
             if it == self.max_iter:
-                raise ConvergenceError(f"joint reactions: max|Φ| = {err:.3g} after {it} Newton iterations at "
-                                       f"t = {t:g}")
+                raise step_failed("joint reactions", t, f"max|Φ| = {err:.3g} after {it} Newton iterations")
             dQ, cond = self._solve(self._position_matrix(q1, D, theta, Z, dt, t1), -res, "position step", t)
             conds.append(cond)
             Q = Q + dQ
@@ -297,11 +311,11 @@ class JointReactions:
         (the file's child) as (moment about the joint point; force), world axes, at the nodes —
         ``½(Q'_{n−1} + Q_n)`` inside, ``Q_0`` and ``Q'_{N−1}`` at the ends (the two are O(Δt) apart
         and their mean is the reaction at t_n to O(Δt²))."""
-        q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
-        check_start(self.system, q, v, t=t0)
+        dt, steps, t0 = time_steps(dt, steps, t0, self.system.n)
+        q, v = check_start(self.system, q0, v0, t=t0)
         qs, vs, its, ress, conds, vconds, Qn, Q1s = [q], [v], [], [], [], [], [], []
         Q, Gt = np.zeros(self.unknowns), None
-        for k in range(int(steps)):
+        for k in range(steps):
             q, v, Q, Q1, info = self.step(t0 + k * dt, q, v, Q, dt, Gt)
             Gt = info["Gt"]
             for lst, val in ((qs, q), (vs, v), (Qn, Q), (Q1s, Q1), (its, info["iterations"]),
@@ -324,10 +338,10 @@ def efforts_force(model, efforts):
     (:func:`pkm.absolute.forward.actuator_forces`: an R actuator's torque turns its child about the
     joint axis and its parent by −τ, a P actuator's force pushes them apart along it), for
     :class:`JointReactions` and :func:`~pkm.absolute.standard.projected_ode`."""
+    check_model(model)
     gravity = model.system.gravity_force(model.gravity)
-    efforts = np.array(efforts, dtype=float)
-    if efforts.shape != (len(model.actuators),):
-        raise ValueError(f"{efforts.size} efforts for {len(model.actuators)} actuators")
+    efforts = array(efforts, f"efforts (one per actuator: {len(model.actuators)})", (len(model.actuators),),
+                    bound=MAX_VALUE)
     return lambda t, q, v: gravity + actuator_forces(model, q, efforts)
 
 
@@ -339,7 +353,8 @@ def actuated_jacobian(model, q) -> np.ndarray:
     configurations of the driven mechanism (type II), where a formulation in actuator coordinates
     cannot solve for the other velocities. With the actuators driven by forces (as here) the joints'
     own Jacobian may stay regular there."""
-    system = model.system
+    system = check_model(model).system
+    q = system._q(q)
     nint = 6 * len(system.bodies)
     G = system.jacobian(q)[nint:] @ system.internal_null_space(q)
     rows = np.zeros((len(model.actuators), G.shape[1]))

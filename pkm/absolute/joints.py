@@ -38,6 +38,7 @@ for any joint set.
 """
 from __future__ import annotations
 
+from pkm.absolute.checks import MAX_LENGTH, positive
 from pkm.absolute.markers import Marker
 from pkm.absolute.quadratic import QuadraticConstraint
 
@@ -101,9 +102,7 @@ class Distance(_Joint):
 
     def __init__(self, marker_i: Marker, marker_j: Marker, length: float, name: str | None = None):
         super().__init__(marker_i, marker_j, name)
-        length = float(length)
-        if not length > 0.0:
-            raise ValueError(f"{self.name}: length must be positive, got {length!r}")
+        length = positive(length, f"{self.name}: length", high=MAX_LENGTH)
         self.length = length
         d = self._separation()
         self._row("d.d", {(d, d): 1.0}, -length**2)

@@ -14,19 +14,23 @@ from typing import Callable
 import numpy as np
 
 from pkm.absolute.body import skew
+from pkm.absolute.checks import MAX_LENGTH, MAX_VALUE, array, function, number, show
+from pkm.errors import InputError
 
 ScalarLaw = Callable[[float], tuple[float, float, float]]
 
 
 def constant(value: float = 0.0) -> ScalarLaw:
     """``s(t) = value``."""
-    value = float(value)
+    value = number(value, "constant law: value")
     return lambda t: (value, 0.0, 0.0)
 
 
 def polynomial(coefficients) -> ScalarLaw:
     """``s(t) = Σ c_k t^k`` (``coefficients`` lowest order first)."""
-    c = np.asarray(coefficients, dtype=float)
+    c = array(coefficients, "polynomial law: coefficients", (None,), bound=MAX_VALUE)
+    if c.size == 0:
+        raise InputError("polynomial law: coefficients must hold at least one number")
     p = np.polynomial.Polynomial(c)
     dp, ddp = p.deriv(1), p.deriv(2)
     return lambda t: (float(p(t)), float(dp(t)), float(ddp(t)))
@@ -34,7 +38,8 @@ def polynomial(coefficients) -> ScalarLaw:
 
 def sine(amplitude: float, omega: float, phase: float = 0.0, offset: float = 0.0) -> ScalarLaw:
     """``s(t) = offset + amplitude sin(ω t + phase)``."""
-    a, w, ph, c = float(amplitude), float(omega), float(phase), float(offset)
+    a, w, ph, c = (number(v, f"sine law: {k}", low=-MAX_VALUE, high=MAX_VALUE) for k, v in
+                   (("amplitude", amplitude), ("omega", omega), ("phase", phase), ("offset", offset)))
 
     def law(t):
         arg = w * t + ph
@@ -44,16 +49,17 @@ def sine(amplitude: float, omega: float, phase: float = 0.0, offset: float = 0.0
 
 
 def _unit(axis) -> np.ndarray:
-    a = np.asarray(axis, dtype=float)
+    a = array(axis, "axis", (3,), bound=MAX_VALUE)
     n = float(np.linalg.norm(a))
-    if a.shape != (3,) or not n > 0.0:
-        raise ValueError(f"axis must be a non-zero 3-vector, got {axis!r}")
+    if not n > 0.0:
+        raise InputError(f"axis must be a non-zero 3-vector, got {show(axis)}")
     return a / n
 
 
 def along(axis, law: ScalarLaw):
     """Translation law ``x(t) = s(t) a`` along the (normalised) ``axis``."""
     a = _unit(axis)
+    function(law, "along: law", optional=False)
 
     def translation(t):
         s, sd, sdd = law(t)
@@ -65,6 +71,7 @@ def along(axis, law: ScalarLaw):
 def about(axis, law: ScalarLaw):
     """Rotation law ``R(t) = exp(θ(t) â)`` about the (normalised) ``axis``: ``ω = θ̇ a``, ``ω̇ = θ̈ a``."""
     a = _unit(axis)
+    function(law, "about: law", optional=False)
     A = skew(a)
     A2 = A @ A
 
@@ -78,13 +85,15 @@ def about(axis, law: ScalarLaw):
 
 def fixed_translation(x):
     """Constant translation law."""
-    x = np.array(x, dtype=float)
+    x = array(x, "fixed translation", (3,), bound=MAX_LENGTH)
     z = np.zeros(3)
     return lambda t: (x, z, z)
 
 
 def fixed_rotation(R):
     """Constant rotation law."""
-    R = np.array(R, dtype=float)
+    R = array(R, "fixed rotation", (3, 3))
+    if np.max(np.abs(R.T @ R - np.eye(3))) > 1e-9 or np.linalg.det(R) < 0.0:
+        raise InputError("fixed rotation must be a rotation matrix (orthonormal, det +1)")
     z = np.zeros(3)
     return lambda t: (R, z, z)

@@ -51,13 +51,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pkm.absolute.body import Body
+from pkm.absolute.checks import function, show
 from pkm.absolute.joints import Cylindrical, Prismatic, Revolute, Spherical, Universal
 from pkm.absolute.laws import about, along
 from pkm.absolute.lock import Lock
 from pkm.absolute.markers import Marker
+from pkm.absolute.model_checks import check_motion, check_spec, check_start_configurations, check_tol, finite_result
 from pkm.absolute.modes import assemble_near, check_branch
 from pkm.absolute.redundancy import RedundancyReport
 from pkm.absolute.system import System
+from pkm.absolute.system import as_system as check_system
 from pkm.errors import InputError, RobotFileError, TopologyError
 
 #: Perpendicularity a U joint's two axes need (|cos| below this).
@@ -132,17 +135,23 @@ class AbsoluteModel:
 
     def coordinates(self, poses: dict) -> np.ndarray:
         """``q`` from a dict body name → frame pose (4×4) (every body of the model)."""
+        if not isinstance(poses, dict):
+            raise InputError(f"poses must be a dict body name -> 4×4 pose, got {show(poses)}")
         missing = [name for name in self.bodies if name not in poses]
         if missing:
-            raise KeyError(f"no pose for bodies {missing}")
+            raise InputError(f"no pose for bodies {missing}")
         return self.system.coordinates([poses[name] for name in self.bodies])
 
     def driven(self, laws) -> System:
         """The system with one rheonomic drive per actuator (``laws``: scalar laws, actuator order)
         appended after the joints; the joints' redundant rows stay inactive."""
-        laws = list(laws)
+        if not isinstance(laws, (list, tuple)):
+            raise InputError(f"laws must be a list of scalar laws t -> (s, ṡ, s̈), one per actuator, got "
+                             f"{show(laws)}")
+        laws = [function(law, f"laws[{k}] (a scalar law t -> (s, ṡ, s̈))", optional=False)
+                for k, law in enumerate(laws)]
         if len(laws) != len(self.actuators):
-            raise ValueError(f"{len(laws)} laws for {len(self.actuators)} actuators")
+            raise InputError(f"{len(laws)} laws for {len(self.actuators)} actuators")
         drives = [a.drive(law) for a, law in zip(self.actuators, laws)]
         active = np.concatenate([self.system.active, np.ones(len(drives), bool)])
         return System(self.system.bodies, self.system.joints + tuple(drives), active)
@@ -150,7 +159,7 @@ class AbsoluteModel:
     def actuator_efforts(self, driven: System, q, lam, t: float = 0.0) -> np.ndarray:
         """Torques (forces) of the drives of ``driven`` on their child bodies about (along) the
         joint axes, from the multipliers ``lam``."""
-        W = driven.reactions(q, lam, t)
+        W = check_system(driven).reactions(q, lam, t)
         out = np.empty(len(self.actuators))
         for k, a in enumerate(self.actuators):
             w_child = W[f"drive:{a.name}"][0]
@@ -196,6 +205,8 @@ class AbsoluteModel:
                                 f"freedom free (the platform's mobility exceeds the {len(self.actuators)} actuators; an "
                                 f"ideal constraint of the task space is not modelled in absolute coordinates): the "
                                 f"motion is not determined")
+        theta, theta_d, theta_dd = check_motion(self, theta, theta_d, theta_dd)
+        q_start, tol = self.system._q(q_start, "q_start"), check_tol(tol)
         laws = [(lambda t, v=(float(a), float(b), float(c)): v) for a, b, c in zip(theta, theta_d, theta_dd)]
         sysd = self.driven(laws)
         q_start = np.asarray(q_start, dtype=float)
@@ -221,9 +232,9 @@ class AbsoluteModel:
         they are the configurations meant (one per sample, e.g. from pkm's IK solution), and a
         sample assembled elsewhere is an :class:`~pkm.absolute.system.AssemblyModeError`
         (:meth:`driven_state`)."""
-        theta, theta_d, theta_dd = (np.atleast_2d(np.asarray(a, dtype=float)) for a in (theta, theta_d, theta_dd))
+        theta, theta_d, theta_dd = check_motion(self, theta, theta_d, theta_dd, samples=True)
         N = theta.shape[0]
-        starts = None if q_start is None else np.asarray(q_start, dtype=float)
+        starts, tol = check_start_configurations(self, q_start, N), check_tol(tol)
         if on_branch and (starts is None or starts.ndim != 2 and N > 1):
             raise InputError("on_branch needs the configuration of every sample as q_start (N, n)")
         tau = np.empty((N, len(self.actuators)))
@@ -231,7 +242,7 @@ class AbsoluteModel:
         for s in range(N):
             start = q if starts is None else (starts if starts.ndim == 1 else starts[s])
             tau[s], q, *_ = self.solve_instant(theta[s], theta_d[s], theta_dd[s], start, tol, on_branch)
-        return tau
+        return finite_result(tau, "the actuator efforts")
 
 
 def _joint(spec, j, bodies, ref):
@@ -261,7 +272,9 @@ def _joint(spec, j, bodies, ref):
 
 
 def load_spec(spec, rtol: float = 1e-9) -> AbsoluteModel:
-    """The :class:`AbsoluteModel` of a :class:`~pkm.description.spec.RobotSpec` (see the module doc)."""
+    """The :class:`AbsoluteModel` of a :class:`~pkm.description.spec.RobotSpec`, or of the robot file at the
+    path ``spec`` (see the module doc)."""
+    spec, rtol = check_spec(spec, rtol)
     body_specs, joint_specs = spec.expanded()
     bodies = {b.name: Body.from_spec(b) for b in body_specs if b.name != spec.ground}
     ref = {name: b.coordinates(bs.frame) for (name, b), bs in

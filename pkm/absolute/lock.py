@@ -46,8 +46,10 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from pkm.absolute.body import skew
+from pkm.absolute.checks import array, function, show
 from pkm.absolute.markers import Marker
 from pkm.absolute.quadratic import QuadraticConstraint
+from pkm.errors import InputError
 
 #: The six rows of the lock (seed 001 eq. 72: ``C_x, C_y, C_z, C_θi, C_θj, C_θk``).
 LOCK_ROWS = ("x", "y", "z", "rx", "ry", "rz")
@@ -80,22 +82,35 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
 def _mask(mask) -> tuple[int, ...]:
     if isinstance(mask, str):
         if mask not in LOCK_MASKS:
-            raise ValueError(f"unknown lock mask {mask!r}; expected one of {sorted(LOCK_MASKS)} or row names "
+            raise InputError(f"unknown lock mask {mask!r}; expected one of {sorted(LOCK_MASKS)} or row names "
                              f"from {LOCK_ROWS} or 6 booleans")
         mask = LOCK_MASKS[mask]
+    if not isinstance(mask, (list, tuple, np.ndarray)):
+        raise InputError(f"lock mask must be a name from {sorted(LOCK_MASKS)}, a sequence of row names from "
+                         f"{LOCK_ROWS} or 6 booleans, got {show(mask)}")
     mask = list(mask)
     if len(mask) == 6 and all(isinstance(b, (bool, np.bool_)) for b in mask):
         rows = [k for k, b in enumerate(mask) if b]
     else:
-        unknown = [r for r in mask if r not in LOCK_ROWS]
+        unknown = [r for r in mask if not isinstance(r, str) or r not in LOCK_ROWS]
         if unknown:
-            raise ValueError(f"unknown lock rows {unknown}; rows are {LOCK_ROWS}")
+            raise InputError(f"unknown lock rows {unknown}; rows are {LOCK_ROWS} (or give 6 booleans)")
         if len(set(mask)) != len(mask):
-            raise ValueError(f"lock rows repeat: {mask}")
+            raise InputError(f"lock rows repeat: {mask}")
         rows = sorted(LOCK_ROWS.index(r) for r in mask)
     if not rows:
-        raise ValueError("a lock needs at least one row")
+        raise InputError("a lock needs at least one row")
     return tuple(rows)
+
+
+def _law_values(values, name: str, kind: str, shape, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The three values of a law at ``t`` checked: (value of ``shape``, rate (3,), its derivative (3,)),
+    finite."""
+    what = f"{name}: the {kind} law at t = {t:g}"
+    if not isinstance(values, (tuple, list)) or len(values) != 3:
+        raise InputError(f"{what} must return 3 values (value, rate, acceleration), got {show(values)}")
+    return (array(values[0], f"{what}: value", shape), array(values[1], f"{what}: rate", (3,)),
+            array(values[2], f"{what}: acceleration", (3,)))
 
 
 class Lock(QuadraticConstraint):
@@ -116,6 +131,8 @@ class Lock(QuadraticConstraint):
     def __init__(self, marker_p: Marker, marker_s: Marker, mask: str | Sequence = "weld", *,
                  translation=None, rotation=None, name: str | None = None):
         rows = _mask(mask)
+        function(translation, "Lock translation (a law t -> (x, ẋ, ẍ))")
+        function(rotation, "Lock rotation (a law t -> (R, ω, ω̇))")
         super().__init__(marker_p, marker_s, name)
         self.mask = tuple(LOCK_ROWS[r] for r in rows)
         self.translation, self.rotation = translation, rotation
@@ -190,12 +207,12 @@ class Lock(QuadraticConstraint):
         K, Kd, Kdd = self._K.copy(), np.zeros_like(self._K), np.zeros_like(self._K)
         g, gd, gdd = self._g0.copy(), np.zeros(self.m), np.zeros(self.m)
         if self.translation is not None:
-            x, xd, xdd = (np.asarray(v, dtype=float) for v in self.translation(t))
+            x, xd, xdd = _law_values(self.translation(t), self.name, "translation", (3,), t)
             for r, k in enumerate(self._rows):
                 if k < 3:
                     g[r], gd[r], gdd[r] = -x[k], -xd[k], -xdd[k]
         if self.rotation is not None:
-            R, w, wd = (np.asarray(v, dtype=float) for v in self.rotation(t))
+            R, w, wd = _law_values(self.rotation(t), self.name, "rotation", (3, 3), t)
             W = skew(w)
             Rd, Rdd = R @ W, R @ (W @ W + skew(wd))
             for r, k in enumerate(self._rows):

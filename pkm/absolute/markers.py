@@ -15,15 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from pkm.absolute.body import Body, directors
+from pkm.absolute.body import NQ, Body, directors, rigid_pose
+from pkm.absolute.checks import MAX_LENGTH, array
+from pkm.errors import InputError
 
 
 def _rotation(axes, what: str) -> np.ndarray:
-    R = np.array(axes, dtype=float)
-    if R.shape != (3, 3) or not np.all(np.isfinite(R)):
-        raise ValueError(f"{what}: axes must be a finite 3×3 matrix (the axes as columns)")
+    R = array(axes, f"{what}: axes (a 3×3 matrix, the axes as columns)", (3, 3))
     if np.max(np.abs(R.T @ R - np.eye(3))) > 1e-9 or np.linalg.det(R) < 0.0:
-        raise ValueError(f"{what}: axes must be a rotation (orthonormal columns, right-handed)")
+        raise InputError(f"{what}: axes must be a rotation (orthonormal columns, right-handed)")
     return R
 
 
@@ -50,10 +50,8 @@ class Marker:
 
     def __post_init__(self):
         if self.body is not None and not isinstance(self.body, Body):
-            raise TypeError(f"Marker body must be a Body or None (ground), got {type(self.body).__name__}")
-        origin = np.array(self.origin, dtype=float)
-        if origin.shape != (3,) or not np.all(np.isfinite(origin)):
-            raise ValueError("Marker origin must be a finite 3-vector")
+            raise InputError(f"Marker body must be a Body or None (ground), got {type(self.body).__name__}")
+        origin = array(self.origin, "Marker origin", (3,), bound=MAX_LENGTH).copy()
         axes = _rotation(self.axes, "Marker")
         origin.setflags(write=False)
         axes.setflags(write=False)
@@ -65,20 +63,27 @@ class Marker:
     def at(cls, body: Body | None, q_body, pose) -> Marker:
         """The marker on ``body`` whose world pose is ``pose`` (4×4) when the body is at ``q_body``
         (ignored for the ground). ``q_body`` must be on the manifold (orthonormal directors)."""
-        C = np.asarray(pose, dtype=float)
+        C = rigid_pose(pose, "Marker.at: pose")
+        if C.shape != (4, 4):
+            raise InputError(f"Marker.at: pose must be one 4×4 pose, got shape {C.shape}")
         if body is None:
             return cls(None, C[:3, 3], C[:3, :3])
-        q = np.asarray(q_body, dtype=float)
+        if not isinstance(body, Body):
+            raise InputError(f"Marker.at: body must be a Body or None (ground), got {type(body).__name__}")
+        q = array(q_body, "Marker.at: q_body", (NQ,))
         D = directors(q)
         if np.max(np.abs(D.T @ D - np.eye(3))) > 1e-9:
-            raise ValueError("Marker.at: the body's directors are not orthonormal at q_body")
+            raise InputError("Marker.at: the body's directors are not orthonormal at q_body")
         return cls(body, D.T @ (C[:3, 3] - q[:3]), D.T @ C[:3, :3])
 
     @classmethod
     def in_frame(cls, body: Body, point, axes=None) -> Marker:
         """A marker given in the body's *frame* (origin at the frame origin, as in robot files),
         not relative to the centre of mass: ``ϱ = point − com``."""
-        return cls(body, np.asarray(point, dtype=float) - body.com, np.eye(3) if axes is None else axes)
+        if not isinstance(body, Body):
+            raise InputError(f"Marker.in_frame: body must be a Body, got {type(body).__name__}")
+        point = array(point, "Marker.in_frame: point", (3,), bound=MAX_LENGTH)
+        return cls(body, point - body.com, np.eye(3) if axes is None else axes)
 
     # ------------------------------------------------------------------ linear maps
     def point_coefficients(self) -> np.ndarray:
@@ -108,7 +113,7 @@ class Marker:
         if self.body is None:
             C[:3, :3], C[:3, 3] = self.axes, self.origin
             return C
-        q = np.asarray(q_body, dtype=float)
+        q = array(q_body, "q_body", (NQ,))
         D = directors(q)
         C[:3, :3], C[:3, 3] = D @ self.axes, q[:3] + D @ self.origin
         return C

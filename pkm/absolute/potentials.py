@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from pkm.absolute.checks import MAX_LENGTH, MAX_VALUE, array, number, show
 from pkm.absolute.markers import Marker
+from pkm.absolute.system import as_system as check_system
 from pkm.absolute.tree import marker_point
+from pkm.errors import InputError
 
 
 class Potential:
@@ -63,11 +66,12 @@ class Gravity(Potential):
     degree = 1
 
     def __init__(self, system, g):
-        self.g = np.asarray(g, dtype=float)
+        self.system = check_system(system)
+        self.g = array(g, "g", (3,), bound=MAX_VALUE)
         self._f = system.gravity_force(self.g)
 
     def energy(self, q) -> float:
-        return -float(self._f @ np.asarray(q, dtype=float))
+        return -float(self._f @ self.system._q(q))
 
     def gradient(self, q) -> np.ndarray:
         return -self._f
@@ -82,8 +86,14 @@ class Spring(Potential):
     """
 
     def __init__(self, system, marker_a: Marker, marker_b: Marker, stiffness: float, rest_length: float = 0.0):
-        self.system, self.a, self.b = system, marker_a, marker_b
-        self.k, self.l0 = float(stiffness), float(rest_length)
+        self.system, self.a, self.b = check_system(system), marker_a, marker_b
+        for what, m in (("marker_a", marker_a), ("marker_b", marker_b)):
+            if not isinstance(m, Marker):
+                raise InputError(f"Spring {what} must be a Marker, got {show(m)}")
+            if m.body is not None:
+                system.body_slice(m.body)   # a body of the system
+        self.k = number(stiffness, "Spring stiffness", low=0.0, high=MAX_VALUE)
+        self.l0 = number(rest_length, "Spring rest_length", low=0.0, high=MAX_LENGTH)
         self.degree = 2 if self.l0 == 0.0 else None
         n = system.n
         self._C = np.zeros((3, n))  # p_b − p_a = C q + c0
@@ -93,7 +103,7 @@ class Spring(Potential):
         self._c0 = marker_b.point_constant() - marker_a.point_constant()
 
     def _d(self, q):
-        return self._C @ np.asarray(q, dtype=float) + self._c0
+        return self._C @ self.system._q(q) + self._c0
 
     def energy(self, q) -> float:
         return 0.5 * self.k * (np.linalg.norm(self._d(q)) - self.l0) ** 2
@@ -103,6 +113,8 @@ class Spring(Potential):
         L = np.linalg.norm(d)
         if self.l0 == 0.0:
             return self.k * self._C.T @ d
+        if L == 0.0:
+            raise InputError("Spring: the gradient of a spring with a rest length is undefined where its ends meet")
         return self.k * (L - self.l0) / L * (self._C.T @ d)
 
     def hessian(self, q):
@@ -110,13 +122,15 @@ class Spring(Potential):
         if self.l0 == 0.0:
             return self.k * self._C.T @ self._C
         L = np.linalg.norm(d)
+        if L == 0.0:
+            raise InputError("Spring: the Hessian of a spring with a rest length is undefined where its ends meet")
         u = d / L
         Hd = self.k * ((1.0 - self.l0 / L) * np.eye(3) + (self.l0 / L) * np.outer(u, u))
         return self._C.T @ Hd @ self._C
 
     def points(self, q):
         """World positions of the two ends."""
-        q = np.asarray(q, dtype=float)
+        q = self.system._q(q)
         qa = None if self.a.body is None else q[self.system.body_slice(self.a.body)]
         qb = None if self.b.body is None else q[self.system.body_slice(self.b.body)]
         return marker_point(self.a, qa), marker_point(self.b, qb)

@@ -29,7 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.absolute.body import NQ, split
+from pkm.absolute.checks import array, choice, number
+from pkm.absolute.checks import name as checked_name
 from pkm.absolute.markers import Marker
+from pkm.errors import InputError
 
 #: Where :meth:`QuadraticConstraint.reaction` takes moments: the marker origin on each body or the
 #: body's centre of mass.
@@ -55,11 +58,13 @@ class QuadraticConstraint:
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
         for side, m in (("marker_i", marker_i), ("marker_j", marker_j)):
             if not isinstance(m, Marker):
-                raise TypeError(f"{type(self).__name__}: {side} must be a Marker, got {type(m).__name__}")
+                raise InputError(f"{type(self).__name__}: {side} must be a Marker, got {type(m).__name__}")
         if marker_i.body is None and marker_j.body is None:
-            raise ValueError(f"{type(self).__name__}: both markers are on the ground")
+            raise InputError(f"{type(self).__name__}: both markers are on the ground")
         if marker_i.body is marker_j.body:
-            raise ValueError(f"{type(self).__name__}: both markers are on body {marker_i.body.name!r}")
+            raise InputError(f"{type(self).__name__}: both markers are on body {marker_i.body.name!r}")
+        if name is not None:
+            checked_name(name, f"{type(self).__name__}: name")
         self.marker_i, self.marker_j = marker_i, marker_j
         if name is None:
             names = [m.body.name if m.body is not None else "ground" for m in (marker_i, marker_j)]
@@ -137,11 +142,12 @@ class QuadraticConstraint:
     # ------------------------------------------------------------------ evaluation
     def _pair(self, qi, qj) -> np.ndarray:
         """``(..., 2, 4, 3)``: the two bodies' Q, zeros for a ground side."""
-        Qs = [None if q is None else split(q) for q in (qi, qj)]
-        for side, (Q, body) in enumerate(zip(Qs, self.bodies)):
-            if (Q is None) != (body is None):
+        for side, (q, body) in enumerate(zip((qi, qj), self.bodies)):
+            if (q is None) != (body is None):
                 what = "None (ground)" if body is None else f"the coordinates of {body.name!r}"
-                raise ValueError(f"{self.name}: side {'ij'[side]} needs {what}")
+                raise InputError(f"{self.name}: side {'ij'[side]} needs {what}")
+        Qs = [None if q is None else split(array(q, f"{self.name}: q{'ij'[side]}", (NQ,), batch=True))
+              for side, q in enumerate((qi, qj))]
         shape = np.broadcast_shapes(*[Q.shape for Q in Qs if Q is not None])
         out = np.zeros(shape[:-2] + (2, 4, 3))
         for side, Q in enumerate(Qs):
@@ -157,18 +163,18 @@ class QuadraticConstraint:
         Qd = np.zeros(like.shape)
         for side, qd in enumerate((qdi, qdj)):
             if qd is not None and self.bodies[side] is not None:
-                Qd[..., side, :, :] = split(qd)
+                Qd[..., side, :, :] = split(array(qd, f"{self.name}: qd{'ij'[side]}", (NQ,), batch=True))
         return np.einsum("abk,...bkc->...ac", self._A, Qd)
 
     def phi(self, qi, qj, t: float = 0.0) -> np.ndarray:
         """``Φ(q, t)`` (..., m)."""
-        K, _, _, g, _, _ = self.forms(t)
+        K, _, _, g, _, _ = self.forms(number(t, "t"))
         X = self.attachments(qi, qj)
         return np.einsum("rab,...ac,...bc->...r", K, X, X) + g
 
     def phi_t(self, qi, qj, t: float = 0.0) -> np.ndarray:
         """``∂Φ/∂t`` (..., m); zero for scleronomic joints."""
-        _, Kd, _, _, gd, _ = self.forms(t)
+        _, Kd, _, _, gd, _ = self.forms(number(t, "t"))
         X = self.attachments(qi, qj)
         return np.einsum("rab,...ac,...bc->...r", Kd, X, X) + gd
 
@@ -181,13 +187,13 @@ class QuadraticConstraint:
 
     def jacobian(self, qi, qj, t: float = 0.0):
         """``(∂Φ/∂q_i, ∂Φ/∂q_j)``, each (..., m, 12), ``None`` for a ground side (analytic)."""
-        J = self._jac_pair(self._pair(qi, qj), t)
+        J = self._jac_pair(self._pair(qi, qj), number(t, "t"))
         return tuple(None if b is None else J[..., side, :] for side, b in enumerate(self.bodies))
 
     def gamma(self, qi, qj, qdi, qdj, t: float = 0.0) -> np.ndarray:
         """Acceleration bias ``γ`` (..., m) with ``Φ_q q̈ = γ``:
         ``γ = −[(Φ_q q̇)_q q̇ + 2 Φ_qt q̇ + Φ_tt]`` (seed 001 eq. 26)."""
-        K, Kd, Kdd, _, _, gdd = self.forms(t)
+        K, Kd, Kdd, _, _, gdd = self.forms(number(t, "t"))
         Q = self._pair(qi, qj)
         X = np.einsum("abk,...bkc->...ac", self._A, Q) + self._X0
         Xd = self._rates(qdi, qdj, Q)
@@ -205,11 +211,10 @@ class QuadraticConstraint:
         point) or its centre of mass (``"com"``). Where the two markers coincide the wrenches are
         equal and opposite (``W_i = −W_j``), because Φ is invariant under rigid motions of the pair.
         """
-        if about not in REACTION_POINTS:
-            raise ValueError(f"reaction about must be one of {REACTION_POINTS}, got {about!r}")
+        choice(about, "reaction about", REACTION_POINTS)
         Q = self._pair(qi, qj)
-        J = self._jac_pair(Q, t)
-        F = -np.einsum("...r,...rbq->...bq", np.asarray(lam, dtype=float), J)
+        J = self._jac_pair(Q, number(t, "t"))
+        F = -np.einsum("...r,...rbq->...bq", array(lam, f"{self.name}: lam", (self.m,), batch=True), J)
         F = F.reshape(F.shape[:-1] + (4, 3))
         out = []
         for side, body in enumerate(self.bodies):

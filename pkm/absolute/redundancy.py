@@ -17,6 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.linalg
 
+from pkm.absolute.checks import array, choice, number, show
+from pkm.errors import InputError
+
 #: Default relative tolerance: a row is dependent if its pivot ``|R_kk|`` (or singular value) is
 #: below ``rtol`` times the largest one.
 RTOL = 1e-9
@@ -76,17 +79,15 @@ def dependent_rows(G, labels=None, rtol: float = RTOL, method: str = "qr") -> Re
     kept have full row rank and span the same row space as ``G`` (so ``G`` and ``G[keep]`` have the
     same null space).
     """
-    G = np.asarray(G, dtype=float)
-    if G.ndim != 2:
-        raise ValueError(f"G must be a matrix, got shape {G.shape}")
+    G = array(G, "G", (None, None))
     m = G.shape[0]
-    if method not in ("qr", "svd"):
-        raise ValueError(f"method must be 'qr' or 'svd', got {method!r}")
-    if not (0.0 < rtol < 1.0):
-        raise ValueError(f"rtol must be in (0, 1), got {rtol!r}")
+    choice(method, "method", ("qr", "svd"))
+    rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+    if labels is not None and (isinstance(labels, (str, bytes)) or not hasattr(labels, "__len__")):
+        raise InputError(f"labels must be a list of (constraint, row) pairs, got {show(labels)}")
     labels = [("", str(r)) for r in range(m)] if labels is None else list(labels)
     if len(labels) != m:
-        raise ValueError(f"{len(labels)} labels for {m} rows")
+        raise InputError(f"{len(labels)} labels for {m} rows")
     if m == 0:
         return RedundancyReport(0, 0, (), (), (), method, rtol, 0.0, np.zeros(0), np.inf)
     _, R, piv = scipy.linalg.qr(G.T, mode="economic", pivoting=True)

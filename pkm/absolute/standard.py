@@ -18,14 +18,36 @@ a set chosen once can lose rank along the motion) and those at ``q0`` reported.
 from __future__ import annotations
 
 import numpy as np
-from scipy.integrate import solve_ivp
+from scipy.integrate import OdeSolver, solve_ivp
 
-from pkm.absolute.energy_momentum import ConvergenceError, _converged, check_start, independent_rows
+from pkm.absolute.checks import (
+    MAX_LENGTH,
+    MAX_VALUE,
+    MIN_DT,
+    array,
+    count,
+    function,
+    number,
+    positive,
+    show,
+    time_steps,
+)
+from pkm.absolute.energy_momentum import (
+    ConvergenceError,
+    _converged,
+    check_force,
+    check_potential,
+    check_start,
+    independent_rows,
+    newton_solve,
+    step_failed,
+)
 from pkm.absolute.hessian import ConstraintHessian
 from pkm.absolute.redundancy import RTOL
 from pkm.absolute.results import assemble
+from pkm.absolute.system import as_system as check_system
 from pkm.absolute.system import kkt_solve
-from pkm.errors import SingularityError
+from pkm.errors import InputError, SingularityError
 
 
 def _accelerations(system, q, v, f, t, rtol, rows=None, max_condition=None):
@@ -39,6 +61,12 @@ def _accelerations(system, q, v, f, t, rtol, rows=None, max_condition=None):
     lam = np.zeros(rows.size)
     lam[rows] = lam_rows
     return qdd, lam
+
+
+#: The methods of :func:`scipy.integrate.solve_ivp` by name.
+IVP_METHODS = ("RK45", "RK23", "DOP853", "Radau", "BDF", "LSODA")
+#: Most evaluations of the equations of motion :func:`projected_ode` spends on one output step.
+MAX_EVALUATIONS = 20_000
 
 
 #: Largest condition number of the KKT matrix solved by LU in :func:`projected_ode`; beyond it (a
@@ -68,6 +96,17 @@ def _force(potential, q):
     return np.zeros(len(q)) if potential is None else -np.asarray(potential.gradient(q), dtype=float)
 
 
+def _in_range(y, n: int) -> bool:
+    """``y = (q, v)`` finite with ``|q| ≤ MAX_LENGTH`` and ``|v| ≤ MAX_VALUE`` (NaN is out of range)."""
+    return bool(np.all(np.abs(y[:n]) <= MAX_LENGTH) and np.all(np.abs(y[n:]) <= MAX_VALUE))
+
+
+def _flag(value, what: str) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise InputError(f"{what} must be True or False, got {show(value)}")
+    return bool(value)
+
+
 class GeneralizedAlpha:
     """Index-3 generalized-α (Arnold & Brüls 2007, Multibody Syst. Dyn. 18:185–202).
 
@@ -90,16 +129,19 @@ class GeneralizedAlpha:
 
     def __init__(self, system, q0, potential=None, *, force=None, rho_inf: float = 0.9, tol: float = 1e-12,
                  max_iter: int = 30, condition: bool = False, rtol: float = RTOL):
-        if not 0.0 <= rho_inf <= 1.0:
-            raise ValueError(f"rho_inf must be in [0, 1], got {rho_inf!r}")
-        self.system, self.potential, self.rho_inf, self.rtol = system, potential, float(rho_inf), rtol
-        self.force = force
-        rows, self.redundancy = independent_rows(system, np.asarray(q0, dtype=float), rtol=rtol)
+        rho_inf = number(rho_inf, "rho_inf", low=0.0, high=1.0)
+        rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+        self.system, self.rho_inf, self.rtol = check_system(system), rho_inf, rtol
+        self.potential = check_potential(potential)
+        self.force = function(force, "force (f(t, q, v))")
+        rows, self.redundancy = independent_rows(system, system._q(q0, "q0"), rtol=rtol)
         self.am = (2.0 * rho_inf - 1.0) / (rho_inf + 1.0)
         self.af = rho_inf / (rho_inf + 1.0)
         self.gamma = 0.5 + self.af - self.am
         self.beta = 0.25 * (self.gamma + 0.5) ** 2
-        self.tol, self.max_iter, self.want_condition = float(tol), int(max_iter), bool(condition)
+        self.tol = number(tol, "tol", low=0.0, high=1.0, low_open=True, high_open=True)
+        self.max_iter = count(max_iter, "max_iter", 1, 1000)
+        self.want_condition = _flag(condition, "condition")
         self.M = system.mass_matrix()
         self.hessian = ConstraintHessian(system)
         self.unknowns = system.n + int(rows.sum())
@@ -108,23 +150,32 @@ class GeneralizedAlpha:
     def step(self, t1, q0, v0, a0, at0, lam, dt, rows):
         """One step to ``t1`` with the rows ``rows`` (mask): ``(q1, v1, a1, ã1, λ1, info)`` (``a`` the
         accelerations, ``ã`` the algorithmic ones, ``λ`` over all rows, zero on the unused)."""
-        system, M, n, m = self.system, self.M, self.system.n, int(rows.sum())
+        system, n = self.system, self.system.n
+        q0, v0 = system._q(q0, "q0"), system._qd(v0, "v0")
+        a0, at0 = array(a0, "a0", (n,)), array(at0, "at0", (n,))
+        t1, dt = number(t1, "t1"), number(dt, "dt", low=MIN_DT, why=" s (a positive time step)")
+        if not (isinstance(rows, np.ndarray) and rows.dtype == bool and rows.shape == (system.m,)):
+            raise InputError(f"rows must be a boolean mask over the {system.m} active rows, got {show(rows)}")
+        M, m, t0 = self.M, int(rows.sum()), t1 - dt
         am, af, beta, gamma = self.am, self.af, self.beta, self.gamma
         c = (1.0 - am) / ((1.0 - af) * beta * dt * dt)
         base = q0 + dt * v0 + dt * dt * (0.5 - beta) * at0
         at1 = (a0 - am * at0) / (1.0 - am)                          # predictor: a1 = a0
         q1 = base + dt * dt * beta * at1
-        lam_all = np.array(lam, dtype=float)
+        lam_all = array(lam, "lam", (system.m,)).copy()
         lam = lam_all[rows]
         tol_phi = 1e-12 * (1.0 + float(np.max(np.abs(q0))))
         history = []
+        scheme = "generalized-α"
         for it in range(self.max_iter + 1):
+            if not np.all(np.abs(q1) <= MAX_LENGTH):   # also NaN
+                raise step_failed(scheme, t0, f"Newton's iterate left the range |q| ≤ {MAX_LENGTH:g}")
             at1 = (q1 - base) / (beta * dt * dt)
             a1 = ((1.0 - am) * at1 + am * at0 - af * a0) / (1.0 - af)
             G1 = system.jacobian(q1, t1)[rows]
             f1 = _force(self.potential, q1)
             if self.force is not None:
-                f1 = f1 + np.asarray(self.force(t1, q1, v0 + dt * ((1.0 - gamma) * at0 + gamma * at1)), dtype=float)
+                f1 = f1 + check_force(self.force(t1, q1, v0 + dt * ((1.0 - gamma) * at0 + gamma * at1)), n)
             R1 = M @ a1 + G1.T @ lam - f1
             phi = system.phi(q1, t1)[rows]
             scale = float(np.linalg.norm(M @ a1) + np.linalg.norm(G1.T @ lam) + np.linalg.norm(f1)) + 1e-300
@@ -139,11 +190,11 @@ class GeneralizedAlpha:
             phi_ok = np.max(np.abs(phi), initial=0.0) <= tol_phi
             if (phi_ok and _converged(history, self.tol)) or it == self.max_iter:
                 break
-            x = np.linalg.solve(K, -np.concatenate([R1, phi]))
+            x = newton_solve(K, -np.concatenate([R1, phi]), scheme, t0)
             q1, lam = q1 + x[:n], lam + x[n:]
         if not (phi_ok and _converged(history, self.tol)):
-            raise ConvergenceError(f"generalized-α: Newton's residual {history[-1]:.3g} (|Φ| "
-                                   f"{np.max(np.abs(phi)):.3g}) after {self.max_iter} iterations")
+            raise step_failed(scheme, t0, f"Newton's residual {history[-1]:.3g}, |Φ| {np.max(np.abs(phi)):.3g} after "
+                                          f"{self.max_iter} iterations")
         v1 = v0 + dt * ((1.0 - gamma) * at0 + gamma * at1)
         cond = float(np.linalg.cond(K)) if self.want_condition else np.nan
         lam_all[:] = 0.0
@@ -154,13 +205,13 @@ class GeneralizedAlpha:
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
         """``steps`` steps of ``dt`` from a consistent ``(q0, v0)``; starts from the index-1
         accelerations (Arnold & Brüls: ``ã₀ = a₀``)."""
-        q, v = np.asarray(q0, dtype=float), np.asarray(v0, dtype=float)
-        check_start(self.system, q, v, t=t0)
-        f = _force(self.potential, q) + (0.0 if self.force is None else np.asarray(self.force(t0, q, v), dtype=float))
+        dt, steps, t0 = time_steps(dt, steps, t0, self.system.n)
+        q, v = check_start(self.system, q0, v0, t=t0)
+        f = _force(self.potential, q) + (0.0 if self.force is None else check_force(self.force(t0, q, v), q.size))
         a, lam = _accelerations(self.system, q, v, f, t0, self.rtol)
         at = a.copy()
         qs, vs, its, ress, conds = [q], [v], [], [], []
-        for k in range(int(steps)):
+        for k in range(steps):
             rows = independent_rows(self.system, q, t0 + k * dt, rtol=self.rtol)[0]
             q, v, a, at, lam, info = self.step(t0 + (k + 1) * dt, q, v, a, at, lam, dt, rows)
             qs.append(q)
@@ -180,18 +231,35 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, forc
     the coordinates projected onto ``Φ = 0`` and the velocities onto ``G v = 0`` — the textbook
     ODE-with-projection approach. ``force(t, q, v)``: other generalized forces. ``iterations`` in the
     result counts right-hand-side evaluations per step."""
-    q0 = np.asarray(q0, dtype=float)
-    check_start(system, q0, np.asarray(v0, dtype=float), t=t0)
+    check_system(system)
+    potential, force = check_potential(potential), function(force, "force (f(t, q, v))")
+    if not ((isinstance(method, str) and method in IVP_METHODS)
+            or (isinstance(method, type) and issubclass(method, OdeSolver))):
+        raise InputError(f"method must be one of {', '.join(IVP_METHODS)} (or a scipy OdeSolver class), got "
+                         f"{show(method)}")
+    rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+    atol = positive(atol, "atol")
+    project = _flag(project, "project")
+    dt, steps, t0 = time_steps(dt, steps, t0, system.n)
+    q0, v0 = check_start(system, q0, v0, t=t0)
     rows0, report = independent_rows(system, q0, t0)
     n = system.n
     count = [0]
+    label = method if isinstance(method, str) else method.__name__
 
     rows = [rows0]
 
     def rhs(t, y):  # rows fixed over a step: off the manifold other rows give other accelerations
         count[0] += 1
+        if count[0] > MAX_EVALUATIONS:
+            raise ConvergenceError(f"projected ODE ({label}): more than {MAX_EVALUATIONS} evaluations of the equations "
+                                   f"of motion in the output step from t = {ta[0]:g} (dt = {dt:g}): the motion is too "
+                                   f"fast or stiff for it; use a smaller dt (or Radau/BDF for a stiff system)")
+        if not _in_range(y, n):
+            raise step_failed(f"projected ODE ({label})", ta[0], f"the state left the range |q| ≤ {MAX_LENGTH:g}, "
+                                                                f"|v| ≤ {MAX_VALUE:g} at t = {t:g}")
         q, v = y[:n], y[n:]
-        f = _force(potential, q) + (0.0 if force is None else np.asarray(force(t, q, v), dtype=float))
+        f = _force(potential, q) + (0.0 if force is None else check_force(force(t, q, v), n))
         try:
             return np.concatenate([v, _accelerations(system, q, v, f, t, RTOL, rows[0], KKT_CONDITION)[0]])
         except SingularityError:  # the rows chosen at the step's start lost rank on the way (the whole
@@ -201,14 +269,18 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, forc
         except SingularityError:  # the whole set (nearly) lost rank: a singular configuration of the mechanism
             return np.concatenate([v, _least_squares_accelerations(system, q, v, f, t)])
 
-    qs, vs, its = [q0], [np.asarray(v0, dtype=float)], []
-    for k in range(int(steps)):
-        ta, tb = t0 + k * dt, t0 + (k + 1) * dt
+    qs, vs, its = [q0], [v0], []
+    ta = [t0]
+    for k in range(steps):
+        ta[0], tb = t0 + k * dt, t0 + (k + 1) * dt
         count[0] = 0
-        rows[0] = independent_rows(system, qs[-1], ta)[0]
-        sol = solve_ivp(rhs, (ta, tb), np.concatenate([qs[-1], vs[-1]]), method=method, rtol=rtol, atol=atol)
+        rows[0] = independent_rows(system, qs[-1], ta[0])[0]
+        sol = solve_ivp(rhs, (ta[0], tb), np.concatenate([qs[-1], vs[-1]]), method=method, rtol=rtol, atol=atol)
         if not sol.success:
-            raise ConvergenceError(f"solve_ivp ({method}) failed at t = {ta:g}: {sol.message}")
+            raise step_failed(f"projected ODE ({label})", ta[0], f"solve_ivp: {sol.message}".replace("\n", " "))
+        if not _in_range(sol.y[:, -1], n):
+            raise step_failed(f"projected ODE ({label})", ta[0], f"the state left the range |q| ≤ {MAX_LENGTH:g}, "
+                                                                f"|v| ≤ {MAX_VALUE:g}")
         q, v = sol.y[:n, -1], sol.y[n:, -1]
         if project:
             q = system.assemble(q, tb)
@@ -217,7 +289,7 @@ def projected_ode(system, q0, v0, dt: float, steps: int, potential=None, *, forc
         vs.append(v)
         its.append(count[0])
     t = t0 + dt * np.arange(len(qs))
-    name = f"index-1 {method} (rtol {rtol:g})" + (" + projection" if project else "")
+    name = f"index-1 {label} (rtol {rtol:g})" + (" + projection" if project else "")
     m = int(rows0.sum())
     return assemble(name, system, potential, t, qs, vs, its, np.full(len(its), np.nan), np.full(len(its), np.nan),
                     n + m, n - m, report, {"dt": dt})

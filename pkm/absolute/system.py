@@ -39,9 +39,10 @@ from pkm.absolute.body import (
     internal_jacobian,
     internal_null_space,
 )
+from pkm.absolute.checks import MAX_LENGTH, MAX_VALUE, array, count, number, positive, show
 from pkm.absolute.quadratic import QuadraticConstraint
 from pkm.absolute.redundancy import RTOL, RedundancyReport, dependent_rows
-from pkm.errors import PkmError, SingularityError
+from pkm.errors import InputError, PkmError, SingularityError
 
 
 #: Largest condition number of the index-1 matrix :meth:`System.accelerations` accepts.
@@ -52,9 +53,13 @@ def min_norm_solve(G, b, rtol: float = RTOL) -> np.ndarray:
     """``G⁺ b`` by the SVD with singular values below ``rtol`` × the largest treated as zero: the
     minimum-norm least-squares solution, robust to dependent rows (LAPACK's default cut-off,
     machine precision, lets a zero singular value computed as 1e-16 through)."""
-    U, s, Vt = np.linalg.svd(np.asarray(G, dtype=float), full_matrices=False)
+    rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
+    G, b = array(G, "G", (None, None)), array(b, "b", (None,) if np.ndim(b) == 1 else None)
+    if b.shape[:1] != G.shape[:1]:
+        raise InputError(f"b must have {G.shape[0]} rows (one per row of G), got shape {b.shape}")
+    U, s, Vt = np.linalg.svd(G, full_matrices=False)
     keep = s > rtol * s[0] if s.size and s[0] > 0.0 else np.zeros(s.size, bool)
-    return Vt[keep].T @ ((U[:, keep].T @ np.asarray(b, dtype=float)) / s[keep])
+    return Vt[keep].T @ ((U[:, keep].T @ b) / s[keep])
 
 
 def kkt_solve(M, G, f, gamma, max_condition: float | None = None):
@@ -67,13 +72,15 @@ def kkt_solve(M, G, f, gamma, max_condition: float | None = None):
     the equations, or — with ``max_condition`` — the 1-norm condition estimate (Higham's, a few
     solves with the factors) exceeds it."""
     n = M.shape[0]
+    f, gamma = array(f, "f", (n,)), array(gamma, "gamma", (G.shape[0],))
     Gs = scipy.sparse.csc_matrix(G)
     K = scipy.sparse.bmat([[scipy.sparse.csc_matrix(M), Gs.T], [Gs, None]], format="csc")
-    rhs = np.concatenate([np.asarray(f, dtype=float), np.asarray(gamma, dtype=float)])
+    rhs = np.concatenate([f, gamma])
 
     def singular(what, cond=np.inf):
-        return SingularityError(f"the constrained equations of motion are singular ({what}); remove dependent "
-                                f"rows with System.remove_redundant", condition=cond,
+        return SingularityError(f"the constrained equations of motion are singular ({what}): remove dependent rows "
+                                f"with System.remove_redundant (or a singular configuration, or masses and inertias "
+                                f"of very different scales)", condition=cond,
                                 threshold=np.inf if max_condition is None else max_condition)
 
     try:
@@ -89,6 +96,13 @@ def kkt_solve(M, G, f, gamma, max_condition: float | None = None):
         if not np.isfinite(cond) or cond > max_condition:
             raise singular(f"condition {cond:.3g}", cond)
     return x[:n], x[n:]
+
+
+def as_system(value) -> System:
+    """``value`` if it is a :class:`System`, else a one-line :class:`~pkm.errors.InputError`."""
+    if not isinstance(value, System):
+        raise InputError(f"system must be a pkm.absolute System, got {show(value)}")
+    return value
 
 
 class AssemblyError(PkmError, ArithmeticError):
@@ -122,31 +136,41 @@ class System:
     """
 
     def __init__(self, bodies: Sequence[Body], joints: Sequence[QuadraticConstraint], active=None):
+        for what, items in (("bodies", bodies), ("joints", joints)):
+            if not isinstance(items, (list, tuple)):
+                raise InputError(f"System {what} must be a list, got {show(items)}")
         self.bodies, self.joints = tuple(bodies), tuple(joints)
         self._index: dict[int, int] = {}
         for k, b in enumerate(self.bodies):
             if not isinstance(b, Body):
-                raise TypeError(f"bodies[{k}] is a {type(b).__name__}, not a Body")
+                raise InputError(f"System bodies[{k}] is a {type(b).__name__}, not a pkm.absolute Body")
             if id(b) in self._index:
-                raise ValueError(f"body {b.name!r} is listed twice")
+                raise InputError(f"body {b.name!r} is listed twice")
             self._index[id(b)] = k
         names = [b.name for b in self.bodies]
         if len(set(names)) != len(names):
-            raise ValueError(f"body names repeat: {names}")
+            raise InputError(f"body names repeat: {names}")
+        for k, j in enumerate(self.joints):
+            if not isinstance(j, QuadraticConstraint):
+                raise InputError(f"System joints[{k}] is a {type(j).__name__} ({show(j)}), not a joint of "
+                                 f"pkm.absolute (Spherical, Revolute, …, Lock)")
         jnames = [j.name for j in self.joints]
         if len(set(jnames)) != len(jnames):
-            raise ValueError(f"joint names repeat: {jnames}")
+            raise InputError(f"joint names repeat: {jnames}")
         for j in self.joints:
-            if not isinstance(j, QuadraticConstraint):
-                raise TypeError(f"joint {j!r} is not a constraint of pkm.absolute")
             for b in j.bodies:
                 if b is not None and id(b) not in self._index:
-                    raise ValueError(f"joint {j.name!r} connects body {b.name!r}, which is not in the system")
+                    raise InputError(f"joint {j.name!r} connects body {b.name!r}, which is not in the system")
         self._rows = [(j, r) for j in self.joints for r in range(j.m)]
         self._offsets = np.cumsum([0] + [j.m for j in self.joints])
-        active = np.ones(len(self._rows), bool) if active is None else np.array(active, dtype=bool)
-        if active.shape != (len(self._rows),):
-            raise ValueError(f"active mask must have {len(self._rows)} entries (one per joint row)")
+        if active is None:
+            active = np.ones(len(self._rows), bool)
+        else:
+            a = np.asarray(active) if not isinstance(active, (str, bytes)) else np.asarray(None)
+            if a.dtype.kind != "b" or a.shape != (len(self._rows),):
+                raise InputError(f"active mask must be {len(self._rows)} booleans (one per joint row), got "
+                                 f"{show(active)}")
+            active = a.copy()
         self.active = active
         self.active.setflags(write=False)
         self._M = scipy.linalg.block_diag(*[b.mass_matrix for b in self.bodies]) if self.bodies else np.zeros((0, 0))
@@ -171,19 +195,31 @@ class System:
 
     def body_slice(self, body: Body) -> slice:
         """The slice of ``q`` that holds ``body``."""
-        k = self._index[id(body)]
+        k = self._index.get(id(body))
+        if k is None:
+            raise InputError(f"{show(body)} is not a body of this system")
         return slice(NQ * k, NQ * k + NQ)
 
     def coordinates(self, poses) -> np.ndarray:
         """``q`` (n,) from the poses (4×4) of the bodies' frames, in body order."""
+        if isinstance(poses, (str, bytes, dict)) or not hasattr(poses, "__len__"):
+            raise InputError(f"poses must be a list of 4×4 poses, one per body, got {show(poses)}")
         poses = list(poses)
         if len(poses) != len(self.bodies):
-            raise ValueError(f"{len(poses)} poses for {len(self.bodies)} bodies")
+            raise InputError(f"{len(poses)} poses for {len(self.bodies)} bodies")
         return np.concatenate([b.coordinates(C) for b, C in zip(self.bodies, poses)]) if poses else np.zeros(0)
 
     def poses(self, q) -> list[np.ndarray]:
         """The bodies' frame poses at ``q``."""
+        q = self._q(q)
         return [b.pose(q[self.body_slice(b)]) for b in self.bodies]
+
+    def _q(self, q, what: str = "q") -> np.ndarray:
+        """``q`` checked: (n,) finite, within :data:`~pkm.absolute.checks.MAX_LENGTH`."""
+        return array(q, what, (self.n,), bound=MAX_LENGTH)
+
+    def _qd(self, qd, what: str = "qd") -> np.ndarray:
+        return array(qd, what, (self.n,), bound=MAX_VALUE)
 
     def _side(self, body, q):
         return None if body is None or q is None else q[self.body_slice(body)]
@@ -194,7 +230,7 @@ class System:
     # ------------------------------------------------------------------ Φ, Φ_q, Φ_t, γ
     def phi(self, q, t: float = 0.0) -> np.ndarray:
         """``Φ(q, t)`` (m,)."""
-        q = np.asarray(q, dtype=float)
+        q, t = self._q(q), number(t, "t")
         parts = [internal_constraints(q.reshape(-1, NQ)).ravel()]
         for k, j in enumerate(self.joints):
             parts.append(j.phi(*(self._side(b, q) for b in j.bodies), t)[self._joint_mask(k)])
@@ -202,7 +238,7 @@ class System:
 
     def phi_t(self, q, t: float = 0.0) -> np.ndarray:
         """``∂Φ/∂t`` (m,) (zero but for rheonomic joints)."""
-        q = np.asarray(q, dtype=float)
+        q, t = self._q(q), number(t, "t")
         parts = [np.zeros(NINT * len(self.bodies))]
         for k, j in enumerate(self.joints):
             parts.append(j.phi_t(*(self._side(b, q) for b in j.bodies), t)[self._joint_mask(k)])
@@ -210,7 +246,7 @@ class System:
 
     def jacobian(self, q, t: float = 0.0) -> np.ndarray:
         """``Φ_q`` (m, n), dense."""
-        q = np.asarray(q, dtype=float)
+        q, t = self._q(q), number(t, "t")
         G = np.zeros((self.m, self.n))
         N = len(self.bodies)
         for k in range(N):
@@ -228,7 +264,7 @@ class System:
 
     def gamma(self, q, qd, t: float = 0.0) -> np.ndarray:
         """Acceleration bias ``γ`` (m,) with ``Φ_q q̈ = γ``."""
-        q, qd = np.asarray(q, dtype=float), np.asarray(qd, dtype=float)
+        q, qd, t = self._q(q), self._qd(qd), number(t, "t")
         parts = [internal_bias(qd.reshape(-1, NQ)).ravel()]
         for k, j in enumerate(self.joints):
             args = [self._side(b, q) for b in j.bodies] + [self._side(b, qd) for b in j.bodies]
@@ -250,11 +286,12 @@ class System:
 
     def kinetic_energy(self, qd) -> float:
         """``½ q̇ᵀ M q̇``."""
-        qd = np.asarray(qd, dtype=float)
+        qd = self._qd(qd)
         return float(sum(b.kinetic_energy(qd[self.body_slice(b)]) for b in self.bodies))
 
     def momentum(self, q, qd) -> tuple[np.ndarray, np.ndarray]:
         """(angular momentum about the world origin, linear momentum) of all bodies."""
+        q, qd = self._q(q), self._qd(qd)
         L, p = np.zeros(3), np.zeros(3)
         for b in self.bodies:
             s = self.body_slice(b)
@@ -264,17 +301,19 @@ class System:
 
     def gravity_force(self, g) -> np.ndarray:
         """Generalized gravity force (n,) for the acceleration of gravity ``g`` (3,)."""
+        g = array(g, "g", (3,), bound=MAX_VALUE)
         return np.concatenate([b.gravity_force(g) for b in self.bodies]) if self.bodies else np.zeros(0)
 
     # ------------------------------------------------------------------ null spaces and redundancy
     def internal_null_space(self, q) -> np.ndarray:
         """``P_int`` (n, 6N): block diagonal, twists ``(ω; v_φ)`` per body (seed 002 eq. 54)."""
-        q = np.asarray(q, dtype=float)
+        q = self._q(q)
         return scipy.linalg.block_diag(*internal_null_space(q.reshape(-1, NQ))) if self.bodies else np.zeros((0, 0))
 
     def null_space(self, q, t: float = 0.0, rtol: float = RTOL) -> np.ndarray:
         """Orthonormal basis (n, n − rank) of ``ker Φ_q`` from the SVD (rank: singular values above
         ``rtol`` × the largest)."""
+        rtol = number(rtol, "rtol", low=0.0, high=1.0, low_open=True, high_open=True)
         G = self.jacobian(q, t)
         _, s, Vt = np.linalg.svd(G)
         rank = int(np.sum(s > rtol * s[0])) if s.size and s[0] > 0.0 else 0
@@ -283,16 +322,18 @@ class System:
     def redundancy(self, q, t: float = 0.0, rtol: float = RTOL, method: str = "qr") -> RedundancyReport:
         """Dependent active joint rows at ``(q, t)``: :func:`~pkm.absolute.redundancy.dependent_rows`
         on ``Φ_ext,q P_int``. Indices in the report count the active joint rows."""
-        q = np.asarray(q, dtype=float)
+        q = self._q(q)
         G = self.jacobian(q, t)[NINT * len(self.bodies):]
         labels = self.labels[NINT * len(self.bodies):]
         return dependent_rows(G @ self.internal_null_space(q), labels, rtol=rtol, method=method)
 
     def without(self, report: RedundancyReport) -> System:
         """This system with the rows ``report.removed`` (from :meth:`redundancy`) made inactive."""
+        if not isinstance(report, RedundancyReport):
+            raise InputError(f"report must be a RedundancyReport (System.redundancy), got {show(report)}")
         active_rows = np.flatnonzero(self.active)
         if report.rows != active_rows.size:
-            raise ValueError(f"the report examined {report.rows} rows, this system has {active_rows.size} active "
+            raise InputError(f"the report examined {report.rows} rows, this system has {active_rows.size} active "
                              f"joint rows (was it made for another system?)")
         active = self.active.copy()
         active[active_rows[list(report.removed)]] = False
@@ -312,12 +353,18 @@ class System:
         :class:`AssemblyModeError` when they got to a false zero of a joint's rows (a 180° turn the
         joint does not allow, :meth:`false_zeros`): Newton's method converges there as readily.
         """
-        q = np.array(q0, dtype=float)
+        q = self._q(q0, "q0").copy()
+        t = number(t, "t")
+        tol = positive(tol, "tol")
+        max_iter = count(max_iter, "max_iter", 0, 10_000)
         residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
         for it in range(max_iter):
             if residual <= tol:
                 return self._true_zero(q, t, residual, it)
             q -= min_norm_solve(self.jacobian(q, t), self.phi(q, t))
+            if not (np.all(np.isfinite(q)) and np.max(np.abs(q), initial=0.0) <= MAX_LENGTH):
+                raise AssemblyError(f"assembly diverged (Newton's iterate left the range |q| ≤ {MAX_LENGTH:g} after "
+                                    f"{it + 1} steps): no configuration near the start", np.inf, it + 1)
             residual = float(np.max(np.abs(self.phi(q, t)), initial=0.0))
         if residual <= tol:
             return self._true_zero(q, t, residual, max_iter)
@@ -350,7 +397,7 @@ class System:
     def project_velocity(self, q, qd, t: float = 0.0) -> np.ndarray:
         """The velocity nearest ``qd`` (Euclidean) with ``Φ_q q̇ + Φ_t = 0``:
         ``q̇ − Φ_q⁺ (Φ_q q̇ + Φ_t)``."""
-        qd = np.asarray(qd, dtype=float)
+        qd = self._qd(qd)
         G = self.jacobian(q, t)
         return qd - min_norm_solve(G, G @ qd + self.phi_t(q, t))
 
@@ -359,6 +406,7 @@ class System:
         """``(q̈, λ)`` from ``[[M, Φ_qᵀ], [Φ_q, 0]] [q̈; λ] = [f; γ]`` (seed 001 eq. 27 without
         stabilisation) by :func:`kkt_solve`; a 1-norm condition estimate above :data:`MAX_CONDITION`
         is a :class:`~pkm.errors.SingularityError`. Needs independent rows (see :meth:`remove_redundant`)."""
+        force = array(force, "force", (self.n,))
         return kkt_solve(self.sparse_mass_matrix(), self.jacobian(q, t), force, self.gamma(q, qd, t),
                          max_condition=MAX_CONDITION)
 
@@ -367,9 +415,11 @@ class System:
         the multipliers ``lam`` of the active rows (inactive rows carry none), world axes, moments
         about the marker origins (or ``about="com"``); ``None`` for the ground.
         See :meth:`~pkm.absolute.quadratic.QuadraticConstraint.reaction`."""
-        q, lam = np.asarray(q, dtype=float), np.asarray(lam, dtype=float)
-        if lam.shape != (self.m,):
-            raise ValueError(f"lam must have {self.m} entries (one per active row), got shape {lam.shape}")
+        q = self._q(q)
+        try:
+            lam = array(lam, "lam", (self.m,))
+        except InputError as exc:
+            raise InputError(f"{exc} (one per active row)") from None
         out, row = {}, NINT * len(self.bodies)
         for k, j in enumerate(self.joints):
             mask = self._joint_mask(k)

@@ -47,9 +47,11 @@ from typing import Sequence
 import numpy as np
 
 from pkm.absolute.body import NQ, Body
+from pkm.absolute.checks import show
 from pkm.absolute.joints import Cylindrical, Planar, Prismatic, Revolute, Spherical, Universal
 from pkm.absolute.markers import Marker
-from pkm.errors import TopologyError
+from pkm.absolute.system import as_system as check_system
+from pkm.errors import InputError, TopologyError
 
 #: Joint classes that can be tree joints, with their number of relative coordinates (seed 002
 #: Table I, r = 6 − m_ext; the universal joint has 2).
@@ -186,10 +188,14 @@ class Tree:
     """
 
     def __init__(self, system, cut: Sequence[str] = ()):
+        check_system(system)
+        cut = (cut,) if isinstance(cut, str) else cut
+        if not isinstance(cut, (list, tuple)) or not all(isinstance(c, str) for c in cut):
+            raise InputError(f"cut must be a list of joint names, got {show(cut)}")
         names = {j.name for j in system.joints}
         unknown = set(cut) - names
         if unknown:
-            raise ValueError(f"cut names unknown joints: {sorted(unknown)}")
+            raise InputError(f"cut names unknown joints: {sorted(unknown)}")
         self.system = system
         offsets = np.cumsum([0] + [j.m for j in system.joints])
         capable = [_tree_capable(j, system.active[offsets[k]:offsets[k + 1]]) and j.name not in cut
