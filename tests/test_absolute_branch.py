@@ -52,7 +52,12 @@ POSES = {
     OK / "hexapod_legs.toml": [(0.3, -0.2, 1.7, 0.2, 0.1, 2.2)],
     OK / "delta_rus.toml": [(-0.147, -0.176, -0.136)],
     OK / "tilt_heave_3ups.toml": [(0.3, -0.2, 2.2)],
+    OK / "linear_delta_3puu.toml": [(-0.08, 0.05, -0.05)],
 }
+#: Prismatic-drive files whose joints stay within ±π/2 of the reference on its branch (the linear
+#: Delta's rods turn by at most ~0.7 rad before a carriage would pass its platform joint): the
+#: check is the agreement at a far pose.
+NO_HALF_TURN = {OK / "linear_delta_3puu.toml"}
 #: Files whose absolute model refuses inverse dynamics: the platform keeps 6 DOF under 3 drives
 #: (pkm's task space holds the rest by an ideal constraint, absolute coordinates do not).
 ABSOLUTE_REFUSES = {OK / "delta_rus.toml": TopologyError, OK / "tilt_heave_3ups.toml": TopologyError}
@@ -91,7 +96,7 @@ def test_both_layers_agree_beyond_half_pi(path):
         assert np.max(np.abs(model.full.phi(q_ik))) <= 1e-10   # pkm's IK closes every joint of the file
         # beyond ±π/2: a revolute drive, and some joint of the file, turned that far from the reference
         # (the refusal of ABSOLUTE_REFUSES does not depend on the pose; the tilt-heave cannot turn so far)
-        assert path in ABSOLUTE_REFUSES or branch_distance(model, q_ik, model.reference)[1] > np.pi / 2
+        assert path in ABSOLUTE_REFUSES | NO_HALF_TURN or branch_distance(model, q_ik, model.reference)[1] > np.pi / 2
         assert path in ABSOLUTE_REFUSES or not rotary.any() or np.max(np.abs(res.q_act[0][rotary])) > np.pi / 2
         peak = np.max(np.abs(res.tau[0]))
         args = (res.q_act[0], res.qd_act[0], res.qdd_act[0])

@@ -154,3 +154,15 @@ def test_no_false_singularity_at_rest(case, tmp_path):
     sim = robot.simulate(torques, t_span, **options)
     assert sim.t[-1] == t_span[1]
     assert np.abs(sim.x - sim.x[0]).max() <= 1e-9 * max(1.0, characteristic_length(robot))
+
+
+def test_a_run_too_fast_for_its_span_stops_in_one_line():
+    """A hexapod launched at 1e6 m/s takes steps of ~1e-8 s: 10⁶ of them for 0.01 s (hours, and
+    before, no error at all). After 1000 steps the run sees that it would need more than
+    MAX_ADAPTIVE_STEPS and stops naming the step — bounded time, one line."""
+    from pkm.sim.stepping import MAX_ADAPTIVE_STEPS
+
+    hexapod = pkm.load(ROBOTS / "hexapod_6ups.toml")
+    with pytest.raises(pkm.PkmError, match=rf"would need more than {MAX_ADAPTIVE_STEPS} of them") as info:
+        hexapod.simulate("zero", (0.0, 0.01), xd0=[0, 0, 0, 0, 0, 1e6])
+    assert "\n" not in str(info.value)

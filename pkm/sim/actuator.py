@@ -178,6 +178,10 @@ class ActuatorRhs:
         u, out = self.evaluate(t, q, qd)
         return np.concatenate([qd, out[0], [float(u @ qd)]])
 
+    def restart(self, thetas):
+        """Start the next assembly from the limbs' tree variables ``thetas`` (a list): the branch."""
+        self.model.thetas = [np.array(th, dtype=float) for th in thetas]
+
     def thetas(self, t, y):
         """Every limb's tree variables at state ``y`` (an evaluation: the assembly, on the branch)."""
         self.evaluate(t, y[:self.d], y[self.d:2 * self.d])

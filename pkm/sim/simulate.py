@@ -178,7 +178,9 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         if method == "RK4":
             rk4(rhs, T, 0, y0, keep)
         else:
-            adaptive(rhs, method, t0, t1, y0, T, 0, keep, rtol=rtol, atol=atol, max_step=max_step, span=t1 - t0)
+            seg = adaptive(rhs, method, t0, t1, y0, T, 0, keep, rtol=rtol, atol=atol, max_step=max_step, span=t1 - t0)
+            if seg.k < len(T):   # every output row written, never an uninitialised one returned
+                raise PkmError(f"the integration ended at t = {seg.t:.6g} s before the output time {T[seg.k]:.6g} s")
         result = SimulationResult(**rhs.result(T, Y, method))
     elif form == "task" and method == "RK4" and robot._closed and translational_axes(robot) is not None:
         rhs = TaskRhs(robot, uf, wrench, gravity, start, solver, float(max_condition))
@@ -224,8 +226,10 @@ def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, 
         model.follow(x0)
         name, y0 = "actuator", np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])
     segments = []
-    run(robot, T, method, forms, name, y0, t1=t1, rtol=rtol, atol=atol, max_step=max_step,
-        max_condition=max_condition, mode="auto" if len(forms) == 2 else "stop", segments=segments)
+    k = run(robot, T, method, forms, name, y0, t1=t1, rtol=rtol, atol=atol, max_step=max_step,
+            max_condition=max_condition, mode="auto" if len(forms) == 2 else "stop", segments=segments)
+    if k < len(T):   # every output row written, never an uninitialised one returned
+        raise PkmError(f"the integration ended at t = {segments[-1]['t1']:.6g} s before the output time {T[k]:.6g} s")
     return SimulationResult(t=T, **outputs.fields(), method=method, form=form, nfev=sum(f.nfev for f in nfev),
                             info={"segments": segments})
 

@@ -31,6 +31,14 @@ MIN_STEP = 1e-6
 COLLAPSE = 1e-6
 #: Relative step of the finite-difference Jacobian of the implicit method (:func:`jacobian`).
 JAC_STEP = 1e-6
+#: Most accepted steps of one adaptive run; after :data:`PROJECT_AFTER` steps a run whose recent
+#: steps would need more than that to reach its end stops at once, naming the step (a hexapod
+#: launched at 1e6 m/s took steps of 4e-9 s: 2.5 million for 0.01 s, hours, never an error).
+MAX_ADAPTIVE_STEPS = 100_000
+PROJECT_AFTER = 1000
+#: A step whose evaluation fails (an IK that cannot follow a trial step) is tried again from the last
+#: accepted state with an eighth of the step, this many times, before the failure counts.
+RETRIES = 4
 
 
 class Segment:
@@ -74,19 +82,36 @@ def adaptive(rhs, method, t0, t1, y0, T, k, record, *, rtol, atol, max_step, spa
             raise
         return Segment(k, t0, y0, exc)
     accept = getattr(rhs, "accept", None)
-    hmax, nsteps = 0.0, 0
+    hmax, nsteps, recent, retries = 0.0, 0, [], 0
     while solver.status == "running":
         t_old, y_old = solver.t, solver.y.copy()
         try:
             message = solver.step()
         except PkmError as exc:
-            if watch is None or not watch.failed(exc):
+            if watch is None:
+                raise
+            watch.restore()  # the failed evaluation left its IK start elsewhere
+            h = getattr(solver, "h_abs", None) or (t1 - t_old)
+            if retries < RETRIES and h > MIN_STEP * span:  # a trial step too large for the IK to follow?
+                retries += 1
+                solver = getattr(integrate, method)(finite_rhs, t_old, y_old, t1, rtol=rtol, atol=atol,
+                                                    max_step=max_step, **dict(first, first_step=h / 8.0))
+                continue
+            if not watch.failed(exc):
                 raise
             return Segment(k, t_old, y_old, exc, nsteps)
+        retries = 0
         if solver.status == "failed":
             raise PkmError(f"the integration stopped at t = {solver.t:.6g} s: {message}")
         nsteps += 1
         hmax = max(hmax, solver.t - t_old)
+        recent = recent[-99:] + [solver.t - t_old]
+        if nsteps >= PROJECT_AFTER and solver.status == "running" and (
+                nsteps + (t1 - solver.t) / max(np.mean(recent), 1e-300) > MAX_ADAPTIVE_STEPS):
+            raise PkmError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integration takes steps of "
+                           f"{np.mean(recent):.2e} s and would need more than {MAX_ADAPTIVE_STEPS} of them to reach "
+                           f"t = {t1:.6g} s: the motion is too fast for the run (initial velocities, forces or gains too "
+                           f"large?); shorten the run or check the inputs")
         dense = solver.dense_output()
         event = None if watch is None else watch.check(t_old, y_old, solver.t, solver.y, dense)
         t_end = solver.t if event is None else event[0]

@@ -56,7 +56,14 @@ class _Watch:
         self.kappa = (np.nan, np.nan)
         self.sign = None  # det J_IK's sign at the last accepted state
         self.g_last = None  # g there
+        self.thetas = None  # and the joint coordinates there (the branch)
         self.prev = None  # the last step's samples of g: (t, g, its dense output)
+
+    def restore(self):
+        """Start the form's next IK (assembly) from the last accepted state's joint coordinates (after
+        a failed evaluation left another start behind)."""
+        if self.thetas is not None:
+            self.rhs.restart(self.thetas)
 
     def _evaluate(self, t, y):
         """``(kappa_I, kappa_II, sign det J_IK)`` at state ``y`` (one evaluation of the form)."""
@@ -75,6 +82,7 @@ class _Watch:
     def start(self, t, y):
         """The state a segment starts from: remembers its det J_IK sign and ``g``; returns ``g``."""
         kI, kII, self.sign = self._evaluate(t, y)
+        self.thetas = self.current()
         self.kappa = (kI, kII)
         self.g_last = self.value(kI, kII)
         return self.g_last
@@ -88,6 +96,7 @@ class _Watch:
         dense output — so that a run whose step ends straddle a narrow singular passage does not
         miss it, and every run finds the same event."""
         kI, kII, sign = self._evaluate(t, y)
+        self.thetas = self.current()
         g_new = self.value(kI, kII)
         crossed = self.crossed(sign, kI)
         self.sign = sign
@@ -142,7 +151,11 @@ class TaskWatch(_Watch):
     """The task form's watch: ``kappa_I`` (a limb's ``L_p``, type I)."""
 
     def jacobians(self, t, y):
-        return self.cond.limb_jacobians(self.rhs.thetas(t, y))
+        self._thetas = self.rhs.thetas(t, y)
+        return self.cond.limb_jacobians(self._thetas)
+
+    def current(self):
+        return self._thetas
 
     def value(self, kI, kII):
         if self.mode == "auto":
@@ -157,6 +170,9 @@ class ActuatorWatch(_Watch):
     def jacobians(self, t, y):
         self.rhs.thetas(t, y)
         return self.rhs.model.Ls
+
+    def current(self):
+        return [th.copy() for th in self.rhs.model.thetas]
 
     def value(self, kI, kII):
         if self.mode == "auto":
@@ -196,11 +212,15 @@ def run(robot, T, method, forms, name, y0, *, t1, rtol, atol, max_step, max_cond
                          "end": None if seg.event is None else _reason(seg.event, watch)})
         k, t, y = seg.k, seg.t, seg.y
         if seg.event is None:
-            return
+            return k
+        if isinstance(seg.event, PkmError):
+            watch.restore()  # the failed evaluation left its IK start elsewhere
         other = "actuator" if name == "task" else "task"
         if mode != "auto":
             _stop(name, t, watch, fn, y, seg.event)
         if other not in forms or last_switch == t:
+            if isinstance(seg.event, PkmError) and max(watch.kappa) < K_SWITCH:  # not a singularity: the cause
+                raise seg.event
             _stop(name, t, watch, fn, y, seg.event if isinstance(seg.event, PkmError) else None, both=True)
         last_switch = t
         if name == "task":
