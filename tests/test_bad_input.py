@@ -289,7 +289,7 @@ def test_inverse_dynamics_outputs_written_together(capsys, tmp_path):
     out, plot = tmp_path / "tau.csv", tmp_path / "tau.png"
     code, stdout, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--dt", "0.5", "--out", out, "--plot", plot)
     assert code == 0, err
-    assert out.read_text().startswith("t,x,y,z,q_limb1/1") and plot.read_bytes()[:4] == b"\x89PNG"
+    assert out.read_text().startswith("t,x,y,z,xd,yd,zd,q_limb1/1") and plot.read_bytes()[:4] == b"\x89PNG"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tau.csv", "tau.png"]
     assert oct(out.stat().st_mode & 0o777) == oct(0o666 & ~_umask())   # as a file opened with "w"
 

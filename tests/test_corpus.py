@@ -603,7 +603,7 @@ def test_outputs_through_links_and_special_files(tmp_path):
     target, link = tmp_path / "real.csv", tmp_path / "link.csv"
     link.symlink_to(target)
     check_run(["inverse-dynamics", DELTA, "--dt", 0.5, "--out", link], ok=True)
-    assert link.is_symlink() and target.read_text().startswith("t,x,y,z,q_limb1/1 [rad]")
+    assert link.is_symlink() and target.read_text().startswith("t,x,y,z,xd,yd,zd,q_limb1/1 [rad]")
     assert_finite_csv(target)
     fifo = tmp_path / "pipe.csv"
     os.mkfifo(fifo)
@@ -612,7 +612,7 @@ def test_outputs_through_links_and_special_files(tmp_path):
     reader.start()
     check_run(["inverse-dynamics", DELTA, "--dt", 0.5, "--out", fifo], ok=True)
     reader.join(30)
-    assert fifo.is_fifo() and got and got[0].startswith("t,x,y,z,q_limb1/1 [rad]")
+    assert fifo.is_fifo() and got and got[0].startswith("t,x,y,z,xd,yd,zd,q_limb1/1 [rad]")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.csv", "pipe.csv", "real.csv"]
 
 

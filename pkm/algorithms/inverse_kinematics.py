@@ -130,6 +130,13 @@ class LimbIK:
     Lp_pinv: np.ndarray  # δ_l × 6
 
 
+def _closing(errs, last: int = 5) -> bool:
+    """Whether Newton's residuals fell at each of the ``last`` iterations (steady progress cut by the
+    step limit: a far target), not oscillating about a point it cannot reach."""
+    tail = errs[-last - 1:]
+    return len(tail) == last + 1 and all(b < a for a, b in zip(tail, tail[1:]))
+
+
 def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float = 1e-12, max_iter: int = 50,
                singularity_threshold: float = SINGULARITY_THRESHOLD) -> LimbIK:
     """Newton's method (eq. 96) for the limb's tree variables that put its platform at ``Cd``.
@@ -141,11 +148,12 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
     """
     tree, p = limb.tree, limb.platform
     theta = limb.close_loops(theta0)
-    err, converged, limited = np.inf, False, False
+    err, converged, limited, errs = np.inf, False, False, []
     for it in range(max_iter + 1):
         C = forward_kinematics(tree, theta)
         dX = kernel(log_se3)(np.linalg.solve(C[p], Cd))
         prev, err = err, float(np.linalg.norm(dX))
+        errs.append(err)
         if err <= tol or it == max_iter or not np.isfinite(err):
             break
         if it >= 2 and err > STALL * prev and err <= tol * max(1.0, float(np.max(np.abs(theta)))):
@@ -159,7 +167,7 @@ def solve_limb(limb: LimbModel, Cd: np.ndarray, theta0: np.ndarray, tol: float =
         theta = limb.close_loops(theta + H @ step)
     if not (converged or err <= tol):
         why = (f"still moving at the step limit of {MAX_NEWTON_STEP:g} rad or m per iteration: the target is farther "
-               f"from the start than {it} steps reach (more: max_iter)" if limited and np.isfinite(err)
+               f"from the start than {it} steps reach (more: max_iter)" if limited and np.isfinite(err) and _closing(errs)
                else "target unreachable?")
         raise IKError(f"limb {limb.name!r}: no inverse-kinematics solution: platform pose residual {err:.3e} "
                       f"after {it} Newton iterations ({why})", limb=limb.name, residual=err, iterations=it)

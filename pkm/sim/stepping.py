@@ -106,8 +106,9 @@ def adaptive(rhs, method, t0, t1, y0, T, k, record, *, rtol, atol, max_step, spa
         nsteps += 1
         hmax = max(hmax, solver.t - t_old)
         recent = recent[-99:] + [solver.t - t_old]
-        if nsteps >= PROJECT_AFTER and solver.status == "running" and (
-                nsteps + (t1 - solver.t) / max(np.mean(recent), 1e-300) > MAX_ADAPTIVE_STEPS):
+        if nsteps >= PROJECT_AFTER and solver.status == "running" and np.mean(recent) > 1e-3 * hmax and (
+                nsteps + (t1 - solver.t) / max(np.mean(recent), 1e-300) > MAX_ADAPTIVE_STEPS):  # (steps not
+            # collapsing towards a singularity, which the watch and the collapse check name as such)
             raise PkmError(f"at t = {solver.t:.6g} s ({rhs.where(solver.y)}): the integration takes steps of "
                            f"{np.mean(recent):.2e} s and would need more than {MAX_ADAPTIVE_STEPS} of them to reach "
                            f"t = {t1:.6g} s: the motion is too fast for the run (initial velocities, forces or gains too "
