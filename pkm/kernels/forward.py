@@ -243,7 +243,8 @@ def _set_state(R0, local0, axes, x, xd, pCd, pVp):
 def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t, y, pCd, pVp, pdVp, pWee, u, th,
            pthd, pthdd, ptau, pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, jik_thresh,
            status, thd, thdd, act_limb, act_var, dy, chord):
-    """The right-hand side ``dy = (ẋ, ẍ, u·q̇_act)`` of ``y = (x, ẋ, w)`` at time ``t``."""
+    """The right-hand side ``dy = (ẋ, ẍ, u·q̇_act + W^EE·V_p)`` of ``y = (x, ẋ, w)`` at time ``t`` (the
+    work of the actuators and of the end-effector wrench in ``pWee[0]``)."""
     dp = axes.shape[0]
     _set_state(R0, local0, axes, y[:dp], y[dp:2 * dp], pCd, pVp)
     _input(tb, uc, t, u)
@@ -251,9 +252,11 @@ def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t
                           pJIK, plimbW, pplatW, bw, mat, vec, general, tol, max_iter, thresh, jik_thresh, status,
                           dy[dp:2 * dp], thd, thdd, chord):
         return False
-    power = 0.0
+    power = 0.0  # the actuators' and the end-effector wrench's (W^EE · V_p, both body-fixed)
     for a in range(act_limb.shape[0]):
         power += u[a] * thd[act_limb[a], act_var[a]]
+    for r in range(6):
+        power += pWee[0, r] * pVp[0, r]
     for i in range(dp):
         dy[i] = y[dp + i]
     dy[2 * dp] = power

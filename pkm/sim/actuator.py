@@ -103,6 +103,7 @@ class ActuatorModel:
         for k, tree in enumerate(self.trees):
             Ma += Theta[k].T @ mass_matrix(tree, thetas[k]) @ Theta[k]
             b += Theta[k].T @ inverse_dynamics(tree, thetas[k], thd[k], thdd0[k], gravity)
+        self.Vp = Ls[0] @ z[zo[0]:zo[1]]  # the platform twist (body-fixed)
         if self.wrench is not None:  # the platform twist per actuator rate: V_p = J_p(1) Θ_1 θ̇_act
             b -= (Ls[0] @ Z[zo[0]:zo[1]]).T @ self.wrench
         r = _system(robot, thetas)[0]
@@ -176,7 +177,10 @@ class ActuatorRhs:
         d = self.d
         q, qd = y[:d], y[d:2 * d]
         u, out = self.evaluate(t, q, qd)
-        return np.concatenate([qd, out[0], [float(u @ qd)]])
+        power = float(u @ qd)
+        if self.model.wrench is not None:  # the end-effector wrench's power W^EE · V_p, in the work too
+            power += float(self.model.wrench @ self.model.Vp)
+        return np.concatenate([qd, out[0], [power]])
 
     def restart(self, thetas):
         """Start the next assembly from the limbs' tree variables ``thetas`` (a list): the branch."""

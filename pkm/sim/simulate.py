@@ -20,7 +20,7 @@ time; so does an IK failure (:class:`pkm.IKError`).
 
 Health (in the result): total energy ``E = T + V`` (kinetic ``T`` body by body from the joint
 rates, potential ``V`` from the bodies' centres of mass, independent of the mass matrix the
-integration used), the actuator work ``w``, the energy error ``E − E(0) − w``, and each limb's
+integration used), the work ``w`` of the actuators and the end-effector wrench, the energy error ``E − E(0) − w``, and each limb's
 loop-closure residual.
 """
 from __future__ import annotations

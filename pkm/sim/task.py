@@ -2,7 +2,8 @@
 right-hand side on the forward-dynamics kernel, and the fixed-step RK4 run entirely inside numba.
 
 The state is ``y = (x, ẋ, w)`` (with rotations: ``ẍ`` from the kernel's ``V̇_t``,
-:func:`pkm.sim.forward.task_accelerations`), with the actuator work ``w = ∫ u·θ̇_act dt`` integrated alongside
+:func:`pkm.sim.forward.task_accelerations`), with the work ``w = ∫ (u·θ̇_act + W^EE·V_p) dt`` of the actuators
+and the end-effector wrench integrated alongside
 (:mod:`pkm.sim.simulate`). :class:`TaskRhs` evaluates ``y'`` for scipy's solvers or a Python RK4
 (any input, controllers included) with one call of :func:`pkm.kernels.forward.forward_range` on
 preallocated arrays; its IK starts from the last evaluation's joint coordinates, so the run stays
@@ -54,6 +55,7 @@ class TaskRhs:
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
         self.Wee[:] = 0.0 if wrench is None else np.asarray(wrench, dtype=float)
+        self.wrench = bool(np.any(self.Wee))
         self.out = blocks((1, L, nmax), (1, L, nmax), (1, L, nmax), (1, d), (1, na), (1, na, d))
         self._pose = np.eye(4)
         self._pose[:3, :3] = robot.R0
@@ -129,7 +131,11 @@ class TaskRhs:
         d = self.d
         u, (th, thd, _, xdd, _, _) = self.evaluate(t, y[:d], y[d:2 * d])
         r = self.robot
-        return np.concatenate([y[d:2 * d], xdd[0], [float(u @ thd[0, r._act_limb, r._act_var])]])
+        power = float(u @ thd[0, r._act_limb, r._act_var])
+        if self.wrench:  # the end-effector wrench's power W^EE · V_p (body-fixed), in the work too
+            Vp = self.Vp[0] if self.kernel is not None else r.platform_twist(y[:d], y[d:2 * d])[0]
+            power += float(self.Wee[0] @ Vp)
+        return np.concatenate([y[d:2 * d], xdd[0], [power]])
 
 
 def forces(u, t, x, xd, n) -> np.ndarray:
@@ -194,6 +200,7 @@ def rk4_numba(rhs: TaskRhs, T, y0, pp):
     robot = rhs.robot
     st = k.status
     st[:] = (-1, 0, 0, 0)
+    k.passes[3][0] = rhs.Wee[0]  # the end-effector wrench (pass 0's row; the unit passes' stay zero)
     rk4_run(n, np.ascontiguousarray(T), np.ascontiguousarray(y0), *k.km, robot.R0, rhs._local0, rhs._axes, tb, uc,
             k.g0, *k.passes, *k.work, k.general, *k.args, k.jik, robot._act_limb.astype(np.int64),
             robot._act_var.astype(np.int64), PREDICT_LIMIT, Y, theta, rates, scratch, np.zeros(rhs.n), st)
