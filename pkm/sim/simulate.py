@@ -4,8 +4,8 @@ joint coordinates plus task velocity (8.1.2, :mod:`pkm.sim.joint`), in actuator 
 to actuator coordinates and back at located events where one set degenerates
 (:mod:`pkm.sim.switching`), so that a run passes type-I and type-II singularities alike.
 
-The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the actuator
-work ``w = ∫ u·θ̇_act dt`` so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
+The state is ``(x, ẋ)`` (for a translational task space ``V_t = ẋ``), extended by the work
+``w = ∫ (u·θ̇_act + W^EE·V_p) dt`` of the actuators and the end-effector wrench so that the energy balance ``E(t) − E(0) = w(t)`` is integrated to the
 accuracy of the motion itself. Each right-hand side is one call of
 :func:`pkm.sim.forward.forward_dynamics` (the batched inverse-dynamics kernel on ``δ_p + 1``
 copies of the state); its IK starts from the previous evaluation's joint coordinates, so the
