@@ -157,13 +157,7 @@ def rigid_displacement(q, omega, v_point, point) -> np.ndarray:
 
 def pkm_poses(robot, joints: dict, s: int) -> dict:
     """Every real body's frame pose at sample ``s`` of pkm's joint coordinates ``joints`` (limb
-    name → (N, n) tree variables, as ``DynamicsResult.joints``), by the limb trees' kinematics."""
-    from pkm.algorithms.kinematics import forward_kinematics
+    name → (N, n) tree variables, as ``DynamicsResult.joints``): :func:`pkm.cli.reactions.ik_poses`."""
+    from pkm.cli.reactions import ik_poses
 
-    poses = {}
-    for limb in robot.limbs:
-        C = forward_kinematics(limb.tree, joints[limb.name][s])
-        for k, name in enumerate(limb.tree.body_names):
-            if not limb.tree.virtual[k]:
-                poses[name] = C[k]
-    return poses
+    return ik_poses(robot, joints, s)

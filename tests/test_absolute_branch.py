@@ -18,9 +18,7 @@ reactions` of the wrist at a 2 rad rotation wrote the torques of another configu
 """
 from __future__ import annotations
 
-import contextlib
 import csv
-import io
 import warnings
 import zlib
 
@@ -31,10 +29,10 @@ from scipy.spatial.transform import Rotation
 import pkm
 from absolute_cases import assembled
 from conftest import ROBOTS, TESTS
+from test_corpus import run as _run
 from pkm.absolute import LOCK_MASKS, LOCK_ROWS, AssemblyModeError, System
 from pkm.absolute.loader import load_spec
 from pkm.absolute.modes import branch_distance
-from pkm.cli.main import main
 from pkm.cli.reactions import ik_configuration
 from pkm.errors import PkmError, TopologyError
 
@@ -212,15 +210,6 @@ def test_genuine_half_turns_are_kept(kind):
 
 
 # ----------------------------------------------------------------------------- the CLI
-def _run(*argv):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
-
 
 def _torques(path):
     with open(path, newline="") as fh:

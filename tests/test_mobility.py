@@ -9,15 +9,12 @@ variants (platform joints written as S joints; a U joint's two axes swapped) are
 
 from __future__ import annotations
 
-import contextlib
-import io
 
 import numpy as np
 import pytest
 
 import pkm
 from pkm.algorithms.manipulator import inverse_dynamics as reference_inverse_dynamics
-from pkm.cli.main import main
 from pkm.description.freedom import check_task_mobility, describe, free_motions
 from pkm.description.robotfile import load_spec
 from pkm.description.topology import mobility
@@ -25,6 +22,7 @@ from pkm.errors import IKError, RobotFileError
 from pkm.trajectory import from_spec
 
 from conftest import ROBOTS, TESTS
+from test_corpus import run
 
 LINEAR = TESTS / "robots_ok" / "linear_delta_3puu.toml"
 U2_AXES = 'axes = [["h", 0, "-dr"], [0, 1, 0]]     # b (rod), a (platform)'
@@ -47,15 +45,6 @@ S_JOINTS = [('name = "U2"\ntype = "U"', 'name = "U2"\ntype = "S"'), (U2_AXES, ""
 SWAPPED = [(U2_AXES, 'axes = [[0, 1, 0], ["h", 0, "-dr"]]')]
 IDEAL = [('type = "translational"\n', 'type = "translational"\nideal_constraint = true\n')]
 
-
-def run(*argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main([str(a) for a in argv])
-        except SystemExit as exc:
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,9 @@ import argparse
 from pkm.errors import PkmError
 
 
-def ik_configuration(robot, model, joints: dict, s: int):
-    """Absolute coordinates (``model``'s ``q``) of pkm's IK solution at sample ``s``: every real
-    body's frame pose from its limb tree's kinematics at the tree variables ``joints`` (limb name →
-    (N, n_l), as ``DynamicsResult.joints``). This is the glue between the two layers: the
-    absolute-coordinate layer (beside ``algorithms``) gets pkm's branch as data."""
+def ik_poses(robot, joints: dict, s: int) -> dict:
+    """Every real body's frame pose (name → 4×4) at sample ``s`` of pkm's tree variables ``joints``
+    (limb name → (N, n_l), as ``DynamicsResult.joints``), by the limb trees' kinematics."""
     from pkm.algorithms.kinematics import forward_kinematics
 
     poses = {}
@@ -28,6 +26,14 @@ def ik_configuration(robot, model, joints: dict, s: int):
         for k, name in enumerate(limb.tree.body_names):
             if not limb.tree.virtual[k]:
                 poses[name] = C[k]
+    return poses
+
+
+def ik_configuration(robot, model, joints: dict, s: int):
+    """Absolute coordinates (``model``'s ``q``) of pkm's IK solution at sample ``s`` (the poses of
+    :func:`ik_poses`). This is the glue between the two layers: the absolute-coordinate layer
+    (beside ``algorithms``) gets pkm's branch as data."""
+    poses = ik_poses(robot, joints, s)
     missing = [name for name in model.bodies if name not in poses]
     if missing:
         raise PkmError(f"{robot.name}: the bodies {missing} of the absolute-coordinate model are in no limb of pkm's "

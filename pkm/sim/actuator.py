@@ -43,6 +43,26 @@ from pkm.lie import log_so3
 from pkm.lie.interpret import kernel
 from pkm.sim.task import forces
 
+def layout(robot):
+    """``(zoffs, act, free)``: where each limb's generalized velocities start in ``z`` (all limbs'
+    ``q̇_l`` stacked, L + 1 offsets), and which entries of ``z`` are actuated and which free."""
+    limbs = robot.limbs
+    zoffs = np.cumsum([0] + [l.dof for l in limbs])
+    act = np.concatenate([zoffs[k] + np.array([list(l.q_index).index(a) for a in l.actuated], int)
+                          for k, l in enumerate(limbs)])
+    return zoffs, act, np.setdiff1d(np.arange(zoffs[-1]), act)
+
+
+def closure_matrix(Ls, zoffs) -> np.ndarray:
+    """``C`` (6(L − 1) × Σδ_l) of ``C z = 0``, every limb moving the one platform: ``L_l q̇_l −
+    L_1 q̇_1 = 0`` for ``l ≥ 2`` (eq. 80; module docstring), from the limbs' ``L_p``."""
+    C = np.zeros((6 * (len(Ls) - 1), zoffs[-1]))
+    for k in range(1, len(Ls)):
+        C[6 * (k - 1):6 * k, zoffs[k]:zoffs[k + 1]] = Ls[k]
+        C[6 * (k - 1):6 * k, zoffs[0]:zoffs[1]] -= Ls[0]
+    return C
+
+
 class ActuatorModel:
     """The actuator-coordinate EOM of one robot (see the module docstring)."""
 
@@ -52,10 +72,7 @@ class ActuatorModel:
         self.rho = None  # the last rotation vector (task coordinates continue it)
         limbs = robot.limbs
         self.offs = np.cumsum([0] + [l.n for l in limbs])
-        self.zoffs = np.cumsum([0] + [l.dof for l in limbs])
-        self.act = np.concatenate([self.zoffs[k] + np.array([list(l.q_index).index(a) for a in l.actuated], int)
-                                   for k, l in enumerate(limbs)])
-        self.free = np.setdiff1d(np.arange(self.zoffs[-1]), self.act)
+        self.zoffs, self.act, self.free = layout(robot)
         trees = dynamics_trees(robot)
         trees[0] = limbs[0].tree  # the platform's inertia, once
         self.trees = trees
@@ -77,11 +94,8 @@ class ActuatorModel:
             Hs.append(H)
             Ls.append(J[limb.platform] @ H)
         self.Ls = Ls
-        C = np.zeros((6 * (len(limbs) - 1), nz))
         zo = self.zoffs
-        for k in range(1, len(limbs)):
-            C[6 * (k - 1):6 * k, zo[k]:zo[k + 1]] = Ls[k]
-            C[6 * (k - 1):6 * k, zo[0]:zo[1]] -= Ls[0]
+        C = closure_matrix(Ls, zo)
         Cf_pinv = np.linalg.pinv(C[:, self.free])
         Z = np.zeros((nz, na))
         Z[self.act, np.arange(na)] = 1.0

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms.kinematics import body_jacobians, forward_kinematics
+from pkm.sim.actuator import closure_matrix, layout
 
 
 def characteristic_length(robot) -> float:
@@ -60,10 +61,7 @@ class Conditioning:
         self.rows = np.concatenate([np.ones(3), np.full(3, 1.0 / self.ell)])
         self.cols = [np.array([self.ell if limb.tree.axis_kind[v] == "P" else 1.0 for v in limb.q_index])
                      for limb in robot.limbs]
-        zoffs = np.cumsum([0] + [limb.dof for limb in robot.limbs])
-        act = np.concatenate([zoffs[k] + np.array([list(limb.q_index).index(a) for a in limb.actuated], int)
-                              for k, limb in enumerate(robot.limbs)])
-        self.zoffs, self.free = zoffs, np.setdiff1d(np.arange(zoffs[-1]), act)
+        self.zoffs, _, self.free = layout(robot)
 
     def limb_jacobians(self, thetas) -> list:
         """Each limb's ``L_p = J_p H`` (6 × δ_l, eq. 80) at its tree variables (inf entries where a
@@ -82,12 +80,7 @@ class Conditioning:
         """``(kappa_I, kappa_II)`` from the limbs' ``L_p`` (:meth:`limb_jacobians`)."""
         Ls = [self.rows[:, None] * L * c[None, :] for L, c in zip(Ls, self.cols)]
         kappa_I = max(condition2(L) for L in Ls)
-        zo = self.zoffs
-        C = np.zeros((6 * (len(Ls) - 1), zo[-1]))
-        for k in range(1, len(Ls)):
-            C[6 * (k - 1):6 * k, zo[k]:zo[k + 1]] = Ls[k]
-            C[6 * (k - 1):6 * k, zo[0]:zo[1]] -= Ls[0]
-        kappa_II = condition2(C[:, self.free]) if len(Ls) > 1 else 1.0
+        kappa_II = condition2(closure_matrix(Ls, self.zoffs)[:, self.free]) if len(Ls) > 1 else 1.0
         return kappa_I, kappa_II
 
     def jik_sign(self, Ls) -> float:

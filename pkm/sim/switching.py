@@ -51,8 +51,8 @@ RATIO = 2.0
 class _Watch:
     """Base of the watches: ``g(t, y) > 0`` is the event; :meth:`check` locates it."""
 
-    def __init__(self, rhs, cond, mode, limit, span):
-        self.rhs, self.cond, self.mode, self.limit, self.span = rhs, cond, mode, float(limit), span
+    def __init__(self, rhs, cond, mode, limit):
+        self.rhs, self.cond, self.mode, self.limit = rhs, cond, mode, float(limit)
         self.kappa = (np.nan, np.nan)
         self.sign = None  # det J_IK's sign at the last accepted state
         self.g_last = None  # g there
@@ -195,12 +195,12 @@ def run(robot, T, method, forms, name, y0, *, t1, rtol, atol, max_step, max_cond
     t, k, y = T[0], 0, y0
     watches = {"task": TaskWatch, "actuator": ActuatorWatch}
     if mode == "auto" and name == "task" and "actuator" in forms:  # start in the better-conditioned coordinates
-        if TaskWatch(forms["task"][0], cond, mode, max_condition, span).start(t, y) > 0.0:
+        if TaskWatch(forms["task"][0], cond, mode, max_condition).start(t, y) > 0.0:
             name, y = "actuator", _to_actuator(forms["task"][0], forms["actuator"][0], t, y)
     last_switch = None
     while True:
         fn, out = forms[name]
-        watch = watches[name](fn, cond, mode, max_condition, span)
+        watch = watches[name](fn, cond, mode, max_condition)
         if watch.start(t, y) > 0.0 and mode != "auto":
             _stop(name, t, watch, fn, y)
         if method == "RK4":
