@@ -129,6 +129,11 @@ class Robot(TaskCoordinates):
         return [ACTUATOR_UNITS[k] for k in self.actuator_kinds]
 
     @property
+    def redundancy(self) -> int:
+        """Degree of actuation redundancy ``n_act − δ_p`` (0: one actuator per task coordinate; Sec. 8.2)."""
+        return self.n_act - self.task_dof
+
+    @property
     def task_dof(self) -> int:
         """``δ_p``: number of task coordinates."""
         return self.P_p.shape[1]
@@ -253,7 +258,7 @@ class Robot(TaskCoordinates):
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
                          on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,
-                         simd=None):
+                         simd=None, weights=None, preload=None):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -293,8 +298,13 @@ class Robot(TaskCoordinates):
         C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
         ``simd``: None (automatic), True, False or a lane count: the SIMD path of the kernel
         (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
+        Redundant actuation (``n_act > δ_p``, :attr:`redundancy`; Sec. 8.2): ``tau`` is the solution of
+        ``J_IKᵀu = φ_t`` least in ``uᵀWu`` (``weights``: W, n_act positive numbers or an SPD matrix; default
+        the identity) plus ``N z`` (``preload`` z: r numbers or (N, r); ``.null_space`` N, orthonormal,
+        continuous along the samples): :mod:`pkm.algorithms.distribution`; the scalar kernel runs.
         """
-        from pkm.kernels.batch import inverse_dynamics_batch
+        from pkm.algorithms.distribution import check_preload, check_weights
+        from pkm.kernels.batch import distribute_forces, inverse_dynamics_batch
         from pkm.kernels.platform import gather_actuated
         from pkm.algorithms.manipulator import DynamicsResult, inverse_dynamics as reference
 
@@ -316,9 +326,11 @@ class Robot(TaskCoordinates):
                                     and out.shape == (X.shape[0], self.n_act) and out.flags.writeable):
             raise InputError(f"out must be a writeable float64 array of shape ({X.shape[0]}, {self.n_act}), got "
                              f"{getattr(out, 'dtype', type(out).__name__)} {getattr(out, 'shape', '')}")
+        weights = check_weights(weights, self.n_act)
+        preload = check_preload(preload, X.shape[0], self.redundancy)
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
-            res = reference(self, X, XD, XDD, wrench, gravity, tol=tol)
+            res = reference(self, X, XD, XDD, wrench, gravity, tol=tol, weights=weights, preload=preload)
             if out is not None:
                 out[...] = res.tau
             return res.tau if torques_only else res
@@ -328,12 +340,14 @@ class Robot(TaskCoordinates):
             return torques_stream(self, X, XD, XDD, wrench, gravity, out=out, tol=tol, max_iter=max_iter,
                                   singularity_threshold=singularity_threshold, threads=threads, t=t, start=start,
                                   on_branch_change=check_branch_policy(on_branch_change), progress=progress,
-                                  simd=simd)
+                                  simd=simd, weights=weights, preload=preload)
         try:
-            th, thd, thdd, tau, JIK, limbW, platW = inverse_dynamics_batch(
+            raw = inverse_dynamics_batch(
                 self, X, XD, XDD, wrench, gravity, tol=tol, max_iter=max_iter, singularity_threshold=singularity_threshold,
                 threads=threads, t=t, start=start, on_branch_change=check_branch_policy(on_branch_change),
                 progress=progress, simd=simd)
+            null = distribute_forces(self, raw, weights, preload, threshold=singularity_threshold)
+            th, thd, thdd, tau, JIK, limbW, platW = raw
         except (IKError, SingularityError) as exc:
             raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -346,7 +360,7 @@ class Robot(TaskCoordinates):
         qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
         return DynamicsResult(x=X, tau=tau, q_act=qa, qd_act=qda, qdd_act=qdda,
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
-                              platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names))
+                              platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names), null_space=null)
 
     def _solve_sample(self, X, s, starts, follow, tol, max_iter, threshold, policy):
         """Every limb's IK at sample ``s`` from ``starts``; with ``follow``, a sample that does not
@@ -402,28 +416,12 @@ class Robot(TaskCoordinates):
         an InputError) as for :meth:`inverse_dynamics`. Raises :class:`pkm.SingularityError` where
         J_IK degenerates, :class:`pkm.PkmError` where the accelerations overflow (forces, wrench or
         velocities too large for float64)."""
-        from pkm.sim.forward import forward_dynamics
+        from pkm.sim.forward import checked_forward_dynamics
 
         self.spec.check_actuation()
         check_keywords(solver, FORWARD_OPTIONS, "forward_dynamics")
         check_parallel(solver.get("threads"), None)
-        X = np.atleast_2d(_real(x, "x"))
-        XD = np.atleast_2d(_real(xd, "xd"))
-        U = np.atleast_2d(_real(u, "u"))
-        self._check_x(X, "x")
-        self._check_x(XD, "xd", False)
-        if U.ndim != 2 or U.shape[-1] != self.n_act or U.shape[0] not in (1, X.shape[0]) or not np.all(np.isfinite(U)):
-            raise InputError(f"u must hold {self.n_act} finite actuator forces per state ({X.shape[0]} states), got "
-                             f"shape {U.shape}")
-        if wrench is not None:
-            w = _real(wrench, "wrench")
-            if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
-                raise InputError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
-            wrench = w
-        gravity = None if gravity is None else _real(gravity, "gravity")
-        if U.shape[0] == 1 and X.shape[0] > 1:
-            U = np.repeat(U, X.shape[0], axis=0)
-        return forward_dynamics(self, X, XD, U, wrench, gravity, start=start, **solver)
+        return checked_forward_dynamics(self, x, xd, u, wrench, gravity, start=start, **solver)
 
     def simulate(self, u, t_span, x0=None, xd0=None, **options):
         """Integrate the motion under actuator forces ``u`` over ``t_span = (t0, t1)`` (paper §8.1.1):

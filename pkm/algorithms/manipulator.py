@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from pkm.algorithms.distribution import distribute
 from pkm.algorithms.dynamics import inverse_dynamics as tree_inverse_dynamics
 from pkm.algorithms.dynamics import mass_matrix as tree_mass_matrix
 from pkm.algorithms.kinematics import forward_kinematics
@@ -38,7 +39,10 @@ class DynamicsResult:
     ``tau`` (N, n_act): actuator forces/torques, columns ``actuator_names``; ``q_act``, ``qd_act``,
     ``qdd_act`` (N, n_act); ``joints``/``joints_d``/``joints_dd``: per-limb tree variables (N, n_l);
     ``limb_wrenches`` (N, L, δ_p): each limb's ``W̄_(l)`` (eq. 144); ``platform_wrench`` (N, δ_p):
-    ``P_pᵀ φ_p``; ``J_IK`` (N, n_act, δ_p).
+    ``P_pᵀ φ_p``; ``J_IK`` (N, n_act, δ_p). With redundant actuation (``n_act > δ_p``, Sec. 8.2):
+    ``null_space`` (N, n_act, n_act − δ_p), an orthonormal basis of the internal forces (the null
+    space of ``J_IKᵀ``, continuous along the samples), ``tau = u_W + null_space @ z``
+    (:mod:`pkm.algorithms.distribution`); None for a non-redundant robot.
     """
 
     x: np.ndarray
@@ -53,6 +57,12 @@ class DynamicsResult:
     platform_wrench: np.ndarray
     J_IK: np.ndarray
     actuator_names: list
+    null_space: np.ndarray | None = None
+
+    @property
+    def task_wrench(self) -> np.ndarray:
+        """``J_IKᵀ u`` (N, δ_p): the task-space wrench the actuators exert (eq. 138's ``φ_t − W_t^EE``)."""
+        return np.einsum("sad,sa->sd", self.J_IK, self.tau)
 
 
 def dynamics_trees(robot):
@@ -103,10 +113,13 @@ def task_residual(robot, x, xd, xdd, gravity=None, wrench=None, trees=None, sol=
     return Wl, P.T @ phip, sol.J_IK[0], sol
 
 
-def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float = 1e-12) -> DynamicsResult:
+def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float = 1e-12, weights=None,
+                     preload=None) -> DynamicsResult:
     """Actuator forces along samples ``x, ẋ, ẍ`` (N, δ_p): ``u = J_IK⁻ᵀ(Σ W̄_(l) + P_pᵀφ_p − W_t^EE)``
-    (eq. 137–140). Reference implementation, one sample at a time, in Python; ``tol`` is the IK's
-    pose residual (:meth:`pkm.robot.Robot.inverse_kinematics`)."""
+    (eq. 137–140), with redundant actuation the weighted pseudoinverse's (Sec. 8.2,
+    :func:`pkm.algorithms.distribution.distribute`: ``weights`` as checked there, ``preload`` (N, r)).
+    Reference implementation, one sample at a time, in Python; ``tol`` is the IK's pose residual
+    (:meth:`pkm.robot.Robot.inverse_kinematics`)."""
     X = np.atleast_2d(np.asarray(x, float))
     XD = np.atleast_2d(np.asarray(xd, float))
     XDD = np.atleast_2d(np.asarray(xdd, float))
@@ -121,11 +134,15 @@ def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float
         one = _slice(sols, s)
         Wl, Wp, J_IK, _ = task_residual(robot, X[s], XD[s], XDD[s], gravity, None if WR is None else WR[s], trees, one)
         limb_w[s], plat_w[s] = Wl, Wp
-        tau[s] = np.linalg.solve(J_IK.T, Wl.sum(axis=0) + Wp)
+        if robot.n_act == robot.task_dof:
+            tau[s] = np.linalg.solve(J_IK.T, Wl.sum(axis=0) + Wp)
+    null = None
+    if robot.n_act > robot.task_dof:
+        tau, null = distribute(sols.J_IK, limb_w.sum(axis=1) + plat_w, weights, preload)
     return DynamicsResult(x=X, tau=tau, q_act=sols.q_act, qd_act=sols.qd_act, qdd_act=sols.qdd_act,
                           joints=sols.joints, joints_d=sols.joints_d, joints_dd=sols.joints_dd,
                           limb_wrenches=limb_w, platform_wrench=plat_w, J_IK=sols.J_IK,
-                          actuator_names=sols.actuator_names)
+                          actuator_names=sols.actuator_names, null_space=null)
 
 
 def _slice(sol, s):
@@ -143,6 +160,13 @@ class EOM:
     ``M_t V̇_t + C_t V_t + W_t^grav = W_t^EE + J_IKᵀ u`` and
     ``M_a θ̈_a + C_a θ̇_a + Q_a^grav = Q_a^EE + u`` with ``M_a = J_FKᵀ M_t J_FK``,
     ``C_a θ̇_a = J_FKᵀ C_t V_t − M_a J̇_IK V_t`` (eq. 117–118), ``Q_a^grav = J_FKᵀ W_t^grav`` (eq. 119).
+
+    Redundant actuation (``n_act > δ_p``): the actuator coordinates are not independent, ``J_FK`` is
+    the left inverse ``J_IK⁺ = (J_IKᵀJ_IK)⁻¹J_IKᵀ`` (``V_t = J_IK⁺ θ̇_act`` on every consistent rate
+    ``θ̇_act = J_IK V_t``), ``M_a`` (n_act × n_act) has rank ``δ_p``, and the actuator-space EOM read
+    ``M_a θ̈_a + C_a θ̇_a + Q_a^grav = Q_a^EE + P_a u`` with ``P_a = J_FKᵀ J_IKᵀ`` the orthogonal
+    projector onto the forces that do work; ``(I − P_a) u`` is internal (it moves nothing). ``P_a``
+    is the identity for a non-redundant robot.
     """
 
     M_t: np.ndarray
@@ -152,6 +176,7 @@ class EOM:
     M_a: np.ndarray
     C_a_qd_a: np.ndarray
     Q_a_grav: np.ndarray
+    P_a: np.ndarray = None
 
 
 def mass_matrix(robot, x, trees=None) -> np.ndarray:
@@ -200,11 +225,11 @@ def eom(robot, x, xd, gravity=None) -> EOM:
         Wl0, Wp0, _, _ = task_residual(robot, x, zero, zero, gravity, trees=trees)
         W_grav = Wl0.sum(axis=0) + Wp0
         CV = Wl.sum(axis=0) + Wp - W_grav
-        J_FK = np.linalg.inv(J_IK)
+        J_FK = np.linalg.inv(J_IK) if J_IK.shape[0] == J_IK.shape[1] else np.linalg.pinv(J_IK)  # eq. 114
         M_a = J_FK.T @ M_t @ J_FK
         b = sol.qdd_act[0]  # θ̈_act at V̇_t = 0, i.e. J̇_IK V_t
         e = EOM(M_t=M_t, C_t_V_t=CV, W_t_grav=W_grav, J_IK=J_IK, M_a=M_a,
-                C_a_qd_a=J_FK.T @ CV - M_a @ b, Q_a_grav=J_FK.T @ W_grav)
+                C_a_qd_a=J_FK.T @ CV - M_a @ b, Q_a_grav=J_FK.T @ W_grav, P_a=J_FK.T @ J_IK.T)
     bad = [k for k, v in vars(e).items() if not np.all(np.isfinite(v))]
     if bad:
         raise PkmError(f"{robot.name}: non-finite EOM terms ({', '.join(bad)}) at x = {fmt_array(x)}: "

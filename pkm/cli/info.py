@@ -42,6 +42,10 @@ def robot_info(path) -> str:
         lines.extend(_reference_report(Robot(spec)))
     act = [j.name for j in joints if j.actuated]
     lines.append(f"  actuated joints ({len(act)}): {', '.join(act) if act else 'none'}")
+    if spec.task is not None and spec.platform is not None and len(act) > len(spec.task.components):
+        lines.append(f"  redundant actuation: {len(act)} actuators for {len(spec.task.components)} task coordinates, "
+                     f"degree of redundancy {len(act) - len(spec.task.components)} (forces by the pseudoinverse of "
+                     "J_IK^T, paper Sec. 8.2)")
     lines.append("")
     lines.append(f"  {'body':<24}{'mass [kg]':>12}   centre of mass [m]")
     for b in bodies:

@@ -8,6 +8,7 @@ import sys
 from pkm.cli.options import (_ALL_TRAJ_OPTIONS, _finite, _opt, add_trajectory_options, check_outputs,
                              load_trajectory, trajectory_dict)
 from pkm.cli.output import outputs
+from pkm.cli.redundancy import add_redundancy_options, distribute_note
 from pkm.errors import PkmError
 
 
@@ -85,7 +86,7 @@ def apply_load(robot, args: argparse.Namespace):
     return robot, wrench
 
 
-def run_inverse_dynamics(robot, traj, progress: bool | None = None, wrench=None):
+def run_inverse_dynamics(robot, traj, progress: bool | None = None, wrench=None, weights=None, preload=None):
     """``robot.inverse_dynamics`` along a :class:`pkm.trajectory.Trajectory` in one call, so that the
     result is the API's, with a tqdm bar on stderr when ``progress`` (default: above
     :data:`PROGRESS_ABOVE` samples). Returns its :class:`pkm.algorithms.manipulator.DynamicsResult`.
@@ -97,7 +98,8 @@ def run_inverse_dynamics(robot, traj, progress: bool | None = None, wrench=None)
         progress = N > PROGRESS_ABOVE
     with tqdm(total=N, unit="sample", desc="inverse dynamics", file=sys.stderr, disable=not progress,
               dynamic_ncols=True, leave=True) as bar:
-        return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, wrench, t=traj.t, progress=bar.update)
+        return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, wrench, t=traj.t, progress=bar.update,
+                                      weights=weights, preload=preload)
 
 
 def actuator_columns(robot, names) -> tuple[list[str], list[str]]:
@@ -118,13 +120,20 @@ def write_dynamics_csv(path, robot, traj, result) -> list[str]:
     """Write ``t``, the task coordinates and their rates (suffix ``d``: the motion's state, so that
     ``pkm simulate --torques`` of this file starts where the motion does), ``q_<actuator> [unit]``
     and ``tau_<actuator> [unit]`` (floats as ``repr``: exact float64 round trip), one row per
-    sample. Returns the header."""
+    sample. With redundant actuation also the null-space basis of ``J_IKᵀ`` (the internal forces:
+    ``null<k>_<actuator> [1]``, k = 1 … r, unit vectors, :mod:`pkm.algorithms.distribution`). Returns
+    the header."""
     import numpy as np
 
     q_cols, tau_cols = actuator_columns(robot, result.actuator_names)
     names = robot.task.coordinate_names()
     header = ["t", *names, *(f"{n}d" for n in names), *q_cols, *tau_cols]
-    data = np.column_stack([traj.t, traj.x, traj.xd, result.q_act, result.tau])
+    data = [traj.t, traj.x, traj.xd, result.q_act, result.tau]
+    if result.null_space is not None:
+        for k in range(result.null_space.shape[2]):
+            header += [f"null{k + 1}_{n} [1]" for n in result.actuator_names]
+            data.append(result.null_space[:, :, k])
+    data = np.column_stack(data)
     lines = [",".join(header)]
     lines.extend(",".join(map(repr, row)) for row in data.tolist())
     with open(path, "w", newline="") as fh:
@@ -153,7 +162,8 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     traj_dict = trajectory_dict(robot, args)
     traj = load_trajectory(robot, args)
     t0 = time.perf_counter()
-    result = run_inverse_dynamics(robot, traj, wrench=wrench)
+    result = run_inverse_dynamics(robot, traj, wrench=wrench, weights=args.weights, preload=args.preload)
+    redundant = distribute_note(robot, result, args)
     elapsed = time.perf_counter() - t0
 
     written = []
@@ -186,7 +196,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     files = ("Wrote " + " and ".join(written) + ".") if written else \
         "No files written (use --out CSV and --plot PNG)."
     print(f"{robot.name}: inverse dynamics along {source} {traj_dict['type']} trajectory{how}, "
-          f"{N} samples over {span:.6g} s{dt}, computed in {elapsed:.1f} s. "
+          f"{N} samples over {span:.6g} s{dt}, computed in {elapsed:.1f} s.{redundant} "
           f"Peak |{word}| / RMS {word} per actuator: {per_act}. {files}")
     return 0
 
@@ -334,6 +344,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
                       help="a constant external wrench on the platform, moment [N·m] then force [N], along the "
                            "platform frame's axes (process forces, a tool's reaction)")
     p_id.add_argument("--degrees", action="store_true", help="plot angles in degrees (the CSV stays SI)")
+    add_redundancy_options(p_id)
     p_id.set_defaults(func=_cmd_inverse_dynamics)
 
     p_eom = sub.add_parser("eom", help="terms of the task-space and actuator-space equations of motion at a state")

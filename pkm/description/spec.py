@@ -223,9 +223,11 @@ class RobotSpec:
 
     # ------------------------------------------------------------------ checks
     def check_actuation(self) -> None:
-        """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) unless the robot has exactly one
-        actuated joint per task coordinate, as the actuator-space equations (square ``J_IK``,
-        eq. 116) and the inverse dynamics need; nothing to check without a platform or a task.
+        """Raise :class:`~pkm.errors.RobotFileError` (entry ``task``) unless the robot has at least one
+        actuated joint per task coordinate (``n_act ≥ δ_p``, paper Sec. 5): as many (a square ``J_IK``,
+        eq. 116) or more (redundant actuation: the forces are distributed by a weighted pseudoinverse
+        of ``J_IKᵀ``, Sec. 8.2, :mod:`pkm.algorithms.distribution`); fewer cannot hold the platform.
+        Nothing to check without a platform or a task.
 
         ``pkm.load`` and every ``pkm`` command check it on load (``pkm.load(..., check=False)`` and
         :class:`pkm.Robot` built from a spec do not: inverse kinematics works with any number of
@@ -238,7 +240,7 @@ class RobotSpec:
         per_limb = [j.name for j in self.limb.joints if j.actuated] if self.limb is not None else []
         n_mounts = len(self.limb.mounts) if self.limb is not None else 0
         n_act, n_task = len(direct) + len(per_limb) * n_mounts, len(self.task.components)
-        if n_act == n_task:
+        if n_act >= n_task:
             return
 
         def names(items):
@@ -249,7 +251,7 @@ class RobotSpec:
         which = f" ({' and '.join(parts)})" if parts else ""
         raise RobotFileError(self.source, "task", f"{n_act} actuated joint{'s' if n_act != 1 else ''}{which} for "
                                                   f"{n_task} task coordinates ({', '.join(self.task.components)}): "
-                                                  f"redundant or deficient actuation is not supported; mark exactly "
+                                                  f"too few actuators to move the platform; mark at least "
                                                   f"one joint per task coordinate 'actuated = true'")
 
     # ------------------------------------------------------------------ expansion

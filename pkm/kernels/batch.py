@@ -21,6 +21,7 @@ import numpy as np
 from numba import config as numba_config
 from numba import get_num_threads
 
+from pkm.algorithms.distribution import check_preload, distribute
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEP, BRANCH_STEPS, CONTINUATION_STEPS, SAME_SOLUTION,
                                                branch_event, check_branch_policy, check_solver, explained, fmt_x)
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
@@ -34,7 +35,7 @@ from pkm.kernels.simd_pipeline import static_shape
 from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
 
-__all__ = ["pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states",
+__all__ = ["distribute_forces", "pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states",
            "infer_steps", "segment_length", "SEGMENT", "SEGMENT_MAX", "SPLIT", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
 
@@ -269,6 +270,24 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
     run.follow_branch(1)
     run.check_finite(t)
     return tuple(out)
+
+
+def distribute_forces(robot, res, weights=None, preload=None, *, threshold=SINGULARITY_THRESHOLD, previous=None,
+                      sample0=0):
+    """Redundant actuation (``n_act > δ_p``, paper Sec. 8.2): the kernel left ``tau`` zero and the
+    task-space wrench in ``limbW + platW``; write ``u = (J_IKᵀ)⁺_W φ + N z``
+    (:func:`pkm.algorithms.distribution.distribute`) into ``res``'s ``tau`` (the raw arrays of
+    :func:`inverse_dynamics_batch`) and return the null-space bases ``N`` (n, n_act, r); None for a
+    non-redundant robot (``preload`` is then an error, ``weights`` change nothing). ``previous``: the
+    basis of the sample before ``res``'s first (streamed blocks), ``sample0`` its index."""
+    r = robot.n_act - robot.task_dof
+    z = check_preload(preload, res[3].shape[0], r)
+    if r == 0:
+        return None
+    tau, N = distribute(res[4], res[5].sum(axis=1) + res[6], weights, z, threshold=threshold, previous=previous,
+                        sample0=sample0)
+    res[3][...] = tau
+    return N
 
 
 class _Run:

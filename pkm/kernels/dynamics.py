@@ -335,11 +335,48 @@ def _limb_wrench(l, mi, mf, lay, n, d, dp, aff, H, F, q, bw, limbW, s):
 def _actuator_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, JIK, tau, mat, vec, thresh, status):
     """``J_IK⁻ᵀ`` (:func:`_jik_inverse`) and the actuator forces at sample ``s``
     (:func:`_platform_forces`). Returns False after writing a failure (J_IK singular) into
-    ``status``."""
+    ``status``. With redundant actuation (more rows in ``J_IK`` than ``δ_p``) only the task-space
+    wrench is formed (``platW[s]`` + ``Σ limbW[s]``) and ``tau[s]`` is zeroed: the distribution
+    ``u = (J_IKᵀ)⁺_W φ_t`` (Sec. 8.2) and the check of ``J_IK``'s rank follow the kernel
+    (:mod:`pkm.algorithms.distribution`)."""
+    if JIK.shape[1] != len(dp_static):
+        _platform_wrench(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, mat, vec)
+        for a in range(tau.shape[1]):
+            tau[s, a] = 0.0
+        return True
     if not _jik_inverse(dp_static, s, JIK, mat, thresh, status):
         return False
     _platform_forces(Mp, dp_static, Cd, Vp, dVp, Wee, g0, s, limbW, platW, tau, mat, vec)
     return True
+
+
+@_internal
+def _least_norm(JIK, s, dp, rhs, tau, mat):
+    """``tau[s] = J_IK (J_IKᵀ J_IK)⁻¹ rhs``: the least-norm forces with ``J_IKᵀ u = rhs`` for a redundantly
+    actuated robot (``J_IK[s]`` with more rows than ``δ_p``, Sec. 8.2), through the normal equations
+    (``mat[M_GRAM]``, ``mat[M_GRAMI]``, ``mat[M_SQ]`` as scratch); NaN where ``J_IKᵀ J_IK`` is singular.
+    The inverse dynamics distributes after the kernel, with weights and through an SVD
+    (:mod:`pkm.algorithms.distribution`); this is for the forward dynamics' holding forces ``u_0``."""
+    na = JIK.shape[1]
+    G, Gi = mat[M_GRAM], mat[M_GRAMI]
+    for a in range(dp):
+        for b in range(dp):
+            acc = 0.0
+            for k in range(na):
+                acc += JIK[s, k, a] * JIK[s, k, b]
+            G[a, b] = acc
+    if not inverse_into(G, dp, Gi, mat[M_SQ]):
+        for k in range(na):
+            tau[s, k] = np.nan
+        return
+    for k in range(na):
+        acc = 0.0
+        for a in range(dp):
+            y = 0.0
+            for b in range(dp):
+                y += Gi[a, b] * rhs[b]
+            acc += JIK[s, k, a] * y
+        tau[s, k] = acc
 
 
 @_internal

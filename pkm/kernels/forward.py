@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _limb_geometry, _limb_motion, _limb_unit,
+from pkm.kernels.dynamics import (IK_FAILED, LOOP_FAILED, _jik_inverse, _least_norm, _limb_geometry, _limb_motion, _limb_unit,
                                   _pinv_slot, _platform_forces,
                                   _platform_wrench)
 from pkm.kernels.ik import _dof, _solve_affine, _solve_general
@@ -104,9 +104,11 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
                        vec, general)
     # J_IK⁻ᵀ only for u_0 (the forces that hold the state): the accelerations below never invert J_IK,
     # so with jik_thresh = inf a state at (or near) a type-II singularity evaluates, its u_0 NaN
-    jik_ok = _jik_inverse(dp_static, 0, pJIK, mat, jik_thresh, status)
+    # (redundant actuation, J_IK not square: u_0 is the distribution's, pkm.algorithms.distribution)
+    square = pJIK.shape[1] == dp
+    jik_ok = square and _jik_inverse(dp_static, 0, pJIK, mat, jik_thresh, status)
     if not jik_ok:
-        if jik_thresh < np.inf:
+        if square and jik_thresh < np.inf:
             return False
         status[0] = -1
     for a in range(pJIK.shape[1]):  # pJIK[1]: J_IK of the previous evaluation (the passes write row 0 only)
@@ -129,7 +131,9 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
         if k > 0:  # column k − 1 of M_t (at rest, no gravity: the wrench of V̇_t = e_k)
             for a in range(dp):
                 M[a, k - 1] = r[a]
-    if not jik_ok:
+    if not square:  # the least-norm holding forces
+        _least_norm(pJIK, 0, dp, r, ptau, mat)
+    elif not jik_ok:
         for a in range(ptau.shape[1]):
             ptau[0, a] = np.nan
     for c in range(dp):  # r = J_IKᵀu − (C_t V_t + W_t^grav − W_t^EE) (pass 0's wrench is in r)

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pkm.algorithms.distribution import internal_part
 from pkm.algorithms.inverse_kinematics import check_solver, explained, fmt_x
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
+from pkm.description.taskspace import _real
 from pkm.errors import IKError, InputError, PkmError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks, inverse_dynamics_batch, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A, forward_range, pass_accelerations
@@ -48,6 +50,14 @@ class ForwardDynamics:
     thetad: np.ndarray
     bias: np.ndarray
     thetadd: np.ndarray = None
+    internal: np.ndarray = None
+
+    def __post_init__(self):
+        """``internal`` (N, n_act): the part of ``u`` that moves nothing, in the null space of
+        ``J_IKᵀ`` (redundant actuation, :func:`pkm.algorithms.distribution.internal_part`; zero for a
+        non-redundant robot): only ``J_IKᵀ u`` enters eq. 129."""
+        if self.internal is None and self.J_IK is not None:
+            self.internal = np.zeros(self.J_IK.shape[:2])
 
 
 class ForwardKernel:
@@ -132,6 +142,30 @@ def raise_status(robot, status, args, X=None, when=""):
                            condition=value, threshold=thresh, sample=s)
 
 
+def checked_forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, **solver) -> ForwardDynamics:
+    """:func:`forward_dynamics` after the checks of :meth:`pkm.robot.Robot.forward_dynamics`'s arguments
+    (one-line InputErrors): ``x, xd`` (δ_p,) or (N, δ_p), ``u`` (n_act,) or (N, n_act), ``wrench``
+    (6,) or (N, 6), all finite. With redundant actuation the internal part of ``u`` is reported
+    (``.internal``)."""
+    X = np.atleast_2d(_real(x, "x"))
+    XD = np.atleast_2d(_real(xd, "xd"))
+    U = np.atleast_2d(_real(u, "u"))
+    robot._check_x(X, "x")
+    robot._check_x(XD, "xd", False)
+    if U.ndim != 2 or U.shape[-1] != robot.n_act or U.shape[0] not in (1, X.shape[0]) or not np.all(np.isfinite(U)):
+        raise InputError(f"u must hold {robot.n_act} finite actuator forces per state ({X.shape[0]} states), got "
+                         f"shape {U.shape}")
+    if wrench is not None:
+        w = _real(wrench, "wrench")
+        if w.shape not in ((6,), (X.shape[0], 6)) or not np.all(np.isfinite(w)):
+            raise InputError(f"wrench must be finite with shape (6,) or ({X.shape[0]}, 6), got {w.shape}")
+        wrench = w
+    gravity = None if gravity is None else _real(gravity, "gravity")
+    if U.shape[0] == 1 and X.shape[0] > 1:
+        U = np.repeat(U, X.shape[0], axis=0)
+    return forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
+
+
 def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, threads=None,
                      on_branch_change="warn", **solver) -> ForwardDynamics:
     """Task accelerations at states ``(x, xd)`` (N, δ_p) under actuator forces ``u`` (N, n_act) in
@@ -166,9 +200,10 @@ def forward_dynamics(robot, x, xd, u, wrench=None, gravity=None, *, start=None, 
     th, thd, thdd, xdd, bias, J = out
     task_accelerations(robot, X, XD, xdd)
     act = robot._act_limb, robot._act_var
+    internal = internal_part(J, U) if robot.n_act > d else None
     return _finite(robot, X, XD, U, Wee, ForwardDynamics(
         xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]], qdd_act=thdd[:, act[0], act[1]], J_IK=J,
-        theta=th, thetad=thd, bias=bias, thetadd=thdd))
+        theta=th, thetad=thd, bias=bias, thetadd=thdd, internal=internal))
 
 
 def _finite(robot, X, XD, U, Wee, fd: ForwardDynamics) -> ForwardDynamics:
@@ -210,7 +245,7 @@ def reference_forward_dynamics(robot, X, XD, U, Wee, gravity=None, start=None, *
     for s in range(N):
         e = eom(robot, X[s], robot.task_velocity(X[s], XD[s]), gravity)
         b = e.C_t_V_t + e.W_t_grav - robot.velocity_distribution(X[s]).T @ Wee[s]
-        J[s], bias[s] = e.J_IK, np.linalg.solve(e.J_IK.T, b)
+        J[s], bias[s] = e.J_IK, np.linalg.lstsq(e.J_IK.T, b, rcond=None)[0]   # least-norm with redundant actuation
         xdd[s] = robot.coordinate_accelerations(X[s], XD[s], np.linalg.solve(e.M_t, e.J_IK.T @ U[s] - b))
         sol = robot.inverse_kinematics(X[s], XD[s], xdd[s], start=start, **solver)
         start = [sol.joints[l.name][0] for l in robot.limbs]
@@ -218,4 +253,5 @@ def reference_forward_dynamics(robot, X, XD, U, Wee, gravity=None, start=None, *
             th[s, k, :l.n], thd[s, k, :l.n], thdd[s, k, :l.n] = start[k], sol.joints_d[l.name][0], sol.joints_dd[l.name][0]
     act = robot._act_limb, robot._act_var
     return ForwardDynamics(xdd=xdd, q_act=th[:, act[0], act[1]], qd_act=thd[:, act[0], act[1]],
-                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd)
+                           qdd_act=thdd[:, act[0], act[1]], J_IK=J, theta=th, thetad=thd, bias=bias, thetadd=thdd,
+                           internal=internal_part(J, U) if robot.n_act > d else None)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pkm.algorithms.distribution import internal_part
 from pkm.errors import AccuracyWarning, InputError, PkmError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input, check_options, check_solver_options, check_times
@@ -56,7 +57,9 @@ class SimulationResult:
     (N, n_l); energies ``kinetic``, ``potential``, ``energy`` = T + V, the actuator ``work`` and
     ``energy_error`` = E − E(0) − work (N,); ``closure`` (N, L): each limb's largest loop-closure
     residual (the joint form: also its platform's mismatch, :mod:`pkm.sim.joint`); ``nfev``
-    right-hand-side evaluations; ``info``: the joint form's projections."""
+    right-hand-side evaluations; ``info``: the joint form's projections. Redundant actuation
+    (``n_act > δ_p``): ``internal`` (N, n_act), the part of ``tau`` in the null space of ``J_IKᵀ``,
+    which moves nothing (:func:`pkm.algorithms.distribution.internal_part`); None otherwise."""
 
     t: np.ndarray
     x: np.ndarray
@@ -77,6 +80,7 @@ class SimulationResult:
     form: str
     nfev: int
     info: dict = field(default_factory=dict)
+    internal: np.ndarray | None = None
 
     def health(self) -> str:
         """One line: energy drift relative to the largest energy scale, loop closure, evaluations and,
@@ -108,8 +112,9 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     * ``"auto"`` (default): task coordinates, handed to actuator coordinates where a limb nears its
       singularity (type I) and back where the forward kinematics would degenerate (type II), at
       located events (:mod:`pkm.sim.switching`): passes through both kinds; ``result.info
-      ["segments"]`` lists the coordinates of every stretch. A task space that is not twist-closed
-      runs the task form alone.
+      ["segments"]`` lists the coordinates of every stretch. A task space that is not twist-closed,
+      and a redundantly actuated robot (whose actuator coordinates are not independent), run the
+      task form alone.
     * ``"task"`` (task coordinates and velocity, paper 8.1.1; fast: the numba forward-dynamics
       kernel, and RK4 entirely in numba for constant or tabulated forces): stops at type I.
     * ``"joint"`` (all joint coordinates and the task velocity, paper 8.1.2, :mod:`pkm.sim.joint`,
@@ -129,6 +134,10 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     """
     if form not in FORMS:
         raise InputError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
+    if form in ("actuator", "joint") and robot.n_act > robot.task_dof:
+        raise InputError(f"form={form!r} needs one actuator per task coordinate: with redundant actuation "
+                         f"({robot.n_act} actuators for {robot.task_dof} task coordinates) the actuator coordinates are "
+                         "not independent; use form='task' (or 'auto', which then stays in task coordinates)")
     if form == "actuator" and not robot._closed:
         raise InputError("the actuator form needs a twist-closed task space (V_p = P_p V_t)")
     if form == "joint" and (robot._rot or wrench is not None):
@@ -188,6 +197,9 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         result = _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol,
                             max_step, float(max_condition))
     _check_energy(result)
+    if robot.n_act > d:  # redundant actuation: the part of u that moves nothing (pkm.algorithms.distribution)
+        J = robot.inverse_kinematics(result.x, result.xd, start=[result.joints[l.name][0] for l in robot.limbs]).J_IK
+        result.internal = internal_part(J, result.tau)
     return result
 
 
@@ -205,7 +217,7 @@ def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, 
         task = TaskRhs(robot, uf, wrench, gravity, start, solver)
         forms["task"] = (task, lambda k, t, y: outputs.task(k, t, y, task))
         nfev.append(task)
-    if form == "actuator" or (form == "auto" and robot._closed):
+    if form == "actuator" or (form == "auto" and robot._closed and robot.n_act == robot.task_dof):
         model = ActuatorModel(robot, wrench)
         act = ActuatorRhs(model, uf, g0)
         forms["actuator"] = (act, lambda k, t, y: outputs.actuator(k, t, y, act))

@@ -51,6 +51,9 @@ class TaskRhs:
             self.kernel = ForwardKernel(robot, gravity, hold=False, **solver)
             self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
+        if self.n > self.d:  # redundant actuation: no actuator form to hand the motion to
+            self.DEGENERATE = self.DEGENERATE.replace("form='auto' passes through", "redundant actuation: the "
+                                                      "actuator coordinates cannot carry the motion on")
         L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
