@@ -212,13 +212,8 @@ def rpr4():
     return pkm.load(RPR4, check=False)
 
 
-@pytest.fixture(scope="module")
-def delta4():
-    return pkm.load(DELTA4, check=False)
-
-
 # ---------------------------------------------------------------------------------- (i) 3-RPR validation
-def test_reference_is_independent_of_the_gravity_normal_to_the_plane(rpr3):
+def test_gravity_normal_to_the_plane_moves_no_actuator(rpr3):
     """The 3-RPR lies in the horizontal plane and the file keeps the default gravity (along −z):
     it must not move the actuators, in the reference (by construction) and in pkm."""
     assert np.allclose(rpr3.spec.gravity, [0, 0, -9.81])
