@@ -9,10 +9,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 ROBOTS = ROOT / "robots"
 TESTS = Path(__file__).resolve().parent
-#: Robot files with redundant actuation (n_act > δ_p, issue 28): ``pkm.load`` refuses them until the core
-#: supports it (``check=False`` loads them); tests/test_redundant_reference.py covers them. The tests
-#: that run every file of robots/ through the square-J_IK machinery (EOM, show/animate, the absolute
-#: layer) leave them out until that machinery handles them.
+#: Robot files with redundant actuation (n_act > δ_p, issue 28; tests/test_redundant.py and
+#: tests/test_redundant_reference.py cover them). The absolute layer's drive formulation refuses them
+#: (its drives over-determine the motion), so tests/test_absolute_branch.py has no poses for them.
 REDUNDANT = frozenset({ROBOTS / "planar_4rpr.toml", ROBOTS / "delta_4rr2rrr.toml"})
 
 # make `from conftest import ROBOTS` work from test modules

@@ -72,7 +72,8 @@ def one_line(exc) -> str:
 def test_every_robot_file_is_covered():
     """A new robot file needs a pose here (or is refused by pkm): "every robot file" stays every."""
     files = set(ROBOTS.glob("*.toml")) | set(OK.glob("*.toml"))
-    assert files == set(POSES) | set(PKM_REFUSES) | REDUNDANT   # REDUNDANT: conftest, issue 28
+    # REDUNDANT (conftest): the drive formulation refuses redundant actuation (tests/test_redundant.py)
+    assert files == set(POSES) | set(PKM_REFUSES) | REDUNDANT
     for path in PKM_REFUSES:
         with pytest.raises(PkmError) as exc:
             pkm.load(path)

@@ -303,53 +303,54 @@ def test_4rpr_legs_close_by_hand(rpr4):
         th = sol.joints[limb.name]
         assert list(sol.variable_names[limb.name]) == [f"{limb.name}/{j}" for j in ("base", "leg", "top")]
         L0 = np.linalg.norm(P0 - B)
+        sense = joint[f"{limb.name}/base"].axes[0][2]   # +1, or −1 for the mirrored leg (its R axes along −z)
         for x, (t1, t2, t3) in zip(X, th):
-            end = B + _rot(t1) @ ((P0 - B) * (1 + t2 / L0))
+            end = B + _rot(sense * t1) @ ((P0 - B) * (1 + t2 / L0))
             assert np.allclose(end, x[1:] + _rot(x[0]) @ P0, atol=1e-12)
-            assert np.isclose(t1 + t3, x[0], atol=1e-12)
+            assert np.isclose(sense * (t1 + t3), x[0], atol=1e-12)
 
 
 # ---------------------------------------------------------------------------------- 4-RPR: φ_t from pkm today
 def _four_rpr_with_passive_leg4(tmp_path):
-    """planar_4rpr.toml with its fourth leg written out in world coordinates (the leg at 270°: (x, y) →
-    (y, −x)) and its P joint passive: a non-redundant robot (3 actuators, loads with the check) with
+    """planar_4rpr.toml with its fourth leg written out in world coordinates (the leg mirrored in y and
+    turned by 180°: (x, y) → (−x, y); its R axes −z as a mirrored mount makes them) and its P joint passive: a non-redundant robot (3 actuators, loads with the check) with
     the same bodies, the same motion and so the same φ_t; ``J_IK`` is the 4-RPR's first three rows."""
     text = RPR4.read_text()
-    leg4 = """          { name = "leg4", frame = { axis = [0, 0, 1], angle_deg = 270 } }]"""
+    leg4 = """          { name = "leg4", frame = { axis = [0, 0, 1], angle_deg = 180 }, mirror = "y" }]"""
     assert leg4 in text
     text = text.replace(""",
 """ + leg4, "]")
     text = text.replace("[trajectory]", """[[bodies]]
 name = "cylinder4"
-shape = { type = "cylinder", from = [0, "-Rb", 0], to = ["by / 2", "-(Rb + bx) / 2", 0], diameter = 50, material = "aluminium" }
+shape = { type = "cylinder", from = ["-Rb", 0, 0], to = ["-(Rb + bx) / 2", "by / 2", 0], diameter = 50, material = "aluminium" }
 
 [[bodies]]
 name = "rod4"
-shape = { type = "cylinder", from = ["by / 2", "-(Rb + bx) / 2", 0], to = ["by", "-bx", 0], diameter = 25, material = "steel" }
+shape = { type = "cylinder", from = ["-(Rb + bx) / 2", "by / 2", 0], to = ["-bx", "by", 0], diameter = 25, material = "steel" }
 
 [[joints]]
 name = "base4"
 type = "R"
 parent = "ground"
 child = "cylinder4"
-point = [0, "-Rb", 0]
-axis = [0, 0, 1]
+point = ["-Rb", 0, 0]
+axis = [0, 0, -1]
 
 [[joints]]
 name = "leg4"
 type = "P"
 parent = "cylinder4"
 child = "rod4"
-point = [0, "-Rb", 0]
-axis = ["by", "Rb - bx", 0]
+point = ["-Rb", 0, 0]
+axis = ["Rb - bx", "by", 0]
 
 [[joints]]
 name = "top4"
 type = "R"
 parent = "rod4"
 child = "platform"
-point = ["by", "-bx", 0]
-axis = [0, 0, 1]
+point = ["-bx", "by", 0]
+axis = [0, 0, -1]
 
 [trajectory]""", 1)
     path = tmp_path / "planar_4rpr_leg4_passive.toml"

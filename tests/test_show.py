@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pkm
-from conftest import REDUNDANT, ROBOTS, run_pkm
+from conftest import ROBOTS, run_pkm
 from pkm.algorithms.kinematics import forward_kinematics
 from pkm.lie import Ad
 from pkm.plotting import mechanism, show_robot
@@ -60,7 +60,7 @@ def test_drawn_joints_lie_on_the_joint_axes_of_forward_kinematics(name):
 
 
 def test_cli_show_and_animate_every_robot_in_robots(tmp_path):
-    files = sorted(set(ROBOTS.glob("*.toml")) - REDUNDANT)   # animate: inverse dynamics with a square J_IK
+    files = sorted(ROBOTS.glob("*.toml"))
     assert {f.name for f in files} >= set(FILES.values()) and len(files) >= 7
     for f in files:
         out = tmp_path / f"{f.stem}.png"

@@ -152,6 +152,10 @@ class AbsoluteModel:
                 for k, law in enumerate(laws)]
         if len(laws) != len(self.actuators):
             raise InputError(f"{len(laws)} laws for {len(self.actuators)} actuators")
+        if len(self.actuators) > self.dof:
+            raise InputError(f"{len(self.actuators)} drives for {self.dof} degrees of freedom: redundant actuation "
+                             "over-determines the drive constraints and leaves their forces undetermined; "
+                             "pkm.Robot.inverse_dynamics distributes them (paper Sec. 8.2: weights, preload)")
         drives = [a.drive(law) for a, law in zip(self.actuators, laws)]
         active = np.concatenate([self.system.active, np.ones(len(drives), bool)])
         return System(self.system.bodies, self.system.joints + tuple(drives), active)
