@@ -36,7 +36,17 @@ Newton's matrix of the reduced scheme. ``Pᵀ r`` depends on μ through ``P`` to
 whatever basis P is, so the iteration matrix is ``Pᵀ A ∂F/∂μ`` with
 ``A = 2M/Δt + ½ Σ_k Λ_k ∇²Φ_k + (Δt/2) ∇²V``, ``Λ = Δt λ̄`` estimated each iteration by least
 squares from ``r``: exact at the solution, so the convergence stays quadratic. Its condition
-number is O(1) in Δt (Table II: ≈ 8 for the top).
+number is O(1) in Δt: as Δt → 0, ``K → (2/Δt) Pᵀ M P``, the reduced mass matrix (eq. 8) in the
+tree's rates (Table II: ≈ 8 for the top, ``M̃₁/M̃₃`` of eq. 168).
+
+Condition numbers (``condition``, seed 002 Tables II–V): the 2-norm condition of Newton's matrix at
+the converged iterate of each step, with the residuals scaled as above — the seed's number. The
+constrained column of Tables II–IV is reproduced to 3 % at any step (it barely changes along the
+motion); the reduced column of Table III (C pair) is the step ending at t = 0.1 (Fig. 12's first
+snapshot), reproduced to 0.2 % — at the first step the same matrix has 493. Table IV's reduced
+column, the gyro top's at Δt = 0.05 and Table V are not reproduced by the seed's printed data
+(reasons and numbers in tests/test_absolute_seed_tables.py). A closed loop's closure rows are
+scaled to the norm of ``Pᵀ A ∂F/∂μ`` (pkm's choice; the seed does not state one).
 
 Velocities ``v_{n+1} = 2 (q_{n+1} − q_n)/Δt − v_n`` satisfy the hidden constraint ``G v = 0`` only
 at the mid-point (digest §3.4, 11); the constraints hold at every node.
@@ -195,7 +205,8 @@ class EnergyMomentum:
     max_iter:
         Newton iterations per step before :class:`ConvergenceError`.
     condition:
-        Compute the condition number of the last iteration matrix of every step.
+        Compute the 2-norm condition number of Newton's matrix at the converged iterate of every
+        step (seed 002 Tables II–V; see the module docstring).
     """
 
     def __init__(self, system: System, q0, potential=None, *, force=None, method: str = "null_space",
