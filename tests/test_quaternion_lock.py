@@ -330,3 +330,27 @@ def test_bad_arguments_are_refused_in_one_line():
         with pytest.raises(Exception, match=match) as info:
             call()
         assert "\n" not in str(info.value)
+
+
+def test_a_pendulum_on_the_quaternion_lock_swings_as_on_the_director_revolute():
+    """projected_ode (index-1 accelerations + projection, the System's Newton) over 0.3 s through
+    more than a half turn of the joint: the same motion with QuaternionLock("revolute") as with
+    Revolute, and the rows closed."""
+    from pkm.absolute import Gravity, projected_ode
+
+    rng = np.random.default_rng(18)
+    b = random_body(rng, "A")
+    q0 = b.coordinates(random_pose(rng))
+    F = np.eye(4)
+    F[:3, 3] = q0[:3] + rng.normal(size=3) * 0.3
+    mp, ms = Marker.at(b, q0, F), Marker(None, F[:3, 3], np.eye(3))   # revolute about world z
+    runs = []
+    for joint in (Revolute(mp, ms), QuaternionLock(mp, ms, "revolute")):
+        system = System([b], [joint])
+        v0 = system.project_velocity(q0, b.velocity(q0, [0.0, 0.0, 15.0, 0.0, 0.0, 0.0], "com"))
+        runs.append(projected_ode(system, q0, v0, 0.01, 30, Gravity(system, [1.0, 0.0, -9.81]), rtol=1e-10,
+                                  atol=1e-12))
+    angle = np.unwrap([np.arctan2(b.pose(q)[1, 0], b.pose(q)[0, 0]) for q in runs[1].q])
+    assert abs(angle[-1] - angle[0]) > np.pi                      # the hemisphere switch is crossed
+    assert np.max(np.abs(runs[0].q - runs[1].q)) < 1e-7
+    assert np.max(np.abs(runs[1].constraint_residual)) < 1e-10

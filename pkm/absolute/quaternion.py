@@ -34,25 +34,42 @@ ONE = np.array([1.0, 0.0, 0.0, 0.0])
 _LEVI = np.zeros((3, 3, 3))
 for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
     _LEVI[_i, _j, _k], _LEVI[_i, _k, _j] = 1.0, -1.0
+_LEVI_9 = _LEVI.reshape(9, 3)
+
+
+def _tensor(matrix) -> np.ndarray:
+    """``T`` (4, 4, 4) with ``matrix(q) = T @ q`` for a matrix linear in q."""
+    return np.stack([matrix(e) for e in np.eye(4)], axis=-1)
 
 
 def plus(q) -> np.ndarray:
     """``[q]⁺`` (seed 001 eq. 56): ``q ⊗ p = [q]⁺ p``."""
-    q0, q1, q2, q3 = q
-    return np.array([[q0, -q1, -q2, -q3], [q1, q0, -q3, q2], [q2, q3, q0, -q1], [q3, -q2, q1, q0]])
+    return _PLUS @ q
 
 
 def minus(q) -> np.ndarray:
     """``[q]⁻`` (seed 001 eq. 58): ``p ⊗ q = [q]⁻ p``."""
+    return _MINUS @ q
+
+
+def _plus(q):
+    q0, q1, q2, q3 = q
+    return np.array([[q0, -q1, -q2, -q3], [q1, q0, -q3, q2], [q2, q3, q0, -q1], [q3, -q2, q1, q0]])
+
+
+def _minus(q):
     q0, q1, q2, q3 = q
     return np.array([[q0, -q1, -q2, -q3], [q1, q0, q3, -q2], [q2, -q3, q0, q1], [q3, q2, -q1, q0]])
 
 
+_PLUS, _MINUS = _tensor(_plus), _tensor(_minus)
+
+
 def mul(*qs) -> np.ndarray:
     """``q₁ ⊗ q₂ ⊗ …`` (seed 001 eq. 10; associative, eq. 19)."""
-    out = np.asarray(qs[0], dtype=float)
+    out = qs[0]
     for q in qs[1:]:
-        out = plus(out) @ q
+        out = (_PLUS @ out) @ q
     return out
 
 
@@ -116,7 +133,9 @@ def frame_rotation(D, Dd=None, what: str = "directors"):
     differentiable (rank < 2, or two singular values of opposite signs summing to zero) is a
     :class:`~pkm.errors.SingularityError`."""
     U, s, Vt = np.linalg.svd(D)
-    sign = 1.0 if np.linalg.det(U) * np.linalg.det(Vt) > 0.0 else -1.0
+    det = (D[0, 0] * (D[1, 1] * D[2, 2] - D[1, 2] * D[2, 1]) - D[0, 1] * (D[1, 0] * D[2, 2] - D[1, 2] * D[2, 0])
+           + D[0, 2] * (D[1, 0] * D[2, 1] - D[1, 1] * D[2, 0]))
+    sign = 1.0 if det > 0.0 else -1.0
     R = (U * np.array([1.0, 1.0, sign])) @ Vt
     h = s * np.array([1.0, 1.0, sign])           # eigenvalues of H = Rᵀ D
     k = h.sum() - h                               # eigenvalues of tr(H) I − H
@@ -127,7 +146,7 @@ def frame_rotation(D, Dd=None, what: str = "directors"):
     H = 0.5 * (H + H.T)
     K = np.trace(H) * np.eye(3) - H
     Kinv = (Vt.T / k) @ Vt                        # H = Vᵀdiag(h)V → K⁻¹ in the same basis
-    M = np.einsum("kIa,ca->kIc", _LEVI, R).reshape(3, 9)   # vee(Rᵀ δD − δDᵀ R) = M δd
+    M = (_LEVI_9 @ R.T).reshape(3, 9)                     # vee(Rᵀ δD − δDᵀ R) = M δd
     J = R @ Kinv @ M
     if Dd is None:
         return R, J, None, None

@@ -52,7 +52,9 @@ rotational progress and ends in that error. Near the solution (``c₀ ≈ 1``) t
 
 Not for: the energy–momentum and generalized-α schemes (seed 002), which need constraints at most
 quadratic in q (:class:`~pkm.absolute.hessian.ConstraintHessian` refuses this joint); one
-configuration per call (no batches). Multipliers: near zero error a rotation row is half the
+configuration per call (no batches). Cost: 4–10× the director lock's Φ + Jacobian + γ (quaternion
+algebra at the Python level and a 3×3 SVD per body; :meth:`evaluate` does the three in one pass,
+``benchmarks/bench_quaternion_lock.py``). Multipliers: near zero error a rotation row is half the
 rotation angle, so its multiplier is twice the torque (the director lock's rows are the angle).
 """
 from __future__ import annotations
@@ -78,9 +80,20 @@ def _hat(w) -> np.ndarray:
     return np.array([[0.0, -w[2], w[1]], [w[2], 0.0, -w[0]], [-w[1], w[0], 0.0]])
 
 
-def _product(f, swap: dict) -> np.ndarray:
-    """``f₀ ⊗ … ⊗ f₄`` with the factors at the keys of ``swap`` replaced."""
-    return mul(*[swap.get(i, fi) for i, fi in enumerate(f)])
+def _chain(f, f1, f2=None):
+    """``(c, ċ, c̈)`` of ``c = f₀ ⊗ … ⊗ f₄`` with factor rates ``f1`` (and ``f2``): the seed's expansion
+    of ``C̈`` (eqs. 52–53, every factor's second derivative and twice every pair of first ones)
+    accumulated factor by factor, ``(P ⊗ f)'' = P'' ⊗ f + 2 P' ⊗ f' + P ⊗ f''``; ``c̈`` is None
+    without ``f2``."""
+    c, d1 = f[0], f1[0]
+    d2 = None if f2 is None else f2[0]
+    for k in range(1, len(f)):
+        Pc, Pd1 = plus(c), plus(d1)
+        if f2 is not None:
+            d2 = plus(d2) @ f[k] + 2.0 * Pd1 @ f1[k] + Pc @ f2[k]
+        d1 = Pd1 @ f[k] + Pc @ f1[k]
+        c = Pc @ f[k]
+    return c, d1, d2
 
 
 class _Side:
@@ -191,11 +204,11 @@ class QuaternionLock:
         # rotation (eq. 49): c = q_Δ* ⊗ q_S* ⊗ q_O2* ⊗ q_O1 ⊗ q_P
         qD, qDd, qDdd = (ONE, np.zeros(4), np.zeros(4)) if self.rotation is None else law_rates(*Rl)
         f = [conj(qD), conj(S.qm), conj(S.q), P.q, P.qm]
-        c = mul(*f)
+        ft = [conj(qDd), conj(S.qmd), np.zeros(4), np.zeros(4), P.qmd]   # ∂/∂t of the factors (eq. 51)
+        c, ct, _ = _chain(f, ft)
         sigma = 1.0 if c[0] >= 0.0 else -1.0
         phi[3:] = sigma * c[1:]
-        ft = {0: conj(qDd), 1: conj(S.qmd), 4: P.qmd}                   # ∂/∂t of the factors (eq. 51)
-        phi_t[3:] = sigma * sum(_product(f, {i: v}) for i, v in ft.items())[1:]
+        phi_t[3:] = sigma * ct[1:]
         J = None
         if jacobian:
             T = S.B.T @ S.D.T
@@ -217,8 +230,7 @@ class QuaternionLock:
             (qSd, qSdd), (qPd, qPdd) = S.body_rates(), P.body_rates()
             f1 = [conj(qDd), conj(S.qmd), conj(qSd), qPd, P.qmd]           # d/ds along (q + s q̇, t + s)
             f2 = [conj(qDdd), conj(S.qmdd), conj(qSdd), qPdd, P.qmdd]
-            cdd = sum(_product(f, {i: f2[i]}) for i in range(5))
-            cdd = cdd + 2.0 * sum(_product(f, {i: f1[i], k: f1[k]}) for i in range(5) for k in range(i + 1, 5))
+            cdd = _chain(f, f1, f2)[2]
             gamma[3:] = -sigma * cdd[1:]
         return phi, phi_t, J, gamma, sigma * c
 
