@@ -326,7 +326,12 @@ def test_bad_arguments_are_refused_in_one_line():
                         (lambda: QuaternionLock(mp, ms, p_rotation=3.0), "p_rotation"),
                         (lambda: lock.phi(None, None), "side i needs the coordinates"),
                         (lambda: lock.phi(turned(0.0), turned(0.0)), r"side j needs None \(ground\)"),
-                        (lambda: lock.phi(np.zeros(12), None), "degenerate")):
+                        (lambda: lock.phi(np.zeros(12), None), "degenerate"),
+                        (lambda: lock.phi(np.zeros((2, 12)), None), r"shape \(12,\)"),
+                        (lambda: QuaternionLock(mp, ms, s_rotation=lambda t: (2.0 * np.eye(3), np.zeros(3), np.zeros(3)))
+                         .phi(turned(0.0), None), "must return a rotation matrix"),
+                        (lambda: QuaternionLock(mp, ms, translation=lambda t: (np.zeros(2), 0, 0)).phi(turned(0.0), None),
+                         "translation law")):
         with pytest.raises(Exception, match=match) as info:
             call()
         assert "\n" not in str(info.value)

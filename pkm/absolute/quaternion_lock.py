@@ -96,6 +96,15 @@ def _chain(f, f1, f2=None):
     return c, d1, d2
 
 
+def _rotation_law(law, lock, kind: str, t: float):
+    """``(R, ω, ω̇)`` of a rotation law at ``t``, checked: R a rotation (to 1e-6), else one line."""
+    R, w, wd = law_values(law(t), lock.name, kind, (3, 3), t)
+    if np.max(np.abs(R.T @ R - np.eye(3))) > 1e-6 or np.linalg.det(R) < 0.0:
+        raise InputError(f"{lock.name}: the {kind} law at t = {t:g} must return a rotation matrix (orthonormal, "
+                         f"det +1)")
+    return R, w, wd
+
+
 class _Side:
     """One marker and its body at (q, q̇, t): the quantities of eqs. 29–32 and 48–51."""
 
@@ -121,7 +130,7 @@ class _Side:
             self.q = from_matrix(R)
         xlaw, rlaw = lock.marker_laws[side]
         x, xd, xdd = _STILL_T if xlaw is None else law_values(xlaw(t), lock.name, f"marker {tag} translation", (3,), t)
-        Rm, wm, wmd = _STILL_R if rlaw is None else law_values(rlaw(t), lock.name, f"marker {tag} rotation", (3, 3), t)
+        Rm, wm, wmd = _STILL_R if rlaw is None else _rotation_law(rlaw, lock, f"marker {tag} rotation", t)
         A = marker.axes
         self.u, self.ud, self.udd = marker.origin + A @ x, A @ xd, A @ xdd
         self.B = A @ Rm                                   # marker axes in body (director) components
@@ -194,7 +203,7 @@ class QuaternionLock:
         t = number(t, "t")
         P, S = _Side(self, 0, qi, qdi, t, rates), _Side(self, 1, qj, qdj, t, rates)
         xl = _STILL_T if self.translation is None else law_values(self.translation(t), self.name, "translation", (3,), t)
-        Rl = _STILL_R if self.rotation is None else law_values(self.rotation(t), self.name, "rotation", (3, 3), t)
+        Rl = _STILL_R if self.rotation is None else _rotation_law(self.rotation, self, "rotation", t)
         phi, phi_t, gamma = np.zeros(6), np.zeros(6), np.zeros(6)
         # translation (eqs. 29, 32; Λ_S = B, Λ_O = D)
         r = P.phi + P.D @ P.u - S.phi - S.D @ S.u
