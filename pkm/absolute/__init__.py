@@ -6,10 +6,13 @@ Modules, one idea each: ``body`` (director coordinates q = (φ, d₁, d₂, d₃
 mass matrix, poses and twists), ``markers`` (frames on bodies), ``quadratic`` (the engine every joint
 uses: rows that are quadratic forms in marker vectors; Φ, Φ_q, γ, reactions), ``joints`` (seed 000's
 S, S–S, R, U, C, P and seed 002's planar pair), ``lock`` (seed 001's lock with a row mask and
-prescribed motion), ``laws`` (time laws for rheonomic constraints), ``redundancy`` (dependent rows by
-pivoted QR / SVD), ``system`` (global assembly, consistent initial conditions, false zeros refused),
-``loader`` (robot files, inverse dynamics through drives), ``modes`` (assembly modes: the branch
-given as data, or a start near the result).
+prescribed motion, director rows), ``quaternion`` and ``quaternion_lock`` (seed 001's lock as the
+seed writes it: rotation rows from the quaternion of the relative rotation, Jacobians from its 4×4
+quaternion-product matrices, moving markers; no false zeros at half turns), ``laws`` (time laws for
+rheonomic constraints), ``redundancy`` (dependent rows by pivoted QR / SVD), ``system`` (global
+assembly, consistent initial conditions, false zeros refused), ``loader`` (robot files, inverse
+dynamics through drives), ``modes`` (assembly modes: the branch given as data, or a start near the
+result).
 
 Time integration (seed 002): ``energy_momentum`` (the energy–momentum scheme, constrained and as
 the discrete null space method), built on ``tree`` (spanning tree, each joint's relative motion),
@@ -38,6 +41,7 @@ from pkm.absolute.joints import (
 )
 from pkm.absolute.lock import LOCK_MASKS, LOCK_ROWS, Lock
 from pkm.absolute.markers import Marker
+from pkm.absolute.quaternion_lock import QuaternionLock
 from pkm.absolute.redundancy import RedundancyReport, dependent_rows
 from pkm.absolute.system import AssemblyError, AssemblyModeError, System
 
@@ -55,5 +59,5 @@ def __getattr__(name):
 
 
 __all__ = ["Body", "Marker", "Spherical", "Distance", "Revolute", "Universal", "Cylindrical", "Prismatic",
-           "Planar", "JOINTS", "Lock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
+           "Planar", "JOINTS", "Lock", "QuaternionLock", "LOCK_MASKS", "LOCK_ROWS", "RedundancyReport", "dependent_rows",
            "System", "AssemblyError", "AssemblyModeError", *_LAZY]

@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.absolute.body import NINT, NQ
+from pkm.absolute.quadratic import QuadraticConstraint
+from pkm.errors import InputError
 
 _PAIRS = ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2))
 
@@ -39,6 +41,10 @@ class ConstraintHessian:
     :meth:`~pkm.absolute.system.System.phi`)."""
 
     def __init__(self, system):
+        for j in system.joints:
+            if not isinstance(j, QuadraticConstraint):
+                raise InputError(f"joint {j.name!r} is a {type(j).__name__}, not quadratic in q: this scheme needs "
+                                 f"constraints at most quadratic (seed 002 §4.3); use Lock, or projected_ode")
         self.system = system
         offsets = np.cumsum([0] + [j.m for j in system.joints])
         ri, ci, li = [], [], []                  # the internal rows' entries: out[ri, ci] += λ[li]

@@ -79,7 +79,8 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
     _LEVI[_i, _j, _k], _LEVI[_i, _k, _j] = 1.0, -1.0
 
 
-def _mask(mask) -> tuple[int, ...]:
+def mask_rows(mask) -> tuple[int, ...]:
+    """The row indices (into :data:`LOCK_ROWS`) of a lock ``mask``: a name, row names or 6 booleans."""
     if isinstance(mask, str):
         if mask not in LOCK_MASKS:
             raise InputError(f"unknown lock mask {mask!r}; expected one of {sorted(LOCK_MASKS)} or row names "
@@ -103,7 +104,7 @@ def _mask(mask) -> tuple[int, ...]:
     return tuple(rows)
 
 
-def _law_values(values, name: str, kind: str, shape, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def law_values(values, name: str, kind: str, shape, t) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The three values of a law at ``t`` checked: (value of ``shape``, rate (3,), its derivative (3,)),
     finite."""
     what = f"{name}: the {kind} law at t = {t:g}"
@@ -130,7 +131,7 @@ class Lock(QuadraticConstraint):
 
     def __init__(self, marker_p: Marker, marker_s: Marker, mask: str | Sequence = "weld", *,
                  translation=None, rotation=None, name: str | None = None):
-        rows = _mask(mask)
+        rows = mask_rows(mask)
         function(translation, "Lock translation (a law t -> (x, ẋ, ẍ))")
         function(rotation, "Lock rotation (a law t -> (R, ω, ω̇))")
         super().__init__(marker_p, marker_s, name)
@@ -207,12 +208,12 @@ class Lock(QuadraticConstraint):
         K, Kd, Kdd = self._K.copy(), np.zeros_like(self._K), np.zeros_like(self._K)
         g, gd, gdd = self._g0.copy(), np.zeros(self.m), np.zeros(self.m)
         if self.translation is not None:
-            x, xd, xdd = _law_values(self.translation(t), self.name, "translation", (3,), t)
+            x, xd, xdd = law_values(self.translation(t), self.name, "translation", (3,), t)
             for r, k in enumerate(self._rows):
                 if k < 3:
                     g[r], gd[r], gdd[r] = -x[k], -xd[k], -xdd[k]
         if self.rotation is not None:
-            R, w, wd = _law_values(self.rotation(t), self.name, "rotation", (3, 3), t)
+            R, w, wd = law_values(self.rotation(t), self.name, "rotation", (3, 3), t)
             W = skew(w)
             Rd, Rdd = R @ W, R @ (W @ W + skew(wd))
             for r, k in enumerate(self._rows):

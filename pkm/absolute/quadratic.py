@@ -39,6 +39,42 @@ from pkm.errors import InputError
 REACTION_POINTS = ("marker", "com")
 
 
+def joint_name(joint, marker_i, marker_j, name: str | None) -> str:
+    """The name of ``joint`` between the two markers, checked: both are Markers, not both on the
+    ground, not on one body; ``name`` or ``"kind:body_i-body_j"``."""
+    for side, m in (("marker_i", marker_i), ("marker_j", marker_j)):
+        if not isinstance(m, Marker):
+            raise InputError(f"{type(joint).__name__}: {side} must be a Marker, got {type(m).__name__}")
+    if marker_i.body is None and marker_j.body is None:
+        raise InputError(f"{type(joint).__name__}: both markers are on the ground")
+    if marker_i.body is marker_j.body:
+        raise InputError(f"{type(joint).__name__}: both markers are on body {marker_i.body.name!r}")
+    if name is not None:
+        return checked_name(name, f"{type(joint).__name__}: name")
+    names = [m.body.name if m.body is not None else "ground" for m in (marker_i, marker_j)]
+    return f"{joint.kind}:{names[0]}-{names[1]}"
+
+
+def body_wrenches(Q, F, markers, about: str) -> tuple:
+    """The wrenches (..., 6) = (moment; force), world axes, of the generalized forces ``F``
+    (..., 2, 4, 3) on the two bodies at ``Q`` (..., 2, 4, 3): force ``F_φ``, moment
+    ``Σ_I d_I × F_{d_I}`` about the centre of mass (seed 002 eq. 36), moved to the marker origin for
+    ``about="marker"``; ``None`` for a ground side."""
+    choice(about, "reaction about", REACTION_POINTS)
+    out = []
+    for side, marker in enumerate(markers):
+        if marker.body is None:
+            out.append(None)
+            continue
+        f = F[..., side, 0, :]
+        moment = np.cross(Q[..., side, 1:, :], F[..., side, 1:, :]).sum(axis=-2)
+        if about == "marker":
+            arm = np.einsum("k,...kc->...c", marker.point_coefficients(), Q[..., side, :, :]) - Q[..., side, 0, :]
+            moment = moment - np.cross(arm, f)
+        out.append(np.concatenate([moment, f], axis=-1))
+    return tuple(out)
+
+
 class QuadraticConstraint:
     """Base class of the joints: rows ``Σ K_r,ab(t) x_a·x_b + g_r(t)`` over marker attachments.
 
@@ -56,20 +92,8 @@ class QuadraticConstraint:
     rheonomic = False
 
     def __init__(self, marker_i: Marker, marker_j: Marker, name: str | None = None):
-        for side, m in (("marker_i", marker_i), ("marker_j", marker_j)):
-            if not isinstance(m, Marker):
-                raise InputError(f"{type(self).__name__}: {side} must be a Marker, got {type(m).__name__}")
-        if marker_i.body is None and marker_j.body is None:
-            raise InputError(f"{type(self).__name__}: both markers are on the ground")
-        if marker_i.body is marker_j.body:
-            raise InputError(f"{type(self).__name__}: both markers are on body {marker_i.body.name!r}")
-        if name is not None:
-            checked_name(name, f"{type(self).__name__}: name")
+        self.name = joint_name(self, marker_i, marker_j, name)
         self.marker_i, self.marker_j = marker_i, marker_j
-        if name is None:
-            names = [m.body.name if m.body is not None else "ground" for m in (marker_i, marker_j)]
-            name = f"{self.kind}:{names[0]}-{names[1]}"
-        self.name = name
         self._coef: list[np.ndarray] = []
         self._const: list[np.ndarray] = []
         self._terms: list[dict] = []
@@ -215,20 +239,7 @@ class QuadraticConstraint:
         Q = self._pair(qi, qj)
         J = self._jac_pair(Q, number(t, "t"))
         F = -np.einsum("...r,...rbq->...bq", array(lam, f"{self.name}: lam", (self.m,), batch=True), J)
-        F = F.reshape(F.shape[:-1] + (4, 3))
-        out = []
-        for side, body in enumerate(self.bodies):
-            if body is None:
-                out.append(None)
-                continue
-            f = F[..., side, 0, :]
-            moment = np.cross(Q[..., side, 1:, :], F[..., side, 1:, :]).sum(axis=-2)
-            if about == "marker":
-                arm = np.einsum("k,...kc->...c", self._marker(side).point_coefficients(), Q[..., side, :, :]) \
-                    - Q[..., side, 0, :]
-                moment = moment - np.cross(arm, f)
-            out.append(np.concatenate([moment, f], axis=-1))
-        return tuple(out)
+        return body_wrenches(Q, F.reshape(F.shape[:-1] + (4, 3)), (self.marker_i, self.marker_j), about)
 
     # ------------------------------------------------------------------ false zeros
     def marker_poses(self, qi, qj) -> tuple[np.ndarray, np.ndarray]:

@@ -41,6 +41,7 @@ from pkm.absolute.body import (
 )
 from pkm.absolute.checks import MAX_LENGTH, MAX_VALUE, array, count, number, positive, show
 from pkm.absolute.quadratic import QuadraticConstraint
+from pkm.absolute.quaternion_lock import QuaternionLock
 from pkm.absolute.redundancy import RTOL, RedundancyReport, dependent_rows
 from pkm.errors import InputError, PkmError, SingularityError
 
@@ -128,14 +129,15 @@ class System:
     bodies:
         The moving :class:`~pkm.absolute.body.Body` objects (distinct, with distinct names).
     joints:
-        Constraints (:mod:`pkm.absolute.joints`, :class:`~pkm.absolute.lock.Lock`) between these
-        bodies or the ground, with distinct names.
+        Constraints (:mod:`pkm.absolute.joints`, :class:`~pkm.absolute.lock.Lock`,
+        :class:`~pkm.absolute.quaternion_lock.QuaternionLock`) between these bodies or the ground,
+        with distinct names.
     active:
         Optional boolean mask over all joint rows (in order); inactive rows are left out of every
         result. Normally set by :meth:`without`.
     """
 
-    def __init__(self, bodies: Sequence[Body], joints: Sequence[QuadraticConstraint], active=None):
+    def __init__(self, bodies: Sequence[Body], joints: Sequence[QuadraticConstraint | QuaternionLock], active=None):
         for what, items in (("bodies", bodies), ("joints", joints)):
             if not isinstance(items, (list, tuple)):
                 raise InputError(f"System {what} must be a list, got {show(items)}")
@@ -151,9 +153,9 @@ class System:
         if len(set(names)) != len(names):
             raise InputError(f"body names repeat: {names}")
         for k, j in enumerate(self.joints):
-            if not isinstance(j, QuadraticConstraint):
+            if not isinstance(j, (QuadraticConstraint, QuaternionLock)):
                 raise InputError(f"System joints[{k}] is a {type(j).__name__} ({show(j)}), not a joint of "
-                                 f"pkm.absolute (Spherical, Revolute, …, Lock)")
+                                 f"pkm.absolute (Spherical, Revolute, …, Lock, QuaternionLock)")
         jnames = [j.name for j in self.joints]
         if len(set(jnames)) != len(jnames):
             raise InputError(f"joint names repeat: {jnames}")
