@@ -214,7 +214,7 @@ class Robot(TaskCoordinates):
         iters = np.zeros((N, len(self.limbs)), dtype=np.int64)
         first = self._check_start(start)
         prev = list(first)
-        square = self.n_act == self.task_dof
+        square = self.n_act >= self.task_dof   # (or redundant: J_IK's rows and rank checked alike)
         for s in range(N):
             follow = warm_start and s > 0  # continue sample s − 1's branch
             try:

@@ -12,7 +12,7 @@ Sec. 8.2), the only one for a square ``J_IK``.
   ``inverse_dynamics`` (it passes without redundant actuation).
 * Then robots/planar_4rpr.toml's ``inverse_dynamics`` (redundant actuation: ``weights``, ``preload``,
   ``null_space``) must equal it.
-* The robot files with redundant actuation (planar_4rpr, delta_4rr2rrr) load with ``check=False``
+* The robot files with redundant actuation (planar_4rpr, delta_4rr2rrr) load
   and their default trajectories are reachable on one branch, away from singularities, with
   every limb closed on the platform.
 
@@ -209,7 +209,7 @@ def rpr3():
 
 @pytest.fixture(scope="module")
 def rpr4():
-    return pkm.load(RPR4, check=False)
+    return pkm.load(RPR4)
 
 
 # ---------------------------------------------------------------------------------- (i) 3-RPR validation
@@ -257,13 +257,13 @@ def test_reference_forces_satisfy_the_statics(rpr3):
 # ---------------------------------------------------------------------------------- robot files
 @pytest.mark.parametrize("path", [RPR4, DELTA4], ids=["planar_4rpr", "delta_4rr2rrr"])
 def test_redundant_files_load_and_follow_their_trajectory(path):
-    """Loaded with check=False (n_act = δ_p + 1); every sample of the default trajectory solved on the
+    """Loaded (n_act = δ_p + 1); every sample of the default trajectory solved on the
     reference configuration's branch (no IKError, no branch change), J_IK of full rank and well
     conditioned, and every limb's solution closes on the platform at x (tree forward kinematics ==
     platform pose; the Delta's cut joint 7 closes its parallelogram)."""
     from pkm.algorithms.kinematics import forward_kinematics
 
-    robot = pkm.load(path, check=False)
+    robot = pkm.load(path)
     assert (robot.n_act, robot.task_dof) == (4, 3)
     tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
     with warnings.catch_warnings():

@@ -8,7 +8,7 @@ import sys
 from pkm.cli.options import (_ALL_TRAJ_OPTIONS, _finite, _opt, add_trajectory_options, check_outputs,
                              load_trajectory, trajectory_dict)
 from pkm.cli.output import outputs
-from pkm.cli.redundancy import add_redundancy_options, distribute_note
+from pkm.cli.redundancy import add_redundancy_options, check_redundancy_options, distribute_note
 from pkm.errors import PkmError
 
 
@@ -161,6 +161,7 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
     robot, wrench = apply_load(robot, args)
     traj_dict = trajectory_dict(robot, args)
     traj = load_trajectory(robot, args)
+    check_redundancy_options(robot, args, len(traj))
     t0 = time.perf_counter()
     result = run_inverse_dynamics(robot, traj, wrench=wrench, weights=args.weights, preload=args.preload)
     redundant = distribute_note(robot, result, args)

@@ -22,20 +22,27 @@ def add_redundancy_options(parser: argparse.ArgumentParser) -> None:
                              "continuous in general)")
 
 
+def check_redundancy_options(robot, args, n: int) -> None:
+    """The options' one-line errors before any work starts (no progress bar before the error)."""
+    from pkm.algorithms.distribution import check_preload, check_weights
+
+    check_weights(args.weights, robot.n_act)
+    check_preload(args.preload, n, robot.redundancy)
+    if args.distribution != "min-norm" and robot.redundancy == 0:
+        raise InputError("--distribution needs redundant actuation (more actuators than task coordinates); "
+                         f"{robot.name} has one actuator per task coordinate")
+    if args.distribution == "min-peak" and (args.weights is not None or args.preload is not None):
+        raise InputError("--distribution min-peak chooses the preload itself: drop --weights and --preload")
+
+
 def distribute_note(robot, result, args) -> str:
     """Apply ``--distribution min-peak`` to ``result`` (in place) and return the summary's sentence on
-    the redundancy ("" for a non-redundant robot); a one-line InputError for options that need
-    redundancy or contradict each other."""
+    the redundancy ("" for a non-redundant robot); the options checked by :func:`check_redundancy_options`."""
     r = robot.redundancy
     if r == 0:
-        if args.distribution != "min-norm":
-            raise InputError("--distribution needs redundant actuation (more actuators than task coordinates); "
-                             f"{robot.name} has one actuator per task coordinate")
         return ""
     how = "weighted " if args.weights is not None else ""
     if args.distribution == "min-peak":
-        if args.weights is not None or args.preload is not None:
-            raise InputError("--distribution min-peak chooses the preload itself: drop --weights and --preload")
         from pkm.algorithms.distribution import min_peak
 
         result.tau[...] = min_peak(result.tau, result.null_space)
