@@ -280,3 +280,17 @@ def test_cli_csv_null_space_columns_and_options(tmp_path, capsys):
         assert err.count("\n") == 0 and phrase in err, err
     assert main(["inverse-dynamics", str(ROBOTS / "planar_3rpr.toml"), "--preload", "1"]) == 2
     assert "preload needs redundant actuation" in capsys.readouterr().err
+
+
+def test_the_example_runs(tmp_path, capsys):
+    """examples/redundant_actuation.py (the figure docs/redundant_workspace.png) at a coarse grid."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("redundant_example", ROBOTS.parent / "examples" / "redundant_actuation.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    out = tmp_path / "fig.png"
+    assert mod.main(["--resolution", "21", "--out", str(out)]) == 0
+    assert out.read_bytes()[:4] == b"\x89PNG"
+    said = capsys.readouterr().out
+    assert "planar_3rpr.toml: largest cond" in said and "least peak" in said

@@ -1,4 +1,4 @@
-"""Redundantly actuated PKMs (paper Sec. 5, 8.2; spec §8.6, §9.6, §11.2) against a reference written
+"""Redundantly actuated PKMs (paper Sec. 5, 6.6, 8.2; eq. 97–98, 114–120, 137–140) against a reference written
 here without pkm's dynamics.
 
 The reference (:func:`planar_rpr_reference`) is the Newton–Euler statics of a planar n-RPR robot

@@ -1,7 +1,7 @@
 """Redundant actuation: the actuator forces that produce a task-space wrench (paper Sec. 5, Sec. 8.2).
 
-A PKM with more actuators than task coordinates (``n_act > δ_p``, "redundantly actuated", Sec. 5 /
-spec §8.6) has a rectangular ``J_IK`` (n_act × δ_p, eq. 98), and the inverse dynamics
+A PKM with more actuators than task coordinates (``n_act > δ_p``, "redundantly actuated", Sec. 5,
+eq. 97–98) has a rectangular ``J_IK`` (n_act × δ_p), and the inverse dynamics
 ``J_IKᵀ u = φ_t − W_t^EE`` (eq. 137–140) has an ``r = n_act − δ_p`` dimensional family of solutions.
 The paper prescribes "a (weighted) pseudoinverse of ``J_IKᵀ``" (Sec. 8.2); here
 
