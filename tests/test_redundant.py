@@ -294,3 +294,17 @@ def test_the_example_runs(tmp_path, capsys):
     assert out.read_bytes()[:4] == b"\x89PNG"
     said = capsys.readouterr().out
     assert "planar_3rpr.toml: largest cond" in said and "least peak" in said
+
+
+def test_forward_kinematics_of_inconsistent_actuator_coordinates_says_why(capsys):
+    """4 actuator coordinates for 3 DOF over-determine the pose: consistent ones (from the IK) assemble,
+    others are a one-line error that says they must be consistent."""
+    from pkm.cli.main import main
+
+    path = str(ROBOTS / "planar_4rpr.toml")
+    q = pkm.load(path).inverse_kinematics([0.05, 0.01, -0.02]).q_act[0]
+    assert main(["fk", path, "--q", *map(repr, q)]) == 0
+    assert "rz = 0.05" in capsys.readouterr().out
+    assert main(["fk", path, "--q", "0.01", "0", "0", "0"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "actuator coordinates must be consistent" in err, err

@@ -95,8 +95,10 @@ def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
         flat[free] += step
         thetas = [flat[offs[k]:offs[k + 1]].copy() for k in range(len(robot.limbs))]
     if not (stalled or err <= tol):
+        why = (f"; with redundant actuation ({robot.n_act} actuators for {robot.task_dof} task coordinates) the "
+               "actuator coordinates must be consistent, e.g. those of pkm ik" if robot.n_act > robot.task_dof else "")
         raise IKError(f"the mechanism cannot be assembled at these actuator coordinates: residual {err:.3e} "
-                      f"after {it} iterations (tolerance {tol:.1e} x {scale:.3g}, the size of the coordinates)",
+                      f"after {it} iterations (tolerance {tol:.1e} x {scale:.3g}, the size of the coordinates){why}",
                       residual=err, iterations=it)
     return thetas, Cp
 
