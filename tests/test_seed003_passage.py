@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.absolute.examples import crank_angle, parallelogram
+from pkm.absolute.examples import crank_angle, parallelogram, parallelogram_forces
 from pkm.absolute.joint_reactions import JointReactions
 from pkm.absolute.standard import GeneralizedAlpha, projected_ode
 from pkm.description.robotfile import load_spec
@@ -35,24 +35,6 @@ def kkt(system, q):
 
 def energy(ex, tr):
     return np.array([ex.system.kinetic_energy(v) + ex.potential.energy(q) for q, v in zip(tr.q, tr.v)])
-
-
-def reactions(ex, theta):
-    """The joints' forces along the parallelogram motion, written from the one-pendulum model
-    (examples.parallelogram's doc) and Newton's law: the coupler translates with a crank tip, the
-    cranks share its load equally (their moment balances about the pivots, for sin θ ≠ 0).
-    Returns (force of a revolute on its crank, force of a crank on the coupler) at the angles θ."""
-    d = ex.data
-    r, m, mc, g = d["crank"], d["crank_mass"], d["coupler_mass"], d["g"]
-    E = 0.5 * d["K"] * d["rate"] ** 2 + d["P"] * np.sin(d["angle"])
-    w2 = 2.0 * (E - d["P"] * np.sin(theta)) / d["K"]
-    alpha = -d["P"] * np.cos(theta) / d["K"]
-    u = np.stack([np.cos(theta), np.sin(theta), 0 * theta], axis=1)
-    e = np.stack([-np.sin(theta), np.cos(theta), 0 * theta], axis=1)
-    tip = r * (alpha[:, None] * e - w2[:, None] * u)                # acceleration of a crank tip
-    gv = np.array([0.0, -g, 0.0])
-    on_coupler = 0.5 * mc * (tip - gv)
-    return m * (0.5 * tip - gv) + on_coupler, on_coupler
 
 
 def run(angle, rate, dt, tol, duration=0.1):
@@ -113,7 +95,7 @@ def test_joint_reactions_pass_where_the_multipliers_fail(angle, rate, dt, tol):
     """From the flat configuration (or 1e-12 / 1e-10 rad off it, a perturbed rate, the other flat
     configuration, several Δt and tolerances), 0.1 s: the multiplier formulation cannot take the first
     step, the joint reactions pass — joints held to 1e-8, energy kept to O(Δt²), the joints' forces
-    bounded and equal to the analytic ones of the parallelogram motion."""
+    bounded and equal to the analytic ones of the parallelogram motion (examples.parallelogram_forces)."""
     ex, jr, tr = run(angle, rate, dt, tol)
     assert ratio(ex.system, ex.q0) <= 1e-8                                        # a singular start …
     with pytest.raises(pkm.SingularityError):                                     # … the multipliers refuse
@@ -124,7 +106,7 @@ def test_joint_reactions_pass_where_the_multipliers_fail(angle, rate, dt, tol):
     assert np.max(np.abs(E - E[0])) <= 30 * dt**2 * E[0]
     theta = np.unwrap(crank_angle(tr.q))
     assert abs(theta[-1] - theta[0]) > 0.8                                        # it moved on, > 45°
-    R, S = reactions(ex, theta)
+    R, S = parallelogram_forces(ex, theta)
     W = tr.info["wrenches"]
     names = tr.info["joints"]
     for name, ref in (("R1", R), ("R2", R), ("S1", S), ("S2", S)):
@@ -134,9 +116,16 @@ def test_joint_reactions_pass_where_the_multipliers_fail(angle, rate, dt, tol):
         assert np.max(np.linalg.norm(F, axis=1)) <= 1.01 * scale                 # bounded
         assert np.max(err[1:-1]) <= 1e-3 * scale                                  # inside: O(Δt²)
         assert np.max(err) <= 5.0 * dt * scale                                    # the end nodes: O(Δt)
-    # the start on the singularity changes nothing: the same run from 1e-3 rad away, compared at
-    # the node where that one's crank angle is passed (the analytic motion is θ-shifted)
-    assert np.all(np.isfinite(tr.v))
+
+
+def test_singular_start_gives_the_regular_motion():
+    """The minimum-norm steps at the flat configuration give the motion the regular steps give a hair
+    away: from θ = 0 (step matrix singular) and θ = 1e-7 (condition ≈ 1e13, solved as usual) the runs
+    stay the start's 1e-7 rad apart."""
+    runs = [run(angle, 12.0, 1e-3, 1e-12, duration=0.05)[2] for angle in (0.0, 1e-7)]
+    assert runs[0].condition[0] > 1e16 and runs[1].condition[0] < 1e14
+    assert np.max(np.abs(runs[0].q - runs[1].q)) <= 1.5e-7                   # the 1e-7 rad of the start
+    assert np.max(np.abs(runs[0].v - runs[1].v)) <= 2e-6
 
 
 @pytest.mark.parametrize("angle, rate, dt", [(np.pi - 0.05, 12.0, 1e-3), (np.pi - 0.0437, 10.0, 2e-3)])
@@ -161,7 +150,7 @@ def test_passes_a_singular_node_in_mid_motion(angle, rate, dt):
     assert abs(np.cos(theta[0]) + 1.0) < 1e-12 and theta[-1] - theta[0] > 0.2      # from θ = π on, through it
     E0 = ex.system.kinetic_energy(ex.v0) + ex.potential.energy(ex.q0)
     assert np.max(np.abs(energy(ex, tr) - E0)) <= 30 * dt**2 * E0
-    assert np.max(np.abs(tr.info["wrenches"])) <= 1.01 * np.max(np.abs(reactions(ex, theta)[0]))
+    assert np.max(np.abs(tr.info["wrenches"])) <= 1.01 * np.max(np.abs(parallelogram_forces(ex, theta)[0]))
 
 
 # ---------------------------------------------------------------------- multiplier schemes made to run

@@ -311,6 +311,25 @@ def parallelogram(angle: float = 0.0, rate: float = 12.0, crank: float = 0.3, le
                          "crank_mass": m, "coupler_mass": mc, "g": g, "angle": angle, "rate": rate})
 
 
+def parallelogram_forces(example: Example, theta):
+    """The joints' forces along the parallelogram motion of :func:`parallelogram`, from the
+    one-pendulum model (its doc: energy gives θ̇², ``θ̈ = −P cos θ / K``) and Newton's law — the
+    coupler translates with a crank tip, the two cranks carry it equally (their moment balances about
+    the pivots, for sin θ ≠ 0; at sin θ = 0 the split along the line is statically indeterminate):
+    ``(F_R, F_S)`` (…, 3), the force of a revolute on its crank and of a crank on the coupler, at the
+    crank angles ``theta`` (rad) — independent of any integrator, for checking one."""
+    d = example.data
+    r, m, mc, g = d["crank"], d["crank_mass"], d["coupler_mass"], d["g"]
+    theta = np.asarray(theta, dtype=float)[..., None]
+    rate2 = d["rate"] ** 2 + 2.0 * d["P"] * (np.sin(d["angle"]) - np.sin(theta)) / d["K"]
+    u = np.concatenate([np.cos(theta), np.sin(theta), 0.0 * theta], axis=-1)
+    e = np.concatenate([-np.sin(theta), np.cos(theta), 0.0 * theta], axis=-1)
+    tip = r * (-d["P"] * np.cos(theta) / d["K"] * e - rate2 * u)        # acceleration of a crank tip
+    gravity = np.array([0.0, -g, 0.0])
+    on_coupler = 0.5 * mc * (tip - gravity)
+    return m * (0.5 * tip - gravity) + on_coupler, on_coupler
+
+
 def crank_angle(q) -> np.ndarray:
     """The first crank's angle from +x (rad) of :func:`parallelogram` coordinates ``q`` (..., 36)."""
     q = np.asarray(q, dtype=float)
