@@ -293,7 +293,8 @@ def parallelogram(angle: float = 0.0, rate: float = 12.0, crank: float = 0.3, le
         bodies.append(bar)
         qs.append(q)
         vs.append(bar.velocity(q, np.concatenate([omega, np.cross(omega, com - base)]), frame="com"))
-        joints.append(Revolute(Marker.at(None, None, _pose(p=base)), Marker.at(bar, q, _pose(p=base)), name=f"R{k + 1}"))
+        joints.append(Revolute(Marker.at(None, None, _pose(p=base)), Marker.at(bar, q, _pose(p=base)),
+                               name=f"R{k + 1}"))
         tips.append(base + r * R[:, 0])
     coupler = Body("coupler", mc, np.diag([mc * L * L / 800.0, mc * L * L / 12.0, mc * L * L / 12.0]))
     qc = coupler.coordinates(_pose(p=0.5 * (tips[0] + tips[1])))

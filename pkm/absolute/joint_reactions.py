@@ -348,6 +348,8 @@ class JointReactions:
         bisections = count(bisections, "bisections", 1, 200)
         sign = lambda x: np.sign(number(event(x), "event(q)"))
         start = sign(self.system._q(q, "q"))
+        if start == 0.0:
+            raise InputError(f"land: event(q) is 0 at the start (t = {t:g}): the step is there already")
         if sign(self.step(t, q, v, Q_guess, dt)[0]) == start:
             raise InputError(f"land: event(q) does not change sign over the step of {dt:g} s from t = {t:g}")
         lo, hi = 0.0, dt
