@@ -20,8 +20,9 @@ the discrete null space method), built on ``tree`` (spanning tree, each joint's 
 ``hessian`` (constraint Hessians for Newton), ``potentials`` (gravity, springs, discrete gradient);
 ``standard`` (generalized-α, projected ODE, for comparison); ``joint_reactions`` (seed 003: joint
 reactions as the unknowns of a Taylor step, output per joint); ``results`` (trajectories with their
-health); ``examples`` (seed 002's gyro top, cylindrical and planar pairs, six-body linkage). These
-load numba (through :mod:`pkm.lie`) and are imported on first use: ``pkm.absolute.EnergyMomentum``.
+health); ``examples`` (seed 002's gyro top, cylindrical and planar pairs, six-body linkage; seed
+003's parallelogram through its flat configuration). These load numba (through :mod:`pkm.lie`) and
+are imported on first use: ``pkm.absolute.EnergyMomentum``.
 
 Arguments: ``checks`` (numbers, counts, arrays, time steps) and ``model_checks`` (the robot-file
 model's motions, efforts, start configurations): every public function and class refuses a bad

@@ -20,6 +20,10 @@ edges are then exactly its two hinge lines, body 2 and 4 are rotated copies and 
 images. Assumptions (the seed does not say): gravity along −e₃; body 0 is the ground; joint k
 connects bodies k−1 and k, joint 6 closes the loop between body 5 and body 0 (eq. 190); the rate of
 joint 1 is the rotation of body 1 relative to body 0 about ``a₁ = −e₃``.
+
+Also (seed 003, not seed 002): :func:`parallelogram`, a planar parallelogram four-bar that moves
+through its flat configuration, a rank loss of the constraint Jacobian (seed 003's Fig. 1 mechanisms
+are planar 4R linkages).
 """
 from __future__ import annotations
 
@@ -246,6 +250,91 @@ def six_body_linkage(rate: float = 30.0, density: float = 1000.0, L: float = 0.1
                             "J11": 3.08948e-5, "J22": 1.14179e-5, "J12": 6.92302e-6, "J13": -1.90298e-6},
                    data={"a": a, "L": L, "vertices": V, "axes": axes, "tetrahedra": tets,
                          "body0": tetrahedron(tets[0], density), "rate": rate, "density": density})
+
+
+# ============================================================================ seed 003: a singular passage
+def _rot_z(angle):
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def parallelogram(angle: float = 0.0, rate: float = 12.0, crank: float = 0.3, length: float = 0.8,
+                  crank_mass: float = 2.0, coupler_mass: float = 3.0, g: float = G_ACC) -> Example:
+    """A planar parallelogram four-bar in the x–y plane, gravity ``−g e_y``: two equal cranks
+    (uniform bars, ``crank`` long) on revolute joints (axis z) at the ground points (0, 0, 0) and
+    (``length``, 0, 0), and a coupler (a uniform bar, ``length`` long) on spherical joints at the
+    crank tips. Both cranks at ``angle`` from +x turning at ``rate`` (rad/s), the coupler translating
+    (the parallelogram branch).
+
+    At ``angle`` = 0 or π (the flat configurations: all four bars on the x axis) the joints'
+    Jacobian ``Φ_q P_int`` loses one rank (16 rows, rank 15: the cranks' pulls along the line and the
+    coupler's push are a self-stress), the branch point where the parallelogram and the
+    anti-parallelogram motions cross; elsewhere it has full rank. 3 bodies, 18 − 16 = 2 DOF (the
+    crank angle and the coupler's free spin about its own axis, which stays at rest).
+
+    Along the parallelogram motion the system moves as one pendulum, ``θ`` the crank angle:
+    ``K θ̇² / 2 + P sin θ = const`` with ``K = 2 I_A + m_c r²``, ``P = (m r + m_c r) g``, ``I_A = m r²/3``;
+    ``data`` holds ``K``, ``P`` and the parameters."""
+    angle = number(angle, "parallelogram: angle", low=-2.0 * np.pi, high=2.0 * np.pi, why=" (rad)")
+    rate = number(rate, "parallelogram: rate", low=-MAX_RATE, high=MAX_RATE, why=" (rad/s)")
+    r = positive(crank, "parallelogram: crank", high=MAX_SIZE, why=" (m)")
+    L = positive(length, "parallelogram: length", high=MAX_SIZE, why=" (m)")
+    m = positive(crank_mass, "parallelogram: crank_mass", high=MAX_DENSITY, why=" (kg)")
+    mc = positive(coupler_mass, "parallelogram: coupler_mass", high=MAX_DENSITY, why=" (kg)")
+    g = number(g, "parallelogram: g", low=-MAX_RATE, high=MAX_RATE, why=" (m/s²)")
+    R = _rot_z(angle)
+    omega = np.array([0.0, 0.0, rate])
+    bodies, qs, vs, joints, tips = [], [], [], [], []
+    for k, base in enumerate((np.zeros(3), np.array([L, 0.0, 0.0]))):
+        # a bar's axial moment is small but positive (a thin bar of radius r/20)
+        bar = Body(f"crank{k + 1}", m, np.diag([m * r * r / 800.0, m * r * r / 12.0, m * r * r / 12.0]))
+        com = base + 0.5 * r * R[:, 0]
+        q = bar.coordinates(_pose(R, com))
+        bodies.append(bar)
+        qs.append(q)
+        vs.append(bar.velocity(q, np.concatenate([omega, np.cross(omega, com - base)]), frame="com"))
+        joints.append(Revolute(Marker.at(None, None, _pose(p=base)), Marker.at(bar, q, _pose(p=base)),
+                               name=f"R{k + 1}"))
+        tips.append(base + r * R[:, 0])
+    coupler = Body("coupler", mc, np.diag([mc * L * L / 800.0, mc * L * L / 12.0, mc * L * L / 12.0]))
+    qc = coupler.coordinates(_pose(p=0.5 * (tips[0] + tips[1])))
+    bodies.append(coupler)
+    qs.append(qc)
+    vs.append(coupler.velocity(qc, np.concatenate([np.zeros(3), np.cross(omega, tips[0])]), frame="com"))
+    for k in range(2):
+        joints.append(Spherical(Marker.at(bodies[k], qs[k], _pose(p=tips[k])),
+                                Marker.at(coupler, qc, _pose(p=tips[k])), name=f"S{k + 1}"))
+    system = System(bodies, joints)
+    q0, v0 = np.concatenate(qs), np.concatenate(vs)
+    _check_state("parallelogram", system, q0, v0)
+    return Example("parallelogram four-bar", system, q0, v0, Gravity(system, [0.0, -g, 0.0]),
+                   data={"K": 2.0 * m * r * r / 3.0 + mc * r * r, "P": (m + mc) * r * g, "crank": r, "length": L,
+                         "crank_mass": m, "coupler_mass": mc, "g": g, "angle": angle, "rate": rate})
+
+
+def parallelogram_forces(example: Example, theta):
+    """The joints' forces along the parallelogram motion of :func:`parallelogram`, from the
+    one-pendulum model (its doc: energy gives θ̇², ``θ̈ = −P cos θ / K``) and Newton's law — the
+    coupler translates with a crank tip, the two cranks carry it equally (their moment balances about
+    the pivots, for sin θ ≠ 0; at sin θ = 0 the split along the line is statically indeterminate):
+    ``(F_R, F_S)`` (…, 3), the force of a revolute on its crank and of a crank on the coupler, at the
+    crank angles ``theta`` (rad) — independent of any integrator, for checking one."""
+    d = example.data
+    r, m, mc, g = d["crank"], d["crank_mass"], d["coupler_mass"], d["g"]
+    theta = np.asarray(theta, dtype=float)[..., None]
+    rate2 = d["rate"] ** 2 + 2.0 * d["P"] * (np.sin(d["angle"]) - np.sin(theta)) / d["K"]
+    u = np.concatenate([np.cos(theta), np.sin(theta), 0.0 * theta], axis=-1)
+    e = np.concatenate([-np.sin(theta), np.cos(theta), 0.0 * theta], axis=-1)
+    tip = r * (-d["P"] * np.cos(theta) / d["K"] * e - rate2 * u)        # acceleration of a crank tip
+    gravity = np.array([0.0, -g, 0.0])
+    on_coupler = 0.5 * mc * (tip - gravity)
+    return m * (0.5 * tip - gravity) + on_coupler, on_coupler
+
+
+def crank_angle(q) -> np.ndarray:
+    """The first crank's angle from +x (rad) of :func:`parallelogram` coordinates ``q`` (..., 36)."""
+    q = np.asarray(q, dtype=float)
+    return np.arctan2(q[..., 4], q[..., 3])
 
 
 def joint_angles(system, q) -> np.ndarray:

@@ -35,7 +35,19 @@ Singularities. The paper claims the step matrix is regular at kinematic singular
 Δt because of ``Φ_qq κ``. That holds for the *left* factor only: at a configuration where ``Φ_q``
 loses rank a self-stress ``Q₀ ≠ 0`` with ``Zᵀ Q₀ = 0`` exists, and it is a null vector of the step
 matrix whatever Δt (digest §4.4 claim 2 and its caution; tests/test_joint_reactions.py shows it on
-two collinear rods). What the formulation does not need is any map that a singularity of the
+two collinear rods). Near such a configuration, at a distance δ, the step matrix's condition grows
+like 1/δ (the right factor ``Zᵀ`` only), the multiplier method's ``[[M, Φ_qᵀ], [Φ_q, 0]]`` like 1/δ²
+(tests/test_seed003_passage.py). At δ = 0 the null space of the step matrix is the self-stress — the
+reactions are statically indeterminate there (the paper's Fig. 1(b)), the motion is not — and the
+Newton equations are consistent along a motion that passes the configuration: the step then takes
+the minimum-norm correction (singular values below ``σ_max/MAX_CONDITION`` left out), which leaves
+the self-stress component of the reactions where the previous step had it, and is accepted only if
+Newton's residual reaches ``tol`` — or, a hair off the singular configuration, stalls below
+:data:`SINGULAR_TOL` — and the end velocities hold the joints, else
+:class:`~pkm.errors.SingularityError`. So a motion through a rank loss of ``Φ_q`` is integrated with
+the joints held to ``tol`` (examples/seed003_singularities.py: a parallelogram four-bar through its
+flat configuration, where the multiplier formulation's matrix is singular).
+What the formulation does not need is any map that a singularity of the
 *driven* mechanism or of its task coordinates makes singular: the motors are forces, the unknowns
 are the joints' reactions, so the matrix stays regular where actuator coordinates (type II) or task
 coordinates (pkm's minimal-coordinate engine; the seed's 3-(RR)S starts on a singularity of its
@@ -54,10 +66,15 @@ from pkm.absolute.forward import actuator_forces
 from pkm.absolute.model_checks import check_model
 from pkm.absolute.results import assemble
 from pkm.absolute.system import as_system as check_system
-from pkm.errors import SingularityError, fmt_condition
+from pkm.errors import InputError, SingularityError, fmt_condition
 
-#: Condition number of a step matrix above which the step is refused.
+#: Condition number of a step matrix above which it is taken as singular (module doc: the minimum-norm
+#: correction, the step accepted only if it holds the joints).
 MAX_CONDITION = 1e14
+#: Largest ``max|Φ|`` accepted from a position step whose matrix is singular, where Newton's residual
+#: stalls at the part of Φ that the reactions of the reduced range cannot reach (≈ 1e-11 on the
+#: parallelogram 1e-10 rad from its flat configuration); the next regular step removes it.
+SINGULAR_TOL = 1e-9
 
 
 def cross(a, b) -> np.ndarray:
@@ -237,15 +254,26 @@ class JointReactions:
             S[6 * k + 3:6 * k + 6, 6 * k + 3:6 * k + 6] = np.eye(3) / self.mass[k]
         return self._reduced_jacobian(q1, t1) @ (0.5 * dt * dt * S) @ Z
 
+    def _singular(self, what, t, cond):
+        return SingularityError(f"joint reactions: the {what} matrix is singular at t = {t:g} "
+                                f"(condition {fmt_condition(cond)}) and no reactions hold the joints: a singular "
+                                f"configuration the motion cannot pass, or a step too large for the motion (try a "
+                                f"smaller dt)", condition=cond, threshold=MAX_CONDITION)
+
     def _solve(self, A, b, what, t):
+        """``A⁻¹ b`` and cond(A); for a singular ``A`` (cond > :data:`MAX_CONDITION`) the minimum-norm
+        solution with singular values below ``σ_max/MAX_CONDITION`` left out (module doc, static
+        indeterminacy): it leaves the reactions' self-stress component where it was. Whether it
+        solves the step is checked by the caller (the position step's Newton residual, the end
+        velocity's constraint), which raises :class:`~pkm.errors.SingularityError` if not."""
         if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
             raise step_failed("joint reactions", t, f"the {what}'s Newton iterate diverged to non-finite values")
-        cond = float(np.linalg.cond(A))
-        if not np.isfinite(cond) or cond > MAX_CONDITION:
-            raise SingularityError(f"joint reactions: the {what} matrix is singular at t = {t:g} "
-                                   f"(condition {fmt_condition(cond)}): a singular configuration, or a step too large "
-                                   f"for the motion (try a smaller dt)", condition=cond, threshold=MAX_CONDITION)
-        return np.linalg.solve(A, b), cond
+        U, s, Vt = np.linalg.svd(A)
+        cond = float(s[0] / s[-1]) if s.size and s[-1] > 0.0 else np.inf
+        if s.size and np.isfinite(cond) and cond <= MAX_CONDITION:
+            return Vt.T @ ((U.T @ b) / s), cond
+        keep = s > s[0] / MAX_CONDITION if s.size and s[0] > 0.0 else np.zeros(s.size, bool)
+        return Vt[keep].T @ ((U[:, keep].T @ b) / s[keep]), cond
 
     def step(self, t, q, v, Q_guess, dt: float, Gt=None):
         """One step from ``(t, q, v)``: ``(q', v', Q_n, Q', info)`` with ``Q_n`` the reactions of
@@ -260,7 +288,7 @@ class JointReactions:
         applied = self._applied(t, q, v)
         Z = self.wrench_map(q, self.bases(q, Gt, t))
         Q = array(Q_guess, "Q_guess", (self.unknowns,)).copy()
-        conds = []
+        conds, errs = [], []
         for it in range(self.max_iter + 1):
             acc = self.accelerations(D, omega, applied + (Z @ Q).reshape(N, 6))
             D1, phi1, theta = self._predict(D, phi, omega, vel, acc, dt)
@@ -269,9 +297,13 @@ class JointReactions:
                 raise step_failed("joint reactions", t, f"Newton's iterate left the range |q| ≤ {MAX_LENGTH:g}")
             res = system.phi(q1, t1)[self.nint:]
             err = float(np.max(np.abs(res), initial=0.0))
-            if err <= self.tol:
-                break
+            errs.append(err)
+            singular = bool(conds) and conds[-1] > MAX_CONDITION
+            if err <= self.tol or (singular and err <= SINGULAR_TOL and err >= 0.5 * errs[-2]):
+                break   # converged, or (a rank loss of Zᵀ) stalled at what the reactions cannot reach
             if it == self.max_iter:
+                if conds and max(conds) > MAX_CONDITION:
+                    raise self._singular("position step", t, max(conds))
                 raise step_failed("joint reactions", t, f"max|Φ| = {err:.3g} after {it} Newton iterations")
             dQ, cond = self._solve(self._position_matrix(q1, D, theta, Z, dt, t1), -res, "position step", t)
             conds.append(cond)
@@ -299,8 +331,32 @@ class JointReactions:
             if change <= 1e-14 * (1.0 + float(np.max(np.abs(tw)))):
                 break
         v1 = self._velocities(D1, tw[:, :3], tw[:, 3:])
+        if cond1 > MAX_CONDITION:   # the minimum-norm end reactions: accepted if they hold the joints' velocities
+            miss = float(np.max(np.abs(G1 @ tw.ravel() - rhs_t), initial=0.0))
+            if not miss <= 1e-9 * (1.0 + float(np.max(np.abs(tw)))):
+                raise self._singular("velocity step", t, cond1)
         return q1, v1, Q, Q1, {"iterations": it, "residual": err, "condition": max(conds, default=np.nan),
                                "velocity_condition": cond1, "Gt": G1}
+
+    def land(self, t, q, v, Q_guess, dt: float, event, bisections: int = 60):
+        """The step from ``(t, q, v)`` of the length ``h`` in (0, dt] whose end is a root of the
+        scalar ``event(q)`` (a configuration to study, e.g. a singular one), by bisection on ``h``:
+        ``(h, q', v', Q_n, Q', info)``. ``event`` must change sign between ``q`` and the end of the
+        full step ``dt``, else :class:`~pkm.errors.InputError`."""
+        event = function(event, "event (a scalar function of q)", optional=False)
+        dt = number(dt, "dt", low=MIN_DT, why=" s (a positive time step)")
+        bisections = count(bisections, "bisections", 1, 200)
+        sign = lambda x: np.sign(number(event(x), "event(q)"))
+        start = sign(self.system._q(q, "q"))
+        if start == 0.0:
+            raise InputError(f"land: event(q) is 0 at the start (t = {t:g}): the step is there already")
+        if sign(self.step(t, q, v, Q_guess, dt)[0]) == start:
+            raise InputError(f"land: event(q) does not change sign over the step of {dt:g} s from t = {t:g}")
+        lo, hi = 0.0, dt
+        for _ in range(bisections):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if sign(self.step(t, q, v, Q_guess, mid)[0]) == start else (lo, mid)
+        return (hi, *self.step(t, q, v, Q_guess, hi))
 
     # ------------------------------------------------------------------ trajectories
     def integrate(self, q0, v0, dt: float, steps: int, t0: float = 0.0):
