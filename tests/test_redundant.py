@@ -303,7 +303,7 @@ def test_forward_kinematics_of_inconsistent_actuator_coordinates_says_why(capsys
 
     path = str(ROBOTS / "planar_4rpr.toml")
     q = pkm.load(path).inverse_kinematics([0.05, 0.01, -0.02]).q_act[0]
-    assert main(["fk", path, "--q", *map(repr, q)]) == 0
+    assert main(["fk", path, "--q", *(repr(float(v)) for v in q)]) == 0
     assert "rz = 0.05" in capsys.readouterr().out
     assert main(["fk", path, "--q", "0.01", "0", "0", "0"]) == 2
     err = capsys.readouterr().err.strip()

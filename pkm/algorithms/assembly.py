@@ -60,13 +60,21 @@ def _system(robot, thetas):
     return np.concatenate(res), np.vstack(rows), offs, Cp[0], scale
 
 
+#: Redundant actuation: actuator coordinates that assemble to a residual within this (times the size of
+#: the coordinates) are consistent (an IK solution's, converged to 1e-12, assemble to ~5e-13).
+CONSISTENT = 1e-9
+
+
 def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
     """Joint coordinates of every limb and the platform pose for actuator coordinates ``q_act``.
 
     ``start``: initial tree variables per limb (default: the reference configuration). Converged at
     a residual (the loops' constraints and the limbs' platform mismatch, max-norm) ≤ ``tol``, or where
     Newton stalls (reduces it by less than ``STALL``) at a residual ≤ ``tol`` times the size of the
-    coordinates (:func:`_system`): the rounding floor, as the IK's stall test. Returns
+    coordinates (:func:`_system`): the rounding floor, as the IK's stall test. With redundant
+    actuation (more actuator coordinates than DOF) they over-determine the assembly: Gauss–Newton
+    finds the least-squares configuration, accepted where it stalls at a residual ≤ ``CONSISTENT``
+    times the size of the coordinates (actuator coordinates consistent to that, e.g. an IK's). Returns
     ``(thetas, C_p)``; raises :class:`pkm.IKError` when the mechanism cannot be assembled.
     """
     q_act = np.asarray(q_act, dtype=float)
@@ -79,12 +87,13 @@ def assemble(robot, q_act, start=None, tol: float = 1e-14, max_iter: int = 50):
     fixed = np.concatenate([offs[k] + l.actuated for k, l in enumerate(robot.limbs)])
     free = np.setdiff1d(np.arange(offs[-1]), fixed)
     err, scale, stalled = np.inf, 1.0, False
+    floor = CONSISTENT if robot.n_act > robot.task_dof else tol   # redundant: least squares, consistent data
     for it in range(max_iter + 1):
         r, A, _, Cp, scale = _system(robot, thetas)
         prev, err = err, float(np.max(np.abs(r))) if r.size else 0.0
         if err <= tol or not np.isfinite(err) or it == max_iter:
             break
-        if it >= 2 and err > STALL * prev and err <= tol * scale:
+        if it >= 2 and err > STALL * prev and err <= max(tol, floor) * scale:
             stalled = True   # Newton at the rounding floor, which grows with the coordinates
             break
         step = np.linalg.lstsq(A[:, free], -r, rcond=None)[0]
