@@ -24,22 +24,27 @@ IRS = ROBOTS / "irsbot2.toml"
 
 
 # ====================================================================== item 5: load-time checks
-def test_load_rejects_wrong_actuation_and_check_false_loads(tmp_path):
-    path = mutated(tmp_path, JOINT_2, JOINT_2 + "\nactuated = true")
-    with pytest.raises(RobotFileError, match="task: 6 actuated joints"):
-        pkm.load(path)
-    assert pkm.load(path, check=False).n_act == 6      # inverse kinematics only: allowed on request
+def test_load_rejects_too_few_actuators_and_check_false_loads(tmp_path):
+    none = mutated(tmp_path, 'axis = [0, -1, 0]\nactuated = true', 'axis = [0, -1, 0]', "none.toml")
+    with pytest.raises(RobotFileError, match=r"task: 0 actuated joints for 3 task coordinates \(vx, vy, vz\): too few actuators"):
+        pkm.load(none)
+    assert pkm.load(none, check=False).n_act == 0      # inverse kinematics only: allowed on request
+    # more actuators than task coordinates (joints 1 and 2 of every limb) is redundant actuation (issue 28)
+    six = pkm.load(mutated(tmp_path, JOINT_2, JOINT_2 + "\nactuated = true"))
+    assert six.n_act == 6 and six.redundancy == 3
+    res = six.inverse_dynamics([0.1, 0.0, -0.9], [0.2, 0.1, 0.0], [1.0, 0.0, 0.5])
+    assert res.null_space.shape == (1, 6, 3) and np.all(np.isfinite(res.tau))
 
 
-@pytest.mark.parametrize("command", [["info"], ["ik", "--at", 0.1, 0, -0.9], ["fk", "--q", 0, 0, 0, 0, 0, 0],
+@pytest.mark.parametrize("command", [["info"], ["ik", "--at", 0.1, 0, -0.9], ["fk", "--q", 0, 0, 0],
                                      ["show", "--out", "x.png"]])
-def test_every_command_rejects_wrong_actuation(tmp_path, capsys, command):
-    """`pkm info` and `pkm ik` accepted 6 actuators for 3 task coordinates (eom and inverse-dynamics
-    then failed with tracebacks)."""
-    path = mutated(tmp_path, JOINT_2, JOINT_2 + "\nactuated = true")
+def test_every_command_rejects_too_few_actuators(tmp_path, capsys, command):
+    """`pkm info` and `pkm ik` accepted a robot whose actuators cannot hold the platform (eom and
+    inverse-dynamics then failed with tracebacks)."""
+    path = mutated(tmp_path, 'axis = [0, -1, 0]\nactuated = true', 'axis = [0, -1, 0]', "none.toml")
     args = [command[0], path, *[tmp_path / a if str(a).endswith(".png") else a for a in command[1:]]]
     code, _, err = run_main(capsys, *args)
-    one_line_error(code, err, f"{path}: task: 6 actuated joints")
+    one_line_error(code, err, f"{path}: task: 0 actuated joints")
 
 
 def test_task_components_the_platform_cannot_move_in(tmp_path, capsys):

@@ -253,7 +253,9 @@ def test_cli_csv_null_space_columns_and_options(tmp_path, capsys):
 
     path = ROBOTS / "planar_4rpr.toml"
     out = tmp_path / "t.csv"
-    assert main(["inverse-dynamics", str(path), "--out", str(out), "--preload", "5"]) == 0
+    png = tmp_path / "t.png"
+    assert main(["inverse-dynamics", str(path), "--out", str(out), "--preload", "5", "--plot", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
     said = capsys.readouterr().out
     assert "Redundant actuation (4 actuators for 3 task coordinates, degree 1)" in said and "plus the preload" in said
     header = out.read_text().splitlines()[0].split(",")
