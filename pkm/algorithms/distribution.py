@@ -86,12 +86,18 @@ def null_space(J: np.ndarray, previous: np.ndarray | None = None) -> tuple[np.nd
     """Orthonormal bases ``N`` (n, n_act, r) of the null spaces of ``J[s]ᵀ`` for a stack ``J``
     (n, n_act, δ_p), continuous along the stack (module docstring; ``previous`` (n_act, r): the
     basis of the sample before ``J[0]``), and the singular values (n, δ_p) of ``J``."""
+    N, S, _, _ = _null_space(J, previous)
+    return N, S
+
+
+def _null_space(J, previous):
+    """:func:`null_space` and the SVD's ``U`` and ``Vᵀ`` (``J = U S Vᵀ``, full ``U``)."""
     n, m, d = J.shape
-    U, S, _ = np.linalg.svd(J, full_matrices=True)
+    U, S, Vt = np.linalg.svd(J, full_matrices=True)
     N = U[:, :, d:].copy()
     r = m - d
     if r == 0 or n == 0:
-        return N, S
+        return N, S, U, Vt
     if previous is None:   # the first sample: a fixed sign per column
         col = N[0]
         big = np.abs(col) >= 0.5 * np.abs(col).max(axis=0, keepdims=True)
@@ -106,7 +112,7 @@ def null_space(J: np.ndarray, previous: np.ndarray | None = None) -> tuple[np.nd
     else:
         for s in range(1, n):
             N[s] = _aligned(N[s], N[s - 1])
-    return N, S
+    return N, S, U, Vt
 
 
 def _aligned(B, A):
@@ -124,7 +130,7 @@ def distribute(J, phi, weights=None, preload=None, *, threshold: float = np.inf,
     J = np.asarray(J, float)
     phi = np.asarray(phi, float)
     n, m, d = J.shape
-    N, S = null_space(J, previous)
+    N, S, U, Vt = _null_space(J, previous)
     with np.errstate(divide="ignore", invalid="ignore"):
         cond = S[:, 0] / S[:, -1]
     bad = np.flatnonzero(~(cond <= threshold))
@@ -134,12 +140,11 @@ def distribute(J, phi, weights=None, preload=None, *, threshold: float = np.inf,
                                f"{sample0 + s} (condition number {cond[s]:.3e} > {threshold:.1e}): the actuators "
                                "cannot move the platform in some direction", condition=float(cond[s]),
                                threshold=float(threshold), sample=sample0 + s)
-    if weights is None:
-        Jt = J
+    if weights is None:   # J = U S Vᵀ: (Jᵀ)⁺ = U S⁻¹ Vᵀ, from the SVD above
+        U, St = U[:, :, :d], S
     else:
         Lc = np.linalg.cholesky(weights)
-        Jt = np.linalg.solve(Lc, J)                       # L⁻¹ J (broadcast over the stack)
-    U, St, Vt = np.linalg.svd(Jt, full_matrices=False)   # L⁻¹J = U S Vᵀ: (L⁻¹J)ᵀ⁺ = U S⁻¹ Vᵀ
+        U, St, Vt = np.linalg.svd(np.linalg.solve(Lc, J), full_matrices=False)   # L⁻¹J = U S Vᵀ
     v = np.einsum("sij,sj->si", U, np.einsum("sij,sj->si", Vt, phi) / St)
     u = v if weights is None else np.linalg.solve(Lc.T, v.T).T   # u = L⁻ᵀ v
     if preload is not None:
