@@ -310,3 +310,19 @@ def test_forward_kinematics_of_inconsistent_actuator_coordinates_says_why(capsys
     assert main(["fk", path, "--q", "0.01", "0", "0", "0"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "actuator coordinates must be consistent" in err, err
+
+
+def test_cli_eom_prints_the_projector(capsys):
+    import json
+
+    from pkm.cli.main import main
+
+    path = str(ROBOTS / "planar_4rpr.toml")
+    assert main(["eom", path, "--at", "0.05", "0.01", "-0.02"]) == 0
+    out = capsys.readouterr().out
+    assert "J_FK = J_IK⁺ (redundant actuation)" in out and "P_a      projector" in out
+    assert main(["eom", path, "--at", "0.05", "0.01", "-0.02", "--json"]) == 0
+    P = np.array(json.loads(capsys.readouterr().out)["P_a"])
+    np.testing.assert_allclose(P @ P, P, atol=1e-13)
+    assert main(["eom", str(ROBOTS / "planar_3rpr.toml"), "--at", "0.05", "0.01", "-0.02"]) == 0
+    assert "P_a" not in capsys.readouterr().out

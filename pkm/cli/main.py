@@ -226,6 +226,8 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     xd = np.zeros(robot.task_dof) if args.velocity is None else np.array(args.velocity, dtype=float) * scale
     e = robot.eom(x, xd)
     terms = {"M_t": e.M_t, "C_t_V_t": e.C_t_V_t, "W_t_grav": e.W_t_grav, "J_IK": e.J_IK, "M_a": e.M_a}
+    if robot.redundancy:   # J_FK = J_IK⁺; only P_a u does work (pkm.algorithms.manipulator.EOM)
+        terms["P_a"] = e.P_a
     if args.json:
         doc = {"robot": robot.name, "coordinates": list(names), "actuator_names": list(robot.actuator_names),
                "x": x.tolist(), "velocity": xd.tolist()}
@@ -242,7 +244,9 @@ def _cmd_eom(args: argparse.Namespace) -> int:
         "C_t_V_t": "C_t·V_t  Coriolis/centrifugal wrench",
         "W_t_grav": "W_t^grav gravity wrench",
         "J_IK": "J_IK     IK Jacobian, θ̇_act = J_IK V_t",
-        "M_a": "M_a      actuator-space mass matrix J_FKᵀ M_t J_FK",
+        "M_a": "M_a      actuator-space mass matrix J_FKᵀ M_t J_FK" + (", J_FK = J_IK⁺ (redundant actuation)"
+                                                                        if robot.redundancy else ""),
+        "P_a": "P_a      projector onto the forces that do work (M_a θ̈ + C_a θ̇ + Q_a^grav = P_a u)",
     }
     with np.printoptions(precision=8, suppress=False, linewidth=120, floatmode="maxprec"):
         for key, value in terms.items():
