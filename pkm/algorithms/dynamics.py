@@ -335,7 +335,8 @@ def _wrenches(tree, wrenches):
 
 
 def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -> np.ndarray:
-    """Joint forces ``τ = M̄θ̈ + C̄θ̇ + Q̄^grav − Σ_i J_iᵀ W_i^ext`` (eq. 100–101), by the RNEA.
+    """Joint forces ``τ = M̄θ̈ + C̄θ̇ + Q̄^grav + Q − Σ_i J_iᵀ W_i^ext`` (eq. 100–101), by the RNEA, with
+    ``Q`` the joint terms (:func:`joint_term_forces`: armature and friction).
 
     ``gravity``: gravity acceleration in the world frame. ``wrenches``: external wrenches
     ``(m; f)`` acting ON the bodies, resolved in the body frames -- an (n, 6) array or a mapping
@@ -354,11 +355,31 @@ def inverse_dynamics(tree, q, qd, qdd, gravity=DEFAULT_GRAVITY, wrenches=None) -
     n = tree.n
     V, A, W, tau = np.empty((n, 6)), np.empty((n, 6)), np.empty((n, 6)), np.empty(n)
     kernel(rnea_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, qd, qdd, g0, Wext, V, A, W, tau)
-    return tau
+    return tau + joint_term_forces(tree, qd, qdd)
+
+
+def joint_term_forces(tree, qd, qdd) -> np.ndarray:
+    """Each tree variable's own force (n,) from :attr:`pkm.description.model.TreeModel.joint_terms`:
+    ``armature θ̈ + viscous θ̇ + coulomb tanh(θ̇ / coulomb_speed)`` (a drive's reflected rotor inertia
+    and joint friction, the paper's ``Q`` of eq. 100); zeros without joint terms."""
+    if tree.joint_terms is None:
+        return np.zeros(tree.n)
+    arm, fv, fc, vc = np.asarray(tree.joint_terms, float).T
+    return arm * qdd + fv * qd + fc * np.tanh(qd / vc)
+
+
+def dissipated_power(tree, qd) -> float:
+    """The power the joints' friction dissipates, ``Σ θ̇_i (viscous_i θ̇_i + coulomb_i tanh(θ̇_i/v_i)) ≥ 0``."""
+    if tree.joint_terms is None:
+        return 0.0
+    _, fv, fc, vc = np.asarray(tree.joint_terms, float).T
+    qd = np.asarray(qd, float)
+    return float(np.sum(qd * (fv * qd + fc * np.tanh(qd / vc))))
 
 
 def mass_matrix(tree, q) -> np.ndarray:
-    """Generalized mass matrix ``M̄(θ) = 𝖩ᵀ𝖬𝖩`` (eq. 171), shape (n, n), by the CRBA.
+    """Generalized mass matrix ``M̄(θ) = 𝖩ᵀ𝖬𝖩`` (eq. 171) plus the joint terms' armature on the
+    diagonal, shape (n, n), by the CRBA.
 
     Symmetric; positive definite when every joint moves some mass (a massless virtual body at
     the end of a chain makes it singular).
@@ -368,6 +389,8 @@ def mass_matrix(tree, q) -> np.ndarray:
     Mbar = np.empty((n, n))
     kernel(mass_matrix_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, Mbar, np.empty((n, 6, 6)),
                              np.empty((2, 6, 6)), np.empty((1, 6)))
+    if tree.joint_terms is not None:   # the armature (a drive's reflected rotor inertia n² J_m)
+        Mbar[np.diag_indices(n)] += np.asarray(tree.joint_terms, float)[:, 0]
     return Mbar
 
 
@@ -398,11 +421,15 @@ def gravity_forces(tree, q, gravity=DEFAULT_GRAVITY) -> np.ndarray:
 
 
 def kinetic_energy(tree, q, qd) -> float:
-    """``T = Σ_i ½ V_iᵀ M_i V_i`` with the body-fixed twists (eq. 3, 167); equals ``½θ̇ᵀM̄θ̇``."""
+    """``T = Σ_i ½ V_iᵀ M_i V_i`` with the body-fixed twists (eq. 3, 167), plus the rotors'
+    ``½ Σ armature_i θ̇_i²``; equals ``½θ̇ᵀM̄θ̇``."""
     q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
     V = np.empty((tree.n, 6))
     kernel(twists_into)(tree.parent, tree.X, relative_poses(tree, q), qd, V)
-    return 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
+    T = 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
+    if tree.joint_terms is not None:   # the rotors: ½ Σ armature_i θ̇_i²
+        T += 0.5 * float(np.sum(np.asarray(tree.joint_terms, float)[:, 0] * qd * qd))
+    return T
 
 
 def body_mass_properties(tree) -> tuple[np.ndarray, np.ndarray]:

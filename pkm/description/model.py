@@ -83,6 +83,10 @@ def _Ad_inv(C: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Columns of :attr:`TreeModel.joint_terms`.
+JOINT_TERMS = ("armature", "viscous", "coulomb", "coulomb_speed")
+
+
 @dataclass(frozen=True)
 class TreeModel:
     """Flat arrays of a tree-topology system; see the module docstring for the array layout.
@@ -90,6 +94,12 @@ class TreeModel:
     Also carries names: ``body_names[i]`` (virtual bodies ``"{joint}.{k}"``),
     ``variable_names[i]`` (``"{joint}"`` or ``"{joint}.{k}"``), ``joint_names[i]`` (the file joint
     the axis belongs to), ``virtual[i]`` and ``axis_kind[i]`` (``"R"``, ``"P"`` or ``"H"``).
+
+    ``joint_terms`` (n, 4) or None: forces of each tree variable's own, added to its generalized
+    force ``φ_i`` (the paper's ``Q`` of eq. 100 and a drive's reflected inertia):
+    ``armature_i θ̈_i + viscous_i θ̇_i + coulomb_i tanh(θ̇_i / coulomb_speed_i)`` with the columns
+    ``(armature, viscous, coulomb, coulomb_speed)`` (:data:`JOINT_TERMS`): a drive's reflected rotor
+    inertia ``n² J_m`` on its actuated variable and joint friction (viscous and smooth Coulomb).
     """
 
     parent: np.ndarray
@@ -106,6 +116,7 @@ class TreeModel:
     axis_kind: tuple[str, ...]
     actuated: np.ndarray
     root: str = "ground"
+    joint_terms: np.ndarray | None = None
     _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property

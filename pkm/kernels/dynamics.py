@@ -11,7 +11,7 @@ import numpy as np
 
 from pkm.algorithms.constraints import _bias_orient, _bias_rho
 from pkm.kernels.ik import _build_H, _dof, _h_times
-from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
+from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_JT, BF_SIZE, LAY_ACTPOS, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
                                LAY_LOOPF, LAY_LOOPS, LAY_QP, LI_ACTOFF, LI_AFF, LI_N, LI_NACT, LI_NLOOP, LI_PLAT, LP_K,
                                LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.work import (BW_A, BW_HD, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
@@ -125,8 +125,20 @@ def _rnea(l, mi, mf, thd, thdd, g0, bw):
             mw, mv_ = _inertia_times(p10, aw, av)
             fw = add(sub(mw, cw), fw)  # M A − ad_Vᵀ M V + children
             fv = add(sub(mv_, cv), fv)
-        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
+        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2] + \
+            _joint_terms(mf, l, BF_SIZE * i + BF_JT, thd[i], thdd[i])
         _to_parent(l, mi, bw, i, fw, fv)
+
+
+@_internal
+def _joint_terms(mf, l, o, qd, qdd):
+    """The joint variable's own force (:attr:`pkm.description.model.TreeModel.joint_terms`, the
+    paper's ``Q`` of eq. 100): ``armature θ̈ + viscous θ̇ + coulomb tanh(θ̇ / coulomb_speed)``."""
+    arm, fv, fc = mf[l, o], mf[l, o + 1], mf[l, o + 2]
+    out = arm * qdd + fv * qd
+    if fc != 0.0:
+        out += fc * np.tanh(qd / mf[l, o + 3])
+    return out
 
 
 @_internal
@@ -287,7 +299,8 @@ def _rnea_acc(l, mi, mf, thdd, bw):
             aw, av = _twist_at(bw, i, BW_A)
             mw, mv_ = _inertia_times(_params10(mf, l, BF_SIZE * i + BF_IN), aw, av)
             fw, fv = add(mw, fw), add(mv_, fv)
-        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2]
+        bw[i, BW_PHI] = mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2] + \
+            mf[l, BF_SIZE * i + BF_JT] * thdd[i]   # the armature (velocity-free: no friction)
         _to_parent(l, mi, bw, i, fw, fv)
 
 

@@ -53,16 +53,25 @@ LOOP_TOL = 1e-13
 LI_N, LI_DOF, LI_PLAT, LI_NACT, LI_ACTOFF, LI_NLOOP, LI_AFF, LI_NROWS = range(8)
 MI_PARENT = 8
 LP_K, LP_R, LP_NN, LP_NE, LP_M, LP_ROWS, LP_Y, LP_SIZE = 0, 1, 2, 3, 4, 5, 11, 17
-# mf (L, NF) float64: one 24-float record per body from column 0 (joint placement P_i as row-major
-# R and p, screw (a, b), inertia (m, mc, I_o)), then Q_p and Q_p⁻¹ (12 each) at lay[LAY_QP], one
+# mf (L, NF) float64: one 28-float record per body from column 0 (joint placement P_i as row-major
+# R and p, screw (a, b), inertia (m, mc, I_o), the joint variable's own terms (TreeModel.joint_terms)), then Q_p and Q_p⁻¹ (12 each) at lay[LAY_QP], one
 # 36-float record per loop at lay[LAY_LOOPF] (d_k, d_r, c0, n (3×3), e_k (3×3), e_r (3×3), in K
 # frames), the nonzeros of a constant H (n_max × d_max, row-major: row i's first ``nnz_i``) at
 # lay[LAY_HC] and c (n_max) at lay[LAY_CC] (θ = H q + c, a parallelogram's H has one ±1 per row).
-BF_P, BF_A, BF_B, BF_IN, BF_SIZE = 0, 12, 13, 14, 24
+BF_P, BF_A, BF_B, BF_IN, BF_JT, BF_SIZE = 0, 12, 13, 14, 24, 28   # BF_JT: the joint terms (armature,
+#                                    viscous, coulomb, coulomb speed) of the body's joint variable
 PF_DK, PF_DR, PF_C0, PF_N, PF_EK, PF_ER, PF_SIZE = 0, 3, 6, 9, 18, 27, 36
 # lay (LAY_SIZE,) int64: offsets and sizes.
 LAY_QIDX, LAY_ACTPOS, LAY_LOOPS, LAY_QP, LAY_LOOPF, LAY_HC, LAY_CC, LAY_NMAX, LAY_DMAX, LAY_LMAX, LAY_DP, \
     LAY_MARKS, LAY_HNZ, LAY_HCOL, LAY_SIZE = range(15)
+
+
+def has_joint_terms(km) -> bool:
+    """Whether any tree variable of the packed model has joint terms (armature or friction: the
+    scalar kernel's :func:`pkm.kernels.dynamics._rnea` adds them; the SIMD lanes do not)."""
+    n = int(km.lay[LAY_NMAX])
+    rec = km.mf[:, :BF_SIZE * n].reshape(km.mf.shape[0], n, BF_SIZE)
+    return bool(np.any(rec[:, :, BF_JT:BF_JT + 3] != 0.0))
 
 
 class KernelModel(NamedTuple):
@@ -215,6 +224,8 @@ def pack(robot, affine: bool = True) -> KernelModel:
             if i != limb.platform:  # the limb trees carry a massless platform (paper Sec. 6.1, eq. 99)
                 AdQ = _Ad(Q[i])
                 b[BF_IN:BF_IN + 10] = inertia10(AdQ.T @ tree.M[i] @ AdQ)
+            if tree.joint_terms is not None:
+                b[BF_JT:BF_JT + 4] = tree.joint_terms[i]
         mi[l, MI_PARENT:MI_PARENT + nmax] = -1
         mi[l, MI_PARENT:MI_PARENT + n] = tree.parent
         p = limb.platform

@@ -32,7 +32,7 @@ from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
-                               LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE)
+                               LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, has_joint_terms)
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
@@ -57,8 +57,8 @@ def supports(km) -> bool:
     many actuators as task coordinates (the lanes invert a square ``J_IK``; redundant actuation runs
     the scalar kernel)."""
     lay = km.lay
-    if int(km.mi[:, LI_NACT].sum()) != len(km.dp_static):
-        return False
+    if int(km.mi[:, LI_NACT].sum()) != len(km.dp_static) or has_joint_terms(km):
+        return False   # (joint terms: armature and friction, added by the scalar kernel's RNEA only)
     return all(km.mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] <= GJ
                for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP]))
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms.assembly import _system, assemble
-from pkm.algorithms.dynamics import inverse_dynamics, mass_matrix, potential_energy
+from pkm.algorithms.dynamics import dissipated_power, inverse_dynamics, mass_matrix, potential_energy
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.algorithms.manipulator import dynamics_trees
 from pkm.errors import IKError, SingularityError, fmt_array
@@ -154,7 +154,8 @@ class ActuatorModel:
 
 
 class ActuatorRhs:
-    """``y' = f(t, y)`` with ``y = (θ_act, θ̇_act, w)`` (paper 8.1.3, module docstring)."""
+    """``y' = f(t, y)`` with ``y = (θ_act, θ̇_act, w, w_f)`` (paper 8.1.3, module docstring; ``w`` the
+    actuators' and the wrench's work, ``w_f`` the energy the joints' friction dissipates)."""
 
     DEGENERATE = ("the actuator-space equations of motion degenerate (M_a grows without bound: a "
                   "forward-kinematics, type-II, singularity of the mechanism; form='auto' passes through)")
@@ -194,7 +195,10 @@ class ActuatorRhs:
         power = float(u @ qd)
         if self.model.wrench is not None:  # the end-effector wrench's power W^EE · V_p, in the work too
             power += float(self.model.wrench @ self.model.Vp)
-        return np.concatenate([qd, out[0], [power]])
+        o, thd = self.model.offs, out[2]   # the friction's dissipated power (joint terms)
+        lost = sum(dissipated_power(l.tree, thd[o[k]:o[k + 1]]) for k, l in enumerate(self.model.robot.limbs)
+                   if l.tree.joint_terms is not None)
+        return np.concatenate([qd, out[0], [power, lost]])
 
     def restart(self, thetas):
         """Start the next assembly from the limbs' tree variables ``thetas`` (a list): the branch."""

@@ -49,13 +49,13 @@ class Outputs:
         d, na, L = robot.task_dof, robot.n_act, len(robot.limbs)
         self.X, self.XD, self.XDD = np.empty((N, d)), np.empty((N, d)), np.empty((N, d))
         self.QA, self.QDA, self.U = np.empty((N, na)), np.empty((N, na)), np.empty((N, na))
-        self.kin, self.pot, self.work = np.empty(N), np.empty(N), np.empty(N)
+        self.kin, self.pot, self.work, self.lost = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
         self.closure = np.empty((N, L))
         self.joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
         self.energy = Energy(robot, gravity)
 
     def task(self, k, t, y, rhs):
-        """Output ``k`` at ``(t, y)`` of the task form (``y = (x, ẋ, w)``, ``rhs`` a
+        """Output ``k`` at ``(t, y)`` of the task form (``y = (x, ẋ, w, w_f)``, ``rhs`` a
         :class:`pkm.sim.task.TaskRhs`: one kernel evaluation, its IK from the last one's solution)."""
         robot, d = self.robot, self.robot.task_dof
         x, xd = y[:d], y[d:2 * d]
@@ -63,7 +63,8 @@ class Outputs:
         rhs.nfev -= 1
         thetas = [th[0, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
         thetads = [thd[0, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
-        self.X[k], self.XD[k], self.XDD[k], self.U[k], self.work[k] = x, xd, xdd[0], u, y[2 * d]
+        self.X[k], self.XD[k], self.XDD[k], self.U[k], self.work[k], self.lost[k] = x, xd, xdd[0], u, y[2 * d], \
+            y[2 * d + 1]
         act = robot._act_limb, robot._act_var
         self.QA[k], self.QDA[k] = th[0][act], thd[0][act]
         self.kin[k], self.pot[k] = self.energy(thetas, thetads, x, xd)
@@ -72,7 +73,7 @@ class Outputs:
             self.closure[k, j] = float(np.max(np.abs(l.constraint_residual(thetas[j])), initial=0.0))
 
     def actuator(self, k, t, y, rhs):
-        """Output ``k`` at ``(t, y)`` of the actuator form (``y = (θ_act, θ̇_act, w)``, ``rhs`` a
+        """Output ``k`` at ``(t, y)`` of the actuator form (``y = (θ_act, θ̇_act, w, w_f)``, ``rhs`` a
         :class:`pkm.sim.actuator.ActuatorRhs`: one assembly from the current configuration, which
         is restored afterwards so the integration's branch is untouched)."""
         model, d = rhs.model, self.robot.n_act
@@ -81,7 +82,7 @@ class Outputs:
         rhs.nfev -= 1
         self.X[k], self.XD[k], self.XDD[k] = model.task_state(thetas, thd, thdd)
         model.thetas, model.rho = saved, rho
-        self.U[k], self.QA[k], self.QDA[k], self.work[k] = u, y[:d], y[d:2 * d], y[2 * d]
+        self.U[k], self.QA[k], self.QDA[k], self.work[k], self.lost[k] = u, y[:d], y[d:2 * d], y[2 * d], y[2 * d + 1]
         o = model.offs
         thetads = [thd[o[j]:o[j + 1]] for j in range(len(thetas))]
         self.kin[k], self.pot[k] = self.energy(thetas, thetads, self.X[k], self.XD[k])
@@ -94,5 +95,5 @@ class Outputs:
         E = self.kin + self.pot
         return dict(x=self.X, xd=self.XD, xdd=self.XDD, q_act=self.QA, qd_act=self.QDA, tau=self.U,
                     joints=self.joints, kinetic=self.kin, potential=self.pot, energy=E, work=self.work,
-                    energy_error=E - E[0] - self.work, closure=self.closure,
+                    energy_error=E - E[0] - self.work + self.lost, closure=self.closure, dissipated=self.lost,
                     actuator_names=list(self.robot.actuator_names))

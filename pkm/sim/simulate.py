@@ -35,7 +35,7 @@ from pkm.errors import AccuracyWarning, InputError, PkmError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input, check_options, check_solver_options, check_times
 from pkm.sim.stepping import adaptive, rk4
-from pkm.sim.task import TaskRhs, forces, piecewise_cubic, rk4_numba, translational_axes
+from pkm.sim.task import TaskRhs, dissipative, forces, piecewise_cubic, rk4_numba, translational_axes
 
 METHODS = ("RK45", "DOP853", "Radau", "RK4")
 #: Largest unit-free condition number (:mod:`pkm.sim.conditioning`) at which an explicit form goes
@@ -57,7 +57,9 @@ class SimulationResult:
     (N, n_l); energies ``kinetic``, ``potential``, ``energy`` = T + V, the actuator ``work`` and
     ``energy_error`` = E − E(0) − work (N,); ``closure`` (N, L): each limb's largest loop-closure
     residual (the joint form: also its platform's mismatch, :mod:`pkm.sim.joint`); ``nfev``
-    right-hand-side evaluations; ``info``: the joint form's projections. Redundant actuation
+    right-hand-side evaluations; ``info``: the joint form's projections; ``dissipated`` (N,): the
+    energy the joints' friction dissipated since ``t0`` (joint terms, :mod:`pkm.description.model`;
+    zeros without friction), so that ``energy_error = E − E(0) − work + dissipated``. Redundant actuation
     (``n_act > δ_p``): ``internal`` (N, n_act), the part of ``tau`` in the null space of ``J_IKᵀ``,
     which moves nothing (:func:`pkm.algorithms.distribution.internal_part`); None otherwise."""
 
@@ -81,6 +83,7 @@ class SimulationResult:
     nfev: int
     info: dict = field(default_factory=dict)
     internal: np.ndarray | None = None
+    dissipated: np.ndarray | None = None
 
     def health(self) -> str:
         """One line: energy drift relative to the largest energy scale, loop closure, evaluations and,
@@ -92,6 +95,8 @@ class SimulationResult:
         return (f"{self.method}, {len(self.t)} outputs, {self.nfev} evaluations; energy error max "
                 f"{np.abs(self.energy_error).max():.3e} J ({np.abs(self.energy_error).max() / scale:.2e} relative); "
                 f"loop closure max {self.closure.max(initial=0.0):.2e}"
+                + (f"; friction dissipated {self.dissipated[-1]:.4g} J" if self.dissipated is not None
+                   and self.dissipated[-1] != 0.0 else "")
                 + (f"; projection moved θ by at most {self.info['projection_max']:.2e}"
                    if "projection_max" in self.info else "") + forms)
 
@@ -140,6 +145,8 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
                          "not independent; use form='task' (or 'auto', which then stays in task coordinates)")
     if form == "actuator" and not robot._closed:
         raise InputError("the actuator form needs a twist-closed task space (V_p = P_p V_t)")
+    if form == "joint" and dissipative(robot):
+        raise InputError("the joint form does not integrate the energy friction dissipates; use form='task' or 'auto'")
     if form == "joint" and (robot._rot or wrench is not None):
         raise InputError("the joint form supports translational task spaces without end-effector wrench")
     if not project and form != "joint":
@@ -185,13 +192,13 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         result = SimulationResult(**rhs.result(T, Y, method))
     elif form == "task" and method == "RK4" and robot._closed and translational_axes(robot) is not None:
         rhs = TaskRhs(robot, uf, wrench, gravity, start, solver, float(max_condition))
-        y0 = np.concatenate([x0, xd0, [0.0]])
-        pp = piecewise_cubic(rhs.u, t0, t1)
+        pp = None if dissipative(robot) else piecewise_cubic(rhs.u, t0, t1)   # (numba's RK4: no friction)
         if pp is None:
+            y0 = np.concatenate([x0, xd0, [0.0, 0.0]])
             Y = np.empty((len(T), len(y0)))
             rk4(rhs, T, 0, y0, _keeper(Y))
         else:
-            Y = rk4_numba(rhs, T, y0, pp)
+            Y = rk4_numba(rhs, T, np.concatenate([x0, xd0, [0.0]]), pp)
         result = _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
     else:
         result = _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol,
@@ -222,13 +229,13 @@ def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, 
         act = ActuatorRhs(model, uf, g0)
         forms["actuator"] = (act, lambda k, t, y: outputs.actuator(k, t, y, act))
         nfev.append(act)
-    name, y0 = "task", np.concatenate([x0, xd0, [0.0]])
+    name, y0 = "task", np.concatenate([x0, xd0, [0.0, 0.0]])
     if form == "actuator":
         ik = {k: v for k, v in solver.items() if k != "threads"}
         sol = robot.inverse_kinematics(x0, xd0, start=start, **ik)
         model.thetas = [sol.joints[l.name][0].copy() for l in robot.limbs]
         model.follow(x0)
-        name, y0 = "actuator", np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])
+        name, y0 = "actuator", np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0, 0.0]])
     segments = []
     k = run(robot, T, method, forms, name, y0, t1=t1, rtol=rtol, atol=atol, max_step=max_step,
             max_condition=max_condition, mode="auto" if len(forms) == 2 else "stop", segments=segments)
@@ -288,6 +295,7 @@ def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> S
 
     d, N = robot.task_dof, len(T)
     X, XD, W = Y[:, :d], Y[:, d:2 * d], Y[:, 2 * d]
+    lost = Y[:, 2 * d + 1] if Y.shape[1] > 2 * d + 1 else np.zeros(N)   # numba's RK4: no friction
     U = np.array([forces(rhs.u, t, x, xd, robot.n_act) for t, x, xd in zip(T, X, XD)]).reshape(N, robot.n_act)
     fd = forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
     energy = Energy(robot, robot.spec.gravity if gravity is None else gravity)
@@ -302,5 +310,5 @@ def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> S
     return SimulationResult(t=T, x=X, xd=XD, xdd=fd.xdd, q_act=fd.q_act, qd_act=fd.qd_act, tau=U,
                             joints={l.name: fd.theta[:, k, :l.n].copy() for k, l in enumerate(robot.limbs)},
                             kinetic=kin, potential=pot, energy=E,
-                            work=W, energy_error=E - E[0] - W, closure=closure,
+                            work=W, energy_error=E - E[0] - W + lost, closure=closure, dissipated=lost,
                             actuator_names=list(robot.actuator_names), method=method, form=form, nfev=rhs.nfev)

@@ -247,7 +247,7 @@ def _to_actuator(task, act, t, y):
     model.thetas = [th[k, :l.n].copy() for k, l in enumerate(robot.limbs)]
     model.follow(y[:d])
     qa, qda = th[robot._act_limb, robot._act_var], thd[robot._act_limb, robot._act_var]
-    return np.concatenate([qa, qda, [y[-1]]])
+    return np.concatenate([qa, qda, y[-2:]])   # the work and the dissipated energy carry over
 
 
 def _to_task(task, act, t, y):
@@ -257,7 +257,7 @@ def _to_task(task, act, t, y):
     thetas, thd = model.state(y[:d], y[d:2 * d], act.gravity)[:2]
     x, xd = model.task_state(thetas, thd)
     task.restart(thetas)
-    return np.concatenate([x, xd, [y[-1]]])
+    return np.concatenate([x, xd, y[-2:]])
 
 
 def _stop(name, t, watch, rhs, y, event=None, both=False):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pkm.algorithms.dynamics import dissipated_power
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD
 from pkm.errors import IKError, PkmError, SingularityError, fmt_array
 from pkm.kernels.batch import blocks
@@ -138,7 +139,7 @@ class TaskRhs:
         if self.wrench:  # the end-effector wrench's power W^EE · V_p (body-fixed), in the work too
             Vp = self.Vp[0] if self.kernel is not None else r.platform_twist(y[:d], y[d:2 * d])[0]
             power += float(self.Wee[0] @ Vp)
-        return np.concatenate([y[d:2 * d], xdd[0], [power]])
+        return np.concatenate([y[d:2 * d], xdd[0], [power, dissipation(r, thd[0])]])
 
 
 def forces(u, t, x, xd, n) -> np.ndarray:
@@ -223,3 +224,20 @@ def rk4_numba(rhs: TaskRhs, T, y0, pp):
     rhs.nfev += 4 * n + 1
     rhs.theta = theta
     return Y
+
+
+def dissipative(robot) -> bool:
+    """Whether any joint of the robot has friction (:attr:`pkm.description.model.TreeModel.joint_terms`)."""
+    return any(l.tree.joint_terms is not None and np.any(np.asarray(l.tree.joint_terms)[:, 1:3] != 0.0)
+               for l in robot.limbs)
+
+
+def dissipation(robot, thd) -> float:
+    """The power the joints' friction dissipates at the limbs' tree-variable rates ``thd`` (L, n_max)
+    (:func:`pkm.algorithms.dynamics.dissipated_power`; 0 without friction)."""
+    out = 0.0
+    for k, limb in enumerate(robot.limbs):
+        if limb.tree.joint_terms is not None:
+            out += dissipated_power(limb.tree, thd[k, :limb.n])
+    return out
+
