@@ -42,6 +42,7 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS,
                                                explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
+from pkm.description.drives import robot_drives
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
 from pkm.description.taskspace import TaskCoordinates, _real, twist_closed
@@ -106,6 +107,8 @@ class Robot(TaskCoordinates):
         # (limb, tree variable) of each actuator in actuator_names order: one gather from (N, L, n_max)
         self._act_limb = np.array([k for k, limb in enumerate(self.limbs) for _ in limb.actuated], dtype=np.intp)
         self._act_var = np.array([a for limb in self.limbs for a in limb.actuated], dtype=np.intp)
+        # drives in actuator order and passive-joint friction per limb, or None (pkm.description.drives)
+        self.drives, self.friction = robot_drives(spec, self.limbs, self.actuator_names)
 
     # ------------------------------------------------------------------ facts
     @property
