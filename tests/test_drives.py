@@ -93,3 +93,97 @@ def test_smooth_coulomb_is_odd_dissipative_and_saturates():
     assert np.all(f * qd >= 0)
     np.testing.assert_allclose(friction_force(0.01, 0.0, 2.0, 1e-3), 2.0, rtol=1e-8)   # 10 v_c: saturated
     assert friction_force(0.0, 0.3, 2.0, 1e-3) == 0.0
+
+
+# ====================================================================== inverse dynamics
+def _robot(data, **joints):
+    from pkm.robot import Robot
+
+    return Robot(parse_spec(with_keys(data, **joints), path="delta.toml"))
+
+
+@pytest.fixture(scope="module")
+def motion(delta_data):
+    """The paper's sine motion of the Delta, every 0.1 s (101 samples)."""
+    from pkm.trajectory import from_spec
+
+    robot = _robot(delta_data)
+    traj = from_spec(dict(robot.spec.trajectory, dt=0.1), robot.task.coordinate_names())
+    return traj, robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+
+
+def _run(robot, traj, **kw):
+    return robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, **kw)
+
+
+def test_reflected_inertia_against_a_hand_calculation(delta_data, motion):
+    traj, rigid = motion
+    n, J_m = 50.0, 0.347e-4
+    res = _run(_robot(delta_data, j0={"drive": {"gear_ratio": n, "rotor_inertia": J_m}}), traj)
+    # hand calculation: the rotor turns at n q̇, so it needs n J_m n q̈ at the joint
+    np.testing.assert_allclose(res.tau - rigid.tau, 2500 * 0.347e-4 * rigid.qdd_act, rtol=1e-12, atol=1e-14)
+    assert np.max(np.abs(res.tau - rigid.tau)) > 1e-3          # the term is really there
+    np.testing.assert_allclose(res.speed_motor, n * rigid.qd_act, rtol=1e-15)
+    np.testing.assert_allclose(res.tau_motor, res.tau / n, rtol=1e-13)   # η = 1: τ_m = τ / n
+
+
+def test_friction_and_efficiency_on_the_motor_side_by_hand(delta_data, motion):
+    traj, rigid = motion
+    d = {"gear_ratio": 20.0, "rotor_inertia": 1e-4, "viscous": 0.3, "coulomb": 0.7, "coulomb_speed": 0.01,
+         "efficiency": 0.8}
+    res = _run(_robot(delta_data, j0={"drive": d}), traj)
+    qd, qdd = rigid.qd_act, rigid.qdd_act
+    fric = 0.3 * qd + 0.7 * np.tanh(qd / 0.01)
+    np.testing.assert_allclose(res.tau, rigid.tau + 400 * 1e-4 * qdd + fric, rtol=1e-12, atol=1e-13)
+    load = rigid.tau + fric                         # what the gear's output carries
+    for s in (3, 17, 40, 77):                       # one sample at a time, as on paper
+        for a in range(3):
+            gear = load[s, a] / (20 * 0.8) if load[s, a] * qd[s, a] >= 0 else load[s, a] * 0.8 / 20
+            assert res.tau_motor[s, a] == pytest.approx(gear + 20 * 1e-4 * qdd[s, a], rel=1e-12, abs=1e-14)
+    driving = load * qd >= 0
+    assert driving.any() and (~driving).any()       # both branches of the efficiency met
+
+
+def test_zero_drives_change_nothing(delta_data, motion):
+    traj, rigid = motion
+    res = _run(_robot(delta_data, j0={"drive": {"gear_ratio": 1.0}}), traj)
+    np.testing.assert_array_equal(res.tau, rigid.tau)
+    assert rigid.tau_motor is None and rigid.tau_drive is None and _robot(delta_data).drives is None
+
+
+def test_passive_friction_by_virtual_work(delta_data, motion):
+    """u_f = tau − tau_rigid does virtual work Σ τ_f θ̇ for every virtual task velocity: the passive joints'
+    rates for unit task velocities come from the IK's rate solution (an independent path)."""
+    traj, rigid = motion
+    robot = _robot(delta_data, j1={"friction": {"viscous": 0.05, "coulomb": 0.2}},
+                   j3={"friction": {"viscous": 0.02, "coulomb": 0.1, "coulomb_speed": 0.05}})
+    res = _run(robot, traj)
+    u_f = res.tau - rigid.tau
+    assert np.max(np.abs(u_f)) > 0.05
+    # power: Σ friction power of all joints = u_f · q̇_act
+    from pkm.algorithms.drive_dynamics import dissipated_power
+
+    p = dissipated_power(robot, res.qd_act, res.joints_d)
+    np.testing.assert_allclose(np.sum(u_f * res.qd_act, axis=1), p, rtol=1e-9, atol=1e-12)
+    assert np.all(p >= 0)
+    for s in (5, 33, 61):
+        tau_f = {l.name: robot.friction.force(k, res.joints_d[l.name][s]) for k, l in enumerate(robot.limbs)}
+        for e in np.eye(3):
+            sol = robot.inverse_kinematics(traj.x[s], e, start=[res.joints[l.name][s] for l in robot.limbs])
+            work = sum(tau_f[l.name] @ sol.joints_d[l.name][0] for l in robot.limbs)
+            assert u_f[s] @ sol.qd_act[0] == pytest.approx(work, rel=1e-9, abs=1e-12)
+
+
+def test_torques_only_and_out_with_drives_match_the_full_result(delta_data, motion, monkeypatch):
+    import pkm.algorithms.drive_dynamics as dd
+
+    traj, _ = motion
+    robot = _robot(delta_data, j0={"drive": dict(SERVO)}, j1={"friction": {"viscous": 0.05}})
+    full = _run(robot, traj)
+    monkeypatch.setattr(dd, "BLOCK", 30)          # several blocks, each continued from the last
+    tau = _run(robot, traj, torques_only=True)
+    np.testing.assert_allclose(tau, full.tau, rtol=1e-9, atol=1e-10)
+    out = np.empty_like(full.tau)
+    res = _run(robot, traj, out=out)
+    assert res.tau is out
+    np.testing.assert_array_equal(out, full.tau)
