@@ -74,10 +74,9 @@ def _line(c) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pkm.cli.main import apply_load
     from pkm.cli.options import _check_output
     from pkm.cli.output import outputs
-    from pkm.robot import load
+    from pkm.robot import Robot, load
     from pkm.sweep.sizing import scaled, size, smallest_cycle_time
 
     if args.plot is not None:
@@ -96,7 +95,11 @@ def run(args: argparse.Namespace) -> int:
     for design in designs:
         robot = load(args.robot, parameters=design or None)
         robot.spec.check_actuation()
-        robot, _ = apply_load(robot, args)
+        if args.payload is not None:   # as pkm inverse-dynamics --payload (pkm.cli.main.apply_load)
+            _finite(args.payload, "--payload")
+            if args.payload < 0:
+                raise PkmError(f"--payload must be a mass >= 0 kg, got {args.payload!r}")
+            robot = Robot(robot.spec.with_payload(args.payload))
         label = ", ".join(f"{k} = {v:g}" for k, v in design.items())
         spec = trajectory_dict(robot, args)
         head = f"{robot.name}{' (' + label + ')' if label else ''}: {spec['type']} trajectory"
