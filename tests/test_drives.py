@@ -63,6 +63,9 @@ def test_drive_and_friction_are_read_in_si_and_reach_the_robot(delta_data):
     ({"j0": {"drive": {"gear_ratio": 10, "efficiency": 80}}}, "drive.efficiency", "(0, 1]"),
     ({"j0": {"drive": {"gear_ratio": 10, "coulomb_speed": 0}}}, "drive.coulomb_speed", "must be positive"),
     ({"j0": {"drive": {"gear_ratio": 1e300}}}, "drive.gear_ratio", "out of range"),
+    ({"j0": {"drive": {"gear_ratio": 10, "coulomb_speed": 1e-300}}}, "drive.coulomb_speed", "below 1e-12"),
+    ({"j0": {"drive": {"gear_ratio": True}}}, "drive.gear_ratio", "expected a number"),
+    ({"j0": {"drive": {"gear_ratio": "2 * zz"}}}, "drive.gear_ratio", "zz"),
     ({"j0": {"drive": {"gear_ratio": "nan"}}}, "drive.gear_ratio", ""),
     ({"j0": {"drive": {"gear_ratio": 10, "rated_torque": 2, "peak_torque": 1}}}, "drive.peak_torque", "below"),
     ({"j0": {"drive": {"gear_ratio": 10, "torque": 1}}}, "drive", "unknown key 'torque'"),
@@ -187,3 +190,69 @@ def test_torques_only_and_out_with_drives_match_the_full_result(delta_data, moti
     res = _run(robot, traj, out=out)
     assert res.tau is out
     np.testing.assert_array_equal(out, full.tau)
+
+
+def _load_with(path, **joints):
+    """A robot file's data with keys added to its limb joints by name: ``_load_with(p, leg={...})``."""
+    from pkm.robot import Robot
+
+    with open(path, "rb") as fh:
+        d = tomllib.load(fh)
+    for j in d["limb"]["joints"]:
+        j.update(joints.get(j["name"], {}))
+    return Robot(parse_spec(d, path=path))
+
+
+def _power_balance(robot, rigid, res):
+    """(u − u_rigid)·q̇ = friction power of all joints + rotor power n² J_m q̈ q̇."""
+    from pkm.algorithms.drive_dynamics import dissipated_power
+
+    rotor = 0.0 if robot.drives is None else np.sum(robot.drives.reflected_inertia * res.qdd_act * res.qd_act, axis=1)
+    lhs = np.sum((res.tau - rigid.tau) * res.qd_act, axis=1)
+    rhs = dissipated_power(robot, res.qd_act, res.joints_d) + rotor
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-9, atol=1e-9 * np.max(np.abs(rhs)))
+    assert np.max(np.abs(rhs)) > 1e-3
+
+
+def test_prismatic_drives_and_passive_friction_on_a_redundant_robot():
+    """The 4-RPR (redundant, prismatic actuators): a ball screw of lead 10 mm (n = 2π/0.01 rad/m) and friction
+    in the passive revolute joints, with weights: the power balance holds and the screw's own terms are exact."""
+    from pkm.robot import load
+    from pkm.trajectory import from_spec
+
+    path = ROOT / "robots" / "planar_4rpr.toml"
+    n = 2 * np.pi / 0.01
+    robot = _load_with(path, leg={"drive": {"gear_ratio": n, "rotor_inertia": 2e-5, "viscous": 40.0}},
+                       base={"friction": {"viscous": 0.5, "coulomb": 0.3}}, top={"friction": {"coulomb": 0.2}})
+    traj = from_spec(dict(robot.spec.trajectory, dt=0.05), robot.task.coordinate_names())
+    w = [1.0, 2.0, 1.0, 3.0]
+    rigid = load(path).inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, weights=w)
+    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, weights=w)
+    _power_balance(robot, rigid, res)
+    # the passive part produces exactly the friction's task wrench; the screw's own part is n² J_m q̈ + F_v q̇
+    own = n * n * 2e-5 * res.qdd_act + 40.0 * res.qd_act
+    from pkm.algorithms.drive_dynamics import passive_task_wrench
+
+    phi = passive_task_wrench(robot, res.x, res.joints, res.joints_d)
+    np.testing.assert_allclose(np.einsum("sad,sa->sd", res.J_IK, res.tau - rigid.tau - own), phi,
+                               rtol=1e-9, atol=1e-9 * np.max(np.abs(phi)))
+    np.testing.assert_allclose(res.speed_motor, n * res.qd_act, rtol=1e-15)
+
+
+def test_friction_in_spherical_and_universal_joints_of_a_hybrid_limb():
+    """The 3R[2US] Delta (spherical and universal joints in a closed loop): friction on every axis of the S and
+    U joints of the tree and on the elbow; the power balance against the kernel's joint rates."""
+    from pkm.robot import load
+    from pkm.trajectory import from_spec
+
+    path = ROOT / "robots" / "delta_3r2us.toml"
+    robot = load(path)
+    cut = {j.name.split("/", 1)[1] for j in robot.limbs[0].topology.cut_joints}
+    with open(path, "rb") as fh:
+        names = [j["name"] for j in tomllib.load(fh)["limb"]["joints"] if not j.get("actuated")]
+    fr = {"friction": {"viscous": 0.02, "coulomb": 0.05, "coulomb_speed": 0.01}}
+    robot = _load_with(path, **{n: fr for n in names if n not in cut})
+    traj = from_spec(dict(robot.spec.trajectory, dt=robot.spec.trajectory["duration"] / 40),
+                     robot.task.coordinate_names())
+    rigid = load(path).inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+    _power_balance(robot, rigid, robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t))

@@ -100,6 +100,8 @@ def test_check_motors_against_hand_numbers():
     (["size", SERVO, "--find-cycle-time", "--plot", "x.png"], "--plot draws one run"),
     (["size", SERVO, "--param", "zz=1"], "unknown parameter"),
     (["size", SERVO, "--plot", "/nonexistent/dir/x.png"], "does not exist"),
+    (["size", SERVO, "--trajectory", "file", "--file", ROOT / "x.csv", "--find-cycle-time"], "no cycle time"),
+    (["reactions", SERVO], "without drives and friction"),   # the absolute model has lossless joints
 ])
 def test_cli_size_errors_are_one_line(argv, words):
     _, _, err = check_run(argv, ok=False)

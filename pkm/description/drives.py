@@ -47,6 +47,9 @@ DEFAULT_COULOMB_SPEED = 1e-3
 #: ``n² J_m q̈`` or ``n · q̇`` for any admissible rate.
 MAX_VALUE = 1e9
 
+#: Smallest ``coulomb_speed``: ``q̇ / v_c`` stays finite for any rate below 1e290.
+MIN_COULOMB_SPEED = 1e-12
+
 DRIVE_KEYS = ("gear_ratio", "rotor_inertia", "viscous", "coulomb", "coulomb_speed", "efficiency",
               "rated_torque", "peak_torque", "rated_speed", "max_speed")
 FRICTION_KEYS = ("viscous", "coulomb", "coulomb_speed")
@@ -101,8 +104,10 @@ def _value(ctx: _Ctx, table: dict, entry: str, key: str, low: str, default=None)
 
 
 def _friction_values(ctx: _Ctx, table: dict, entry: str) -> tuple[float, float, float]:
-    return (_value(ctx, table, entry, "viscous", ">=0", 0.0), _value(ctx, table, entry, "coulomb", ">=0", 0.0),
-            _value(ctx, table, entry, "coulomb_speed", ">0", DEFAULT_COULOMB_SPEED))
+    vc = _value(ctx, table, entry, "coulomb_speed", ">0", DEFAULT_COULOMB_SPEED)
+    if vc < MIN_COULOMB_SPEED:   # q̇ / v_c would overflow (a sign function in all but name)
+        ctx.fail(_sub(entry, "coulomb_speed"), f"{vc:g} is below {MIN_COULOMB_SPEED:g} (rad/s or m/s)")
+    return _value(ctx, table, entry, "viscous", ">=0", 0.0), _value(ctx, table, entry, "coulomb", ">=0", 0.0), vc
 
 
 def parse_drive(ctx: _Ctx, value, entry: str) -> DriveSpec:
