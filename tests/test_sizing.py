@@ -127,3 +127,12 @@ def test_inverse_dynamics_csv_and_plot_have_the_motor_side(tmp_path, robot):
         np.testing.assert_allclose(data[:, col[f"tau_motor_{n} [N·m]"]], res.tau_motor[:, a], rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(data[:, col[f"speed_motor_{n} [rad/s]"]], 50 * res.qd_act[:, a], rtol=1e-10)
     assert png.stat().st_size > 10_000
+
+
+def test_smallest_cycle_time_per_design(limit):
+    """--param repeats the search per design: the file's own a = 250 gives the limit found by the API, and a
+    heavier arm (a = 300: longer, heavier, more gravity torque) needs a longer cycle."""
+    _, out, _ = check_run(["size", SERVO, "--param", "a=250,300", "--find-cycle-time"], ok=True)
+    found = [float(line.split("passes is ")[1].split(" s")[0]) for line in out.splitlines() if "passes is" in line]
+    assert len(found) == 2 and "(a = 250)" in out and "(a = 300)" in out
+    assert found[0] == pytest.approx(limit[0], rel=1e-3) and found[1] > found[0]
