@@ -136,3 +136,12 @@ def test_smallest_cycle_time_per_design(limit):
     found = [float(line.split("passes is ")[1].split(" s")[0]) for line in out.splitlines() if "passes is" in line]
     assert len(found) == 2 and "(a = 250)" in out and "(a = 300)" in out
     assert found[0] == pytest.approx(limit[0], rel=1e-3) and found[1] > found[0]
+
+
+def test_hostile_sizing_inputs_give_finite_short_output():
+    _, out, _ = check_run(["size", SERVO, "--payload", "1e300"], ok=True)     # margins of −1e301 %
+    assert "some motors FAIL" in out and max(len(line) for line in out.splitlines()) < 400
+    _, out, err = check_run(["size", SERVO, "--cycle-times", "0.5", "1e-300"], ok=False)
+    assert out == "" and "not finite" in err                                  # no half-printed table
+    _, out, _ = check_run(["size", SERVO, "--find-cycle-time", "--cycle-time", "1e-6", "--dt", "1e-8"], ok=True)
+    assert "passes is 0.5" in out                                             # doubled up from a microsecond

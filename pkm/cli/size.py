@@ -65,12 +65,17 @@ def _designs(args) -> list[dict]:
     return grid
 
 
+def _pct(v: float) -> str:
+    """A margin as a percentage: ``+21.6 %``, or ``-1.4e+301 %`` for an absurd one."""
+    return f"{100 * v:+.1f} %" if abs(v) < 1e4 else f"{100 * v:+.3g} %"
+
+
 def _line(c) -> str:
-    margins = ", ".join(f"{k} {100 * v:+.1f} %" for k, v in c.margins.items()) or "no ratings"
+    margins = ", ".join(f"{k} {_pct(v)}" for k, v in c.margins.items()) or "no ratings"
     verdict = "no ratings" if not c.margins else ("pass" if c.passed else "FAIL")
     return (f"  {c.name:<14} peak {c.peak_torque:.4g} N·m, RMS {c.rms_torque:.4g} N·m, peak {c.peak_speed:.4g} rad/s, "
             f"RMS {c.rms_speed:.4g} rad/s; margins: {margins} -> {verdict}"
-            + (f" (least: {c.binding} {100 * c.margin:+.1f} %)" if c.margins else ""))
+            + (f" (least: {c.binding} {_pct(c.margin)})" if c.margins else ""))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -119,16 +124,16 @@ def run(args: argparse.Namespace) -> int:
         if args.cycle_times:
             from pkm.trajectory import from_spec
 
-            best = None
-            print(f"{head} at {len(args.cycle_times)} cycle times:")
+            runs = []     # all runs first: an error leaves no half-printed table
             for T in sorted(args.cycle_times):
                 _, checks = size(robot, from_spec(scaled(spec, T), robot.task.coordinate_names()))
-                ok = all(c.passed for c in checks)
-                least = min(checks, key=lambda c: c.margin if c.margins else math.inf)
-                print(f"  {T:g} s: {'pass' if ok else 'FAIL'} (least margin {100 * least.margin:+.1f} %: "
+                runs.append((T, all(c.passed for c in checks), min(checks, key=lambda c: c.margin if c.margins
+                                                                     else math.inf)))
+            print(f"{head} at {len(args.cycle_times)} cycle times:")
+            for T, ok, least in runs:
+                print(f"  {T:g} s: {'pass' if ok else 'FAIL'} (least margin {_pct(least.margin)}: "
                       f"{least.name} {least.binding})")
-                if ok and best is None:
-                    best = T
+            best = next((T for T, ok, _ in runs if ok), None)
             print(f"  smallest passing cycle time: {best:g} s" if best is not None else "  none passes")
             continue
         traj = load_trajectory(robot, args)

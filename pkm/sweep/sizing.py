@@ -122,7 +122,7 @@ def passes(robot, spec: dict, names, **options) -> tuple[bool, list[MotorCheck]]
     return all(c.passed for c in checks), checks
 
 
-def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublings: int = 12, **options):
+def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublings: int = 40, **options):
     """The least cycle time (``cycle_time`` or ``duration`` of the trajectory dict ``spec``, samples per
     cycle kept) at which every motor passes, to ``rel_tol`` by bisection from ``spec``'s own: returns
     ``(T, checks at T)``. Raises :class:`pkm.PkmError` when the motors fail even at ``2^max_doublings``
