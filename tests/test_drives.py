@@ -256,3 +256,15 @@ def test_friction_in_spherical_and_universal_joints_of_a_hybrid_limb():
                      robot.task.coordinate_names())
     rigid = load(path).inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
     _power_balance(robot, rigid, robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t))
+
+
+def test_plot_shows_the_motor_torques_where_drives_exist(delta_data, motion):
+    from pkm.plotting import plot_actuators
+
+    traj, rigid = motion
+    res = _run(_robot(delta_data, j0={"drive": dict(SERVO)}), traj)
+    fig = plot_actuators(res, traj.t)
+    assert [ax.get_ylabel() for ax in fig.axes] == ["joint-side torque [N·m]", "motor torque [N·m]",
+                                                    "actuator angle [rad]"]
+    np.testing.assert_array_equal(fig.axes[1].get_lines()[0].get_ydata(), res.tau_motor[:, 0])
+    assert len(plot_actuators(rigid, traj.t).axes) == 2          # no drives: the two panels of before

@@ -15,6 +15,12 @@ Cost: the batched kernel does not return ``H_(l)`` and ``F_(l) = L_p⁺ P(x)``, 
 forms them here, per sample and limb, in Python (a forward-kinematics pass, the body Jacobians, the loops'
 ``G_y`` solve and a 6×δ_l pseudoinverse: ~0.1–0.3 ms per limb and sample, ~1 s for the Delta's 1001
 samples), only when a passive joint has friction; the drives alone cost a few array operations.
+
+The same terms in the task-space EOM (eq. 107; forward dynamics with η = 1): with ``R = diag(n² J_m)`` and
+``q̇_act = J_IK V_t``, ``q̈_act = J_IK V̇_t + J̇_IK V_t``, the drives add ``J_IKᵀ R J_IK`` to ``M_t``,
+``J_IKᵀ R J̇_IK V_t`` to ``C_t V_t`` and the friction ``J_IKᵀ τ_f,act(q̇_act) + Σ_l F_(l)ᵀ H_(l)ᵀ τ_f,(l)``
+(:func:`passive_task_wrench`) to the generalized forces the actuators must overcome; the power they
+dissipate is :func:`dissipated_power`, the rotors' kinetic energy ``robot.drives.kinetic_energy(q̇_act)``.
 """
 from __future__ import annotations
 
