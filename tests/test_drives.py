@@ -268,3 +268,10 @@ def test_plot_shows_the_motor_torques_where_drives_exist(delta_data, motion):
                                                     "actuator angle [rad]"]
     np.testing.assert_array_equal(fig.axes[1].get_lines()[0].get_ydata(), res.tau_motor[:, 0])
     assert len(plot_actuators(rigid, traj.t).axes) == 2          # no drives: the two panels of before
+
+
+def test_info_names_drives_and_friction():
+    from pkm.cli.info import robot_info
+
+    text = robot_info(str(ROOT / "examples" / "delta_servo.toml"))
+    assert text.count("(actuated, drive n = 50)") == 3
