@@ -41,7 +41,9 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS,
                                                check_branch_policy, check_keywords, check_parallel, check_solver,
                                                explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
+from pkm.algorithms.drive_dynamics import with_drives
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
+from pkm.description.drives import robot_drives
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
 from pkm.description.taskspace import TaskCoordinates, _real, twist_closed
@@ -69,8 +71,6 @@ class IKSolution:
     qdd_act: np.ndarray | None = None
     joints_d: dict[str, np.ndarray] = field(default_factory=dict)
     joints_dd: dict[str, np.ndarray] = field(default_factory=dict)
-
-
 
 
 class Robot(TaskCoordinates):
@@ -106,6 +106,8 @@ class Robot(TaskCoordinates):
         # (limb, tree variable) of each actuator in actuator_names order: one gather from (N, L, n_max)
         self._act_limb = np.array([k for k, limb in enumerate(self.limbs) for _ in limb.actuated], dtype=np.intp)
         self._act_var = np.array([a for limb in self.limbs for a in limb.actuated], dtype=np.intp)
+        # drives in actuator order and passive-joint friction per limb, or None (pkm.description.drives)
+        self.drives, self.friction = robot_drives(spec, self.limbs, self.actuator_names)
 
     # ------------------------------------------------------------------ facts
     @property
@@ -255,6 +257,7 @@ class Robot(TaskCoordinates):
                           qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
 
     # ------------------------------------------------------------------ dynamics
+    @with_drives   # + reflected rotor inertia and friction, motor side: pkm.algorithms.drive_dynamics
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
                          on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,

@@ -42,7 +42,9 @@ class DynamicsResult:
     ``P_pᵀ φ_p``; ``J_IK`` (N, n_act, δ_p). With redundant actuation (``n_act > δ_p``, Sec. 8.2):
     ``null_space`` (N, n_act, n_act − δ_p), an orthonormal basis of the internal forces (the null
     space of ``J_IKᵀ``, continuous along the samples), ``tau = u_W + null_space @ z``
-    (:mod:`pkm.algorithms.distribution`); None for a non-redundant robot.
+    (:mod:`pkm.algorithms.distribution`); None for a non-redundant robot. With drives or joint friction
+    (:mod:`pkm.algorithms.drive_dynamics`): ``tau`` includes them (joint side), ``tau_drive`` (N, n_act) is
+    what they add; with drives ``tau_motor`` [N·m] and ``speed_motor`` [rad/s] (N, n_act) are the motor side.
     """
 
     x: np.ndarray
@@ -58,6 +60,9 @@ class DynamicsResult:
     J_IK: np.ndarray
     actuator_names: list
     null_space: np.ndarray | None = None
+    tau_drive: np.ndarray | None = None
+    tau_motor: np.ndarray | None = None
+    speed_motor: np.ndarray | None = None
 
     @property
     def task_wrench(self) -> np.ndarray:

@@ -55,6 +55,8 @@ def robot_info(path) -> str:
     lines.append(f"  {'joint':<16}{'type':<6}{'parent -> child':<40}{'variables'}")
     for j in joints:
         flags = [f for f, on in (("actuated", j.actuated), ("cut", j.cut)) if on]
+        flags += ([f"drive n = {j.drive.gear_ratio:g}"] if j.drive is not None else []) + \
+            (["friction"] if j.friction is not None else [])
         link = f"{j.parent} -> {j.child}"
         extra = f"  ({', '.join(flags)})" if flags else ""
         lines.append(f"  {j.name:<16}{j.type:<6}{link:<40}{', '.join(j.variable_names())}{extra}")

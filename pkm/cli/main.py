@@ -120,7 +120,8 @@ def write_dynamics_csv(path, robot, traj, result) -> list[str]:
     """Write ``t``, the task coordinates and their rates (suffix ``d``: the motion's state, so that
     ``pkm simulate --torques`` of this file starts where the motion does), ``q_<actuator> [unit]``
     and ``tau_<actuator> [unit]`` (floats as ``repr``: exact float64 round trip), one row per
-    sample. With redundant actuation also the null-space basis of ``J_IKᵀ`` (the internal forces:
+    sample; with drives ``tau_motor_<actuator> [N·m]`` and ``speed_motor_<actuator> [rad/s]``, the
+    motor side (``tau`` is the joint side, drive terms included). With redundant actuation also the null-space basis of ``J_IKᵀ`` (the internal forces:
     ``null<k>_<actuator> [1]``, k = 1 … r, unit vectors, :mod:`pkm.algorithms.distribution`). Returns
     the header."""
     import numpy as np
@@ -129,6 +130,10 @@ def write_dynamics_csv(path, robot, traj, result) -> list[str]:
     names = robot.task.coordinate_names()
     header = ["t", *names, *(f"{n}d" for n in names), *q_cols, *tau_cols]
     data = [traj.t, traj.x, traj.xd, result.q_act, result.tau]
+    if getattr(result, "tau_motor", None) is not None:   # drives: the motor side (pkm.description.drives)
+        header += [f"tau_motor_{n} [N·m]" for n in result.actuator_names]
+        header += [f"speed_motor_{n} [rad/s]" for n in result.actuator_names]
+        data += [result.tau_motor, result.speed_motor]
     if result.null_space is not None:
         for k in range(result.null_space.shape[2]):
             header += [f"null{k + 1}_{n} [1]" for n in result.actuator_names]
@@ -370,6 +375,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     from pkm.cli.show import add_animate_parser
     from pkm.cli.show import add_parser as add_show_parser
     from pkm.cli.simulate import add_parser as add_simulate_parser
+    from pkm.cli.size import add_parser as add_size_parser
     from pkm.cli.sweep import add_parser as add_sweep_parser
     from pkm.cli.workspace import add_parser as add_workspace_parser
 
@@ -381,6 +387,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_workspace_parser(sub)
     add_fk_parser(sub)
     add_compile_parser(sub)
+    add_size_parser(sub)
     return parser
 
 

@@ -85,6 +85,9 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
     if not 1 <= args.samples <= 10_000:
         raise PkmError(f"--samples must be between 1 and 10000, got {args.samples}")
     robot = load(args.robot)
+    if robot.drives is not None or robot.friction is not None:   # the absolute model has rigid, lossless joints
+        raise PkmError(f"{args.robot}: pkm reactions models rigid joints without drives and friction; this robot "
+                       "file has drive/friction tables (remove them for the rigid-body reactions)")
     traj = load_trajectory(robot, args)
     res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
     model = load_spec(robot.spec)

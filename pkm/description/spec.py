@@ -100,6 +100,9 @@ class JointSpec:
     cut:
         ``True`` if the file names this joint as a cut joint, ``False`` if it forbids it, ``None``
         to let the topology analysis choose.
+    drive, friction:
+        The joint's :class:`pkm.description.drives.DriveSpec` (actuated joints) and
+        :class:`~pkm.description.drives.FrictionSpec`, or None (:mod:`pkm.description.drives`).
     """
 
     name: str
@@ -111,6 +114,8 @@ class JointSpec:
     pitch: float = 0.0
     actuated: bool = False
     cut: bool | None = None
+    drive: object = None
+    friction: object = None
 
     @property
     def dof(self) -> int:

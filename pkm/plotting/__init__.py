@@ -43,6 +43,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     :attr:`pkm.Robot.actuator_kinds` gives them (default all ``"R"``).  Angles are plotted in rad,
     or in degrees with ``degrees=True`` (the axis label says which).  With ``path`` the figure is
     also saved there (format from the suffix, e.g. ``.png``; :data:`DPI` dpi).
+    With drives (``result.tau_motor`` not None) a middle panel shows the motor torques.
     Returns the :class:`matplotlib.figure.Figure`.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -69,17 +70,26 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
                 q[:, k] = np.degrees(q[:, k])
     force_label, position_label, suffix = axis_labels(kinds, degrees)
 
-    fig = Figure(figsize=FIGSIZE, layout="constrained")
+    motor = getattr(result, "tau_motor", None)   # drives: the motor torques in a panel of their own
+    if motor is not None and np.shape(motor) != tau.shape:
+        raise InputError(f"result.tau_motor {np.shape(motor)} must have the shape of tau {tau.shape}")
+    panels = 2 if motor is None else 3
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (6 + 2 * (panels - 2)) / 6), layout="constrained")
     FigureCanvasAgg(fig)
-    ax_tau, ax_q = fig.subplots(2, 1, sharex=True)
+    axes = fig.subplots(panels, 1, sharex=True)
+    ax_tau, ax_q = axes[0], axes[-1]
     for k, name in enumerate(names):
         label = display_name(name) + suffix[k]
         ax_tau.plot(t, tau[:, k], label=label, **styled(k, t.size))
         ax_q.plot(t, q[:, k], label=label, **styled(k, t.size))
-    ax_tau.set_ylabel(force_label)
+        if motor is not None:
+            axes[1].plot(t, np.asarray(motor, dtype=float)[:, k], label=display_name(name), **styled(k, t.size))
+    ax_tau.set_ylabel(force_label if motor is None else force_label.replace("actuator", "joint-side"))
+    if motor is not None:
+        axes[1].set_ylabel("motor torque [N·m]")
     ax_q.set_ylabel(position_label)
     ax_q.set_xlabel("time t [s]")
-    for ax in (ax_tau, ax_q):
+    for ax in axes:
         ax.grid(True, alpha=0.3)
         ax.legend(loc="best", fontsize="small")
     if title:
