@@ -41,7 +41,7 @@ from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS,
                                                check_branch_policy, check_keywords, check_parallel, check_solver,
                                                explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
-from pkm.algorithms.drive_dynamics import with_drives
+from pkm.algorithms.drive_dynamics import joint_terms, with_drives
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.drives import robot_drives
 from pkm.description.robotfile import load_spec
@@ -108,6 +108,7 @@ class Robot(TaskCoordinates):
         self._act_var = np.array([a for limb in self.limbs for a in limb.actuated], dtype=np.intp)
         # drives in actuator order and passive-joint friction per limb, or None (pkm.description.drives)
         self.drives, self.friction = robot_drives(spec, self.limbs, self.actuator_names)
+        self.limbs = joint_terms(self.limbs, self.drives, self.friction, self._act_limb, self._act_var)
 
     # ------------------------------------------------------------------ facts
     @property

@@ -178,12 +178,12 @@ def test_passive_friction_by_virtual_work(delta_data, motion):
 
 
 def test_torques_only_and_out_with_drives_match_the_full_result(delta_data, motion, monkeypatch):
-    import pkm.algorithms.drive_dynamics as dd
+    from pkm.kernels import stream
 
     traj, _ = motion
     robot = _robot(delta_data, j0={"drive": dict(SERVO)}, j1={"friction": {"viscous": 0.05}})
     full = _run(robot, traj)
-    monkeypatch.setattr(dd, "BLOCK", 30)          # several blocks, each continued from the last
+    monkeypatch.setattr(stream, "STREAM", 30)     # several blocks (the kernel holds the drive terms)
     tau = _run(robot, traj, torques_only=True)
     np.testing.assert_allclose(tau, full.tau, rtol=1e-9, atol=1e-10)
     out = np.empty_like(full.tau)

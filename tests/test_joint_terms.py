@@ -143,3 +143,21 @@ def test_round_trip_with_drives(motion):
 def test_joint_form_refuses_friction():
     with pytest.raises(pkm.InputError, match="joint form does not integrate the energy friction dissipates"):
         with_terms(DELTA, fv=0.1).simulate("zero", (0.0, 0.01), form="joint")
+
+
+def test_a_robot_file_with_drives_balances_its_energy_and_round_trips():
+    """examples/delta_servo.toml (a 400 W servo behind a 1:50 gear on each arm, friction in the file):
+    the file's drives become the kernel's joint terms; a free fall keeps input work = ΔE + dissipated
+    to 1e-8, and the inverse dynamics' forces simulate back to the motion."""
+    robot = pkm.load(ROBOTS.parent / "examples" / "delta_servo.toml")
+    assert robot.drives is not None and has_joint_terms(robot._packed())
+    T = robot.limbs[0].tree.joint_terms
+    np.testing.assert_allclose(T[robot.limbs[0].actuated[0], 0], robot.drives.reflected_inertia[0])
+    sim = robot.simulate("zero", (0.0, 0.3), rtol=1e-10, atol=1e-12)
+    scale = np.abs(sim.energy).max()
+    assert sim.dissipated[-1] > 0.0
+    assert np.abs(sim.work - (sim.energy - sim.energy[0]) - sim.dissipated).max() <= 1e-8 * scale
+    tr = from_spec(robot.spec.trajectory, robot.task.coordinate_names())
+    res = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    fd = robot.forward_dynamics(tr.x[::25], tr.xd[::25], res.tau[::25], start=[res.joints[l.name][0] for l in robot.limbs])
+    assert np.abs(fd.xdd - tr.xdd[::25]).max() <= 1e-8 * max(1.0, np.abs(tr.xdd).max())

@@ -25,14 +25,15 @@ dissipate is :func:`dissipated_power`, the rotors' kinetic energy ``robot.drives
 from __future__ import annotations
 
 import functools
+from dataclasses import replace
 
 import numpy as np
 
-from pkm.algorithms.distribution import check_weights, distribute
 from pkm.algorithms.kinematics import body_jacobians, forward_kinematics
+from pkm.description.drives import DEFAULT_COULOMB_SPEED
 from pkm.errors import PkmError
 
-__all__ = ["passive_task_wrench", "add_drive_terms", "with_drives", "dissipated_power"]
+__all__ = ["passive_task_wrench", "add_drive_terms", "with_drives", "dissipated_power", "joint_terms"]
 
 
 def passive_task_wrench(robot, x, joints, joints_d) -> np.ndarray:
@@ -70,86 +71,55 @@ def dissipated_power(robot, qd_act, joints_d) -> np.ndarray:
     return p
 
 
+def joint_terms(limbs, drives, friction, act_limb, act_var) -> list:
+    """The limbs with their trees' joint terms (:attr:`pkm.description.model.TreeModel.joint_terms`:
+    armature, viscous, coulomb, coulomb speed per tree variable) from the drives (actuator order:
+    ``act_limb``, ``act_var`` name each actuator's limb and tree variable; armature ``n² J_m``) and the
+    passive joints' friction: the kernels and the Python reference add them to each joint's
+    generalized force (the paper's ``Q`` of eq. 100), so that inverse dynamics, EOM, forward
+    dynamics and simulation all hold them. ``limbs`` unchanged without drives and friction."""
+    if drives is None and friction is None:
+        return list(limbs)
+    T = []
+    for k, limb in enumerate(limbs):
+        t = np.zeros((limb.n, 4))
+        t[:, 3] = DEFAULT_COULOMB_SPEED
+        if friction is not None:
+            t[:, 1], t[:, 2], t[:, 3] = friction.viscous[k], friction.coulomb[k], friction.coulomb_speed[k]
+        T.append(t)
+    if drives is not None:
+        for a, (k, v) in enumerate(zip(act_limb, act_var)):
+            T[k][v] = (drives.reflected_inertia[a], drives.viscous[a], drives.coulomb[a], drives.coulomb_speed[a])
+    return [replace(limb, tree=replace(limb.tree, joint_terms=t)) for limb, t in zip(limbs, T)]
+
+
 def add_drive_terms(robot, res, weights=None) -> None:
-    """Add the drive and friction terms (module docstring) to a :class:`pkm.algorithms.manipulator.DynamicsResult`
-    in place: ``res.tau`` becomes the joint-side actuator forces including them, ``res.tau_drive`` holds what
-    they added, ``res.tau_motor`` and ``res.speed_motor`` the motor side (where the robot has drives)."""
-    extra = np.zeros_like(res.tau)
-    if robot.drives is not None:
-        extra += robot.drives.joint_force(res.qdd_act, res.qd_act)
-    if robot.friction is not None:
-        phi = passive_task_wrench(robot, res.x, res.joints, res.joints_d)
-        extra += distribute(res.J_IK, phi, weights)[0]
+    """Report the drives in a :class:`pkm.algorithms.manipulator.DynamicsResult` (in place): ``res.tau``
+    already holds the joint-side actuator forces with the reflected rotor inertia and all friction (the
+    kernel's joint terms, :func:`joint_terms`); ``res.tau_drive`` the actuated joints' own drive force
+    ``n² J_m q̈ + τ_f(q̇)``; ``res.tau_motor`` and ``res.speed_motor`` the motor side (where the robot has
+    drives)."""
+    if robot.drives is None:
+        return
+    extra = robot.drives.joint_force(res.qdd_act, res.qd_act)
     if not np.all(np.isfinite(extra)):
         s = int(np.flatnonzero(~np.all(np.isfinite(extra), axis=1))[0])
         raise PkmError(f"the drive and friction forces are not finite at sample {s} (rates or drive values too large)")
-    res.tau += extra
     res.tau_drive = extra
-    if robot.drives is not None:
-        res.tau_motor = robot.drives.motor_torque(res.tau, res.qd_act, res.qdd_act)
-        res.speed_motor = robot.drives.motor_speed(res.qd_act)
+    res.tau_motor = robot.drives.motor_torque(res.tau, res.qd_act, res.qdd_act)
+    res.speed_motor = robot.drives.motor_speed(res.qd_act)
 
 
 def with_drives(fn):
-    """Decorate :meth:`pkm.robot.Robot.inverse_dynamics` so that its forces include the drives and friction
-    (:func:`add_drive_terms`); a robot without either runs ``fn`` unchanged. ``torques_only`` runs the full
-    result in blocks of :data:`pkm.kernels.stream.STREAM`-like size (each continued from the last one's
-    configuration) since the drive terms need the actuator rates."""
+    """Decorate :meth:`pkm.robot.Robot.inverse_dynamics` so that its result reports the drives
+    (:func:`add_drive_terms`: the drive's own force, the motor side); the forces themselves hold the
+    drives and friction through the kernel's joint terms (:func:`joint_terms`)."""
 
     @functools.wraps(fn)
     def inverse_dynamics(robot, x, xd, xdd, wrench=None, **kw):
-        if robot.drives is None and robot.friction is None:
-            return fn(robot, x, xd, xdd, wrench, **kw)
-        if kw.get("torques_only") is True:
-            return _blocks(fn, robot, x, xd, xdd, wrench, kw)
         res = fn(robot, x, xd, xdd, wrench, **kw)
-        out = kw.get("out")
-        add_drive_terms(robot, res, check_weights(kw.get("weights"), robot.n_act))
-        if out is not None and res.tau is not out:
-            out[...] = res.tau
+        if robot.drives is not None and kw.get("torques_only") is not True:
+            add_drive_terms(robot, res)
         return res
 
     return inverse_dynamics
-
-
-#: Samples per block of ``torques_only`` with drives.
-BLOCK = 4096
-
-
-def _blocks(fn, robot, x, xd, xdd, wrench, kw):
-    """``torques_only`` with drives: the full inverse dynamics in blocks of :data:`BLOCK` samples."""
-    kw = dict(kw, torques_only=False)
-    out = kw.pop("out", None)
-    X = np.atleast_2d(np.asarray(x, dtype=float))
-    n = X.shape[0]
-    arrays = {"xd": np.atleast_2d(np.asarray(xd, dtype=float)), "xdd": np.atleast_2d(np.asarray(xdd, dtype=float))}
-    if n <= BLOCK or arrays["xd"].shape != X.shape or arrays["xdd"].shape != X.shape:
-        res = inverse_dynamics_full(fn, robot, x, xd, xdd, wrench, kw, out)   # one block (or fn's error)
-        return res.tau
-    tau = out if out is not None else np.empty((n, robot.n_act))
-    if not (isinstance(tau, np.ndarray) and tau.shape == (n, robot.n_act)):
-        return inverse_dynamics_full(fn, robot, x, xd, xdd, wrench, kw, out).tau   # fn reports the bad `out`
-    t, pre = kw.pop("t", None), kw.pop("preload", None)
-    w = None if wrench is None else np.asarray(wrench, dtype=float)
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        part = dict(kw)
-        if t is not None:
-            part["t"] = np.asarray(t, dtype=float)[a:b]
-        if pre is not None:
-            p = np.asarray(pre, dtype=float)
-            part["preload"] = p[a:b] if p.ndim == 2 else p
-        ww = None if w is None else (w[a:b] if w.ndim == 2 else w)
-        res = fn(robot, X[a:b], arrays["xd"][a:b], arrays["xdd"][a:b], ww, **part)
-        add_drive_terms(robot, res, check_weights(kw.get("weights"), robot.n_act))
-        tau[a:b] = res.tau
-        kw["start"] = [res.joints[l.name][-1] for l in robot.limbs]
-    return tau
-
-
-def inverse_dynamics_full(fn, robot, x, xd, xdd, wrench, kw, out):
-    res = fn(robot, x, xd, xdd, wrench, **dict(kw, out=out))
-    add_drive_terms(robot, res, check_weights(kw.get("weights"), robot.n_act))
-    if out is not None and res.tau is not out:
-        out[...] = res.tau
-    return res
