@@ -71,8 +71,6 @@ class IKSolution:
     joints_dd: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-
-
 class Robot(TaskCoordinates):
     """A PKM compiled from a robot file: its limbs (:class:`pkm.algorithms.limb.LimbModel`) and task space.
 
@@ -403,7 +401,6 @@ class Robot(TaskCoordinates):
             J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
         return J
 
-
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):
         """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
@@ -433,6 +430,14 @@ class Robot(TaskCoordinates):
 
         return simulate(self, u, t_span, x0, xd0, **options)
 
+    def regressor(self, x, xd, xdd, t=None, **options):  # Y (N, n_act, P): tau = Y @ π, pkm.identification
+        from pkm.identification import regressor
+        return regressor(self, x, xd, xdd, t, **options)
+
+    def dynamic_parameters(self):  # (names, π): 10 standard parameters per body, pkm.identification.parameters
+        from pkm.identification import parameters
+        return parameters(self)
+
     def _check_start(self, start) -> list[np.ndarray]:
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
         if start is None:
@@ -453,7 +458,6 @@ class Robot(TaskCoordinates):
     def _packed(self):
         if getattr(self, "_pack_cache", None) is None:
             from pkm.kernels.batch import pack
-
             self._pack_cache = pack(self)
         return self._pack_cache
 
