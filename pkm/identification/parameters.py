@@ -154,3 +154,15 @@ def from_pseudo_inertia(J) -> np.ndarray:
     S = J[:3, :3]
     I = np.trace(S) * np.eye(3) - S
     return np.array([J[3, 3], *J[:3, 3], I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]])
+
+
+def parameter_scales(pi0) -> np.ndarray:
+    """A typical size of each standard parameter from its body's nominal mass ``m`` and size ``L``
+    (radius of gyration or COM distance): ``(m, mL, mL, mL, mL², …)``; never zero."""
+    s = np.empty(len(pi0))
+    for g in range(len(pi0) // 10):
+        p = pi0[10 * g:10 * g + 10]
+        m = max(abs(p[0]), 1e-6)
+        L = max(np.sqrt(abs(p[4] + p[7] + p[9]) / m), np.linalg.norm(p[1:4]) / m, 1e-3)
+        s[10 * g:10 * g + 10] = [m, m * L, m * L, m * L] + [m * L * L] * 6
+    return s
