@@ -166,3 +166,16 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
 def _base_regressor(Y, base):
     """``Y_b`` with ``Y π = Y_b β``: the independent columns."""
     return Y[:, :, base.independent]
+
+
+def validate(robot, data, base, beta, *, trim: int = WINDOW):
+    """Residual RMS per actuator of the identified model ``Y_b β`` against a data set not used for the
+    fit, and the noise estimate of that set (the RMS of its high-pass part, a second difference of
+    the torques scaled by 1/√6: white noise of σ gives σ). Returns ``(rms, sigma)``."""
+    from pkm.identification.regressor import regression
+
+    s = slice(trim, len(data.t) - trim)
+    reg = regression(robot, data.x[s], data.xd[s], data.xdd[s], t=data.t[s])
+    res = data.tau[s] - _base_regressor(reg.Y, base) @ beta
+    d2 = data.tau[s][2:] - 2 * data.tau[s][1:-1] + data.tau[s][:-2]
+    return np.sqrt(np.mean(res ** 2, axis=0)), np.sqrt(np.mean(d2 ** 2, axis=0) / 6.0)

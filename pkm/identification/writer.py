@@ -9,8 +9,8 @@ body is then checked for physical consistency (positive mass, positive definite 
 is **projected**: the standard parameters are refitted over a Cholesky factor of each body's
 pseudo-inertia (physically consistent by construction; ``scipy.optimize.least_squares``), as near
 ``β`` as that allows and then as near ``π₀``; the file then reproduces the estimate only as far as
-the projection reports (:func:`consistent_standard` returns the largest change of ``β`` in standard
-deviations).
+the projection reports (:func:`consistent_standard` returns the change of ``β`` in the metric of the
+estimate's covariance).
 """
 from __future__ import annotations
 
@@ -39,9 +39,11 @@ def problems(pi) -> list[str]:
     return [f"{g}: {why}" for g in range(len(pi) // 10) if (why := physical_problem(pi[10 * g:10 * g + 10]))]
 
 
-def consistent_standard(base, beta, std_beta, pi0, start=None):
-    """Physically consistent standard parameters as near ``beta`` (in units of ``std_beta``) and then
-    ``pi0`` as possible (module docstring). Returns ``(π, largest |Δβ|/σ)``."""
+def consistent_standard(base, beta, cov, pi0, start=None):
+    """Physically consistent standard parameters whose base parameters are as near ``beta`` as possible
+    in the metric of the estimate's covariance ``cov`` (the whitened misfit ``L⁻¹(Bπ − β)``,
+    ``cov = L Lᵀ``: the torque fit's own measure), then as near ``pi0`` (module docstring). Returns
+    ``(π, d)`` with ``d = |L⁻¹(Bπ − β)|/√r`` (about 1 for a change of one standard deviation)."""
     from scipy.optimize import least_squares
 
     s = parameter_scales(pi0)
@@ -53,26 +55,51 @@ def consistent_standard(base, beta, std_beta, pi0, start=None):
         lam, V = np.linalg.eigh(J)
         J = (V * np.maximum(lam, 1e-6 * max(lam[-1], 1e-12))) @ V.T
         L = np.linalg.cholesky(J)
+        L[np.diag_indices(4)] = np.log(np.diag(L))   # the diagonal as logarithms: J stays positive definite
         theta0.extend(L[np.tril_indices(4)])
     tri = np.tril_indices(4)
 
-    def pi_of(theta):
-        out = np.empty(10 * G)
+    A = np.column_stack([from_pseudo_inertia(E.reshape(4, 4)) for E in np.eye(16)])   # p = A vec(J), linear
+    rows, cols = tri
+    diag = np.array([10 * g + k for g in range(G) for k in range(10) if rows[k] == cols[k]])   # log-diagonals
+    ref = np.array(theta0)[diag]
+
+    def factors(theta):
+        Ls = np.zeros((G, 4, 4))
         for g in range(G):
-            L = np.zeros((4, 4))
-            L[tri] = theta[10 * g:10 * g + 10]
-            out[10 * g:10 * g + 10] = from_pseudo_inertia(L @ L.T)
-        return out
+            Ls[g][tri] = theta[10 * g:10 * g + 10]
+            Ls[g][np.diag_indices(4)] = np.exp(np.minimum(np.diag(Ls[g]), 50.0))
+        return Ls
 
-    sb = np.maximum(np.asarray(std_beta, float), 1e-12 * np.maximum(np.abs(beta), 1e-300))
+    def pi_of(theta):
+        return np.concatenate([A @ (L @ L.T).ravel() for L in factors(theta)])
 
-    def resid(theta):
+    def dpi(theta):   # dπ/dθ, block diagonal: dJ = dL Lᵀ + L dLᵀ
+        D = np.zeros((10 * G, 10 * G))
+        for g, L in enumerate(factors(theta)):
+            for k, (a, b) in enumerate(zip(rows, cols)):
+                dL = np.zeros((4, 4))
+                dL[a, b] = L[a, a] if a == b else 1.0
+                D[10 * g:10 * g + 10, 10 * g + k] = A @ (dL @ L.T + L @ dL.T).ravel()
+        return D
+
+    C = np.linalg.cholesky(np.asarray(cov, float) + 1e-30 * np.eye(len(beta)))
+    Winv = np.linalg.inv(C)
+    sel = np.zeros((len(diag), 10 * G))
+    sel[np.arange(len(diag)), diag] = 0.03
+
+    def resid(theta):   # misfit; near the nominal parameters; a weak barrier against a singular J
         p = pi_of(theta)
-        return np.concatenate([1e3 * (base.B @ p - beta) / sb, 1e-3 * (p - pi0) / s])
+        return np.concatenate([Winv @ (base.B @ p - beta), 1e-3 * (p - pi0) / s, 0.03 * (theta[diag] - ref)])
 
-    sol = least_squares(resid, np.array(theta0), method="lm", max_nfev=4000)
+    def jac(theta):
+        D = dpi(theta)
+        return np.vstack([Winv @ base.B @ D, 1e-3 * D / s[:, None], sel])
+
+    sol = least_squares(resid, np.array(theta0), jac=jac, method="lm", max_nfev=4000, ftol=1e-12, xtol=1e-12,
+                        gtol=1e-12)
     pi = pi_of(sol.x)
-    return pi, float(np.max(np.abs(base.B @ pi - beta) / sb))
+    return pi, float(np.linalg.norm(Winv @ (base.B @ pi - beta)) / np.sqrt(len(beta)))
 
 
 # ---------------------------------------------------------------------- TOML
