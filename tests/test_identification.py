@@ -236,3 +236,21 @@ def test_bad_inputs_one_line(case, tmp_path, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("pkm: error:")
+
+
+def test_redundant_identification_ignores_internal_forces():
+    """4-RPR with a preload in the measured forces: the fit on the task wrench J_IKᵀτ recovers the
+    true base parameters (a fit of the forces themselves cannot: the preload is no parameter)."""
+    from pkm.identification.estimate import Data
+
+    robot = pkm.load(ROBOTS[0].parent / "planar_4rpr.toml")
+    true = pkm.Robot(_spec_with(robot.spec, {"platform": (1.2, np.array([0.01, -0.02, 0.0]), 0.8),
+                                             "limb.rod": (0.9, np.zeros(3), 1.25)}))
+    base = robot_base_parameters(robot)
+    exc = excitation(robot, base, period=1.0, candidates=4, refine=0)
+    t, x, xd, xdd = exc.sample(0.01, 2)
+    res = true.inverse_dynamics(x, xd, xdd, t=t, preload=np.full((len(t), 1), 3.0))
+    data = Data(t, x, xd, xdd, res.q_act, res.tau, "")
+    est, _, _ = identify(robot, [data], base)
+    truth = base.values(true.dynamic_parameters()[1])
+    assert np.abs(est.beta - truth).max() <= 1e-8 * np.abs(truth).max()

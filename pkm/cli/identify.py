@@ -59,8 +59,10 @@ def run(args: argparse.Namespace) -> int:
     if args.excite:
         from pkm.identification.excitation import excitation, write_trajectory_csv
 
-        if not (np.isfinite(args.dt) and 0 < args.dt <= args.period):
-            raise InputError(f"--dt must be > 0 and at most --period, got {args.dt}")
+        if not (np.isfinite(args.period) and 0 < args.period <= 1e4):
+            raise InputError(f"--period must be a number of seconds > 0 and at most 1e4, got {args.period}")
+        if not (np.isfinite(args.dt) and 0 < args.dt <= args.period and args.period / args.dt <= 1e6):
+            raise InputError(f"--dt must be > 0, at most --period and at least --period/1e6, got {args.dt}")
         exc = excitation(robot, base, period=args.period)
         with outputs(args.excite, None) as out:
             write_trajectory_csv(out[args.excite], robot.task.coordinate_names(), *exc.sample(args.dt))
@@ -74,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
     names, pi0 = robot.dynamic_parameters()
     print(f"{robot.name}: {base.rank} base parameters from {est.samples} samples of {len(datas)} file(s); "
           f"{datas[0].derived}; weighted least squares (per-actuator noise from the residual, iterated once)")
-    print("  noise estimate per actuator: " + ", ".join(f"{a} {s:.3g}" for a, s in zip(robot.actuator_names, est.sigma)))
+    rows = robot.task.coordinate_names() if robot.redundancy else robot.actuator_names
+    what = "task wrench component (redundant actuation: J_IK^T tau, free of internal forces)" if robot.redundancy \
+        else "actuator"
+    print(f"  noise estimate per {what}: " + ", ".join(f"{a} {s:.3g}" for a, s in zip(rows, est.sigma)))
     nominal = base.values(pi0)
     for k, e in enumerate(base.expressions()):
         print(f"  b{k + 1:<4}{est.beta[k]: .8g} ± {est.std[k]:.3g}   (nominal {nominal[k]:.8g})   = {e}")
@@ -102,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
         for path in args.validate:
             rms, sigma = validate(robot, read_data(robot, path), base, est.beta)
-            print(f"  validation {path}: residual RMS " + ", ".join(f"{a} {r:.3g}" for a, r in zip(robot.actuator_names, rms))
+            print(f"  validation {path}: residual RMS " + ", ".join(f"{a} {r:.3g}" for a, r in zip(rows, rms))
                   + " (noise estimate " + ", ".join(f"{s:.3g}" for s in sigma) + ")")
     sys.stdout.flush()
     return 0

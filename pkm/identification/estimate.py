@@ -8,6 +8,10 @@ come from the positions (the rates) by a **zero-phase** Savitzky–Golay derivat
 samples must be equally spaced). The measured actuator positions are checked against the IK of the
 measured task coordinates (a different robot or branch is refused).
 
+Redundant actuation (``n_act > δ_p``): the measured forces hold an internal part (preload, any
+distribution) that the parameters do not determine; the fit uses the task wrench they produce,
+``J_IKᵀ τ = J_IKᵀ Y_b β`` (eq. 140; ``J_IKᵀ (J_IKᵀ)⁺ = 1``), so the weights are per task coordinate.
+
 Estimate: ``β̂ = argmin Σ_a Σ_s (τ_as − (Y_b β)_as)² / σ_a²`` with the per-actuator noise ``σ_a``
 estimated from the residual of the ordinary least-squares fit (iterated once); the covariance
 ``cov β̂ = (Y_bᵀ Σ⁻¹ Y_b)⁻¹`` gives the standard deviations.
@@ -157,8 +161,11 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
         if err > Q_TOL:
             raise InputError(f"the measured actuator positions differ from the IK of the measured task coordinates "
                              f"by {err:.3g} (> {Q_TOL}): data of another robot, or another branch")
-        Ys.append(_base_regressor(reg.Y, base))
-        taus.append(d.tau[s])
+        Yb, tau = _base_regressor(reg.Y, base), d.tau[s]
+        if robot.redundancy:   # the task wrench: free of the internal forces
+            Yb, tau = np.einsum("sad,sap->sdp", reg.J_IK, Yb), np.einsum("sad,sa->sd", reg.J_IK, tau)
+        Ys.append(Yb)
+        taus.append(tau)
     Yb, tau = np.concatenate(Ys), np.concatenate(taus)
     return weighted_least_squares(Yb, tau), Yb, tau
 
@@ -171,11 +178,16 @@ def _base_regressor(Y, base):
 def validate(robot, data, base, beta, *, trim: int = WINDOW):
     """Residual RMS per actuator of the identified model ``Y_b β`` against a data set not used for the
     fit, and the noise estimate of that set (the RMS of its high-pass part, a second difference of
-    the torques scaled by 1/√6: white noise of σ gives σ). Returns ``(rms, sigma)``."""
+    the torques scaled by 1/√6: white noise of σ gives σ; the motion's own curvature adds to it, so
+    it is an upper estimate). Returns ``(rms, sigma)``; with redundant actuation those of the task
+    wrench ``J_IKᵀ τ`` (per task coordinate, see the module docstring)."""
     from pkm.identification.regressor import regression
 
     s = slice(trim, len(data.t) - trim)
     reg = regression(robot, data.x[s], data.xd[s], data.xdd[s], t=data.t[s])
-    res = data.tau[s] - _base_regressor(reg.Y, base) @ beta
-    d2 = data.tau[s][2:] - 2 * data.tau[s][1:-1] + data.tau[s][:-2]
+    tau, model = data.tau[s], _base_regressor(reg.Y, base) @ beta
+    if robot.redundancy:
+        tau, model = np.einsum("sad,sa->sd", reg.J_IK, tau), np.einsum("sad,sa->sd", reg.J_IK, model)
+    res = tau - model
+    d2 = tau[2:] - 2 * tau[1:-1] + tau[:-2]
     return np.sqrt(np.mean(res ** 2, axis=0)), np.sqrt(np.mean(d2 ** 2, axis=0) / 6.0)

@@ -26,16 +26,19 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pkm.algorithms.inverse_kinematics import check_keywords
 from pkm.errors import BranchWarning, InputError
 from pkm.identification.parameters import packed_inertia, standard
 
+#: Keywords of :func:`regression` passed on to the inverse dynamics.
+OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "start", "on_branch_change", "simd")
 #: Functions ``term(robot) -> None | (names, values, columns)`` of further linear parameters (module docstring).
 EXTRA_TERMS: list = []
 
 
 class Regression(NamedTuple):
     """``Y`` (N, n_act, P) with ``tau = Y @ values`` (``names`` (P,)); ``tau`` (N, n_act) the file's own
-    inverse dynamics at the same states (the nominal run), ``q_act``, ``qd_act``, ``qdd_act``."""
+    inverse dynamics at the same states (the nominal run), ``q_act``, ``qd_act``, ``qdd_act``, ``J_IK``."""
 
     Y: np.ndarray
     names: tuple
@@ -44,6 +47,7 @@ class Regression(NamedTuple):
     q_act: np.ndarray
     qd_act: np.ndarray
     qdd_act: np.ndarray
+    J_IK: np.ndarray
 
 
 def _extra(robot):
@@ -77,6 +81,7 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, **solver) -> Regressi
         if key in solver:
             raise InputError(f"regressor: {key!r} is not an option (the regressor is that of the torques "
                              "without end-effector wrench and preload, at the file's gravity)")
+    check_keywords(solver, OPTIONS, "regressor")
     if not robot._closed:
         raise InputError(f"{robot.name}: the regressor needs a twist-closed task space (the batched kernel); "
                          f"{', '.join(robot.task.components)} is not")
@@ -110,7 +115,7 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, **solver) -> Regressi
         Y[:, :, k:k + len(names)] = cols
         k += len(names)
     return Regression(Y=Y, names=parameters(robot)[0], values=parameters(robot)[1], tau=res.tau,
-                      q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act)
+                      q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act, J_IK=res.J_IK)
 
 
 def regressor(robot, x, xd, xdd, t=None, **options) -> np.ndarray:
