@@ -214,7 +214,7 @@ def test_excite_cli(tmp_path, capsys):
     assert tr.x.shape[1] == 3 and "cond(Y_base)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("case", ["missing", "uneven", "nodata", "nan", "dt"])
+@pytest.mark.parametrize("case", ["missing", "uneven", "nodata", "nan", "dt", "ragged", "period"])
 def test_bad_inputs_one_line(case, tmp_path, capsys):
     p = tmp_path / "d.csv"
     robot = ROBOTS[0].parent / "planar_3rpr.toml"
@@ -229,6 +229,12 @@ def test_bad_inputs_one_line(case, tmp_path, capsys):
         r = pkm.load(robot)
         cols = ["t", *r.task.coordinate_names(), *(f"q_{a}" for a in r.actuator_names), *(f"tau_{a}" for a in r.actuator_names)]
         p.write_text(",".join(cols) + "\n" + "\n".join(",".join([str(i)] + ["nan"] * (len(cols) - 1)) for i in range(30)) + "\n")
+    elif case == "ragged":
+        r = pkm.load(robot)
+        cols = ["t", *r.task.coordinate_names(), *(f"q_{a}" for a in r.actuator_names), *(f"tau_{a}" for a in r.actuator_names)]
+        p.write_text(",".join(cols) + "\n" + "\n".join(",".join([str(i)] + ["0"] * (len(cols) - 1 - i % 2)) for i in range(30)) + "\n")
+    elif case == "period":
+        argv = ["identify", str(robot), "--excite", str(tmp_path / "e.csv"), "--period", "nan"]
     elif case == "nodata":
         argv = ["identify", str(robot)]
     else:
@@ -254,3 +260,34 @@ def test_redundant_identification_ignores_internal_forces():
     est, _, _ = identify(robot, [data], base)
     truth = base.values(true.dynamic_parameters()[1])
     assert np.abs(est.beta - truth).max() <= 1e-8 * np.abs(truth).max()
+
+
+@pytest.mark.parametrize("path", ROBOTS, ids=lambda p: p.stem)
+def test_written_robot_file_has_the_parameters(path, tmp_path):
+    """write_robot on every robot file: the written file loads with the given standard parameters
+    (here the file's own, scaled by 1.1) and the same kinematics."""
+    robot = pkm.load(path)
+    names, pi = robot.dynamic_parameters()
+    write_robot(path, tmp_path / "w.toml", names, 1.1 * pi)
+    again = pkm.load(tmp_path / "w.toml")
+    assert again.dynamic_parameters()[0] == names
+    assert np.allclose(again.dynamic_parameters()[1], 1.1 * pi, rtol=1e-12, atol=1e-12 * np.abs(pi).max())
+    x = robot.x_ref
+    assert np.allclose(again.inverse_kinematics(x).q_act, robot.inverse_kinematics(x).q_act, atol=1e-12)
+
+
+def test_extra_terms_extension_point(monkeypatch):
+    """Drive parameters hook in as extra columns from the actuators' rates (here a viscous friction
+    per actuator): appended to Y, names and values."""
+    from pkm.identification import regressor as R
+
+    def viscous(robot):
+        names = [f"{a}.viscous" for a in robot.actuator_names]
+        return names, np.full(robot.n_act, 0.1), lambda q, qd, qdd: qd[:, :, None] * np.eye(robot.n_act)[None]
+
+    monkeypatch.setattr(R, "EXTRA_TERMS", [viscous])
+    robot = pkm.load(ROBOTS[0].parent / "planar_3rpr.toml")
+    X, XD, XDD = random_states(robot, 4, seed=1)
+    reg = R.regression(robot, X, XD, XDD)
+    assert reg.Y.shape[2] == len(reg.names) == len(reg.values) == 30 + 3 and reg.names[-1].endswith(".viscous")
+    assert np.allclose(reg.Y @ reg.values, reg.tau + 0.1 * reg.qd_act, rtol=0, atol=1e-10 * np.abs(reg.tau).max())

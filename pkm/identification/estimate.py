@@ -67,10 +67,19 @@ def read_data(robot, path) -> Data:
     if missing:
         raise InputError(f"{path}: missing column {missing[0]!r} (a data file has t, the task coordinates "
                          f"{', '.join(names)}, q_<actuator> and tau_<actuator> columns for {robot.name!r})")
-    try:
-        data = np.array([[float(v) for v in ln.split(",")] for ln in rows[1:]], dtype=float)
-    except ValueError as exc:
-        raise InputError(f"{path}: a value is not a number ({exc})") from None
+    dup = sorted({c for c in header if header.count(c) > 1})
+    if dup:
+        raise InputError(f"{path}: duplicate column {dup[0]!r}")
+    values = []
+    for k, ln in enumerate(rows[1:]):
+        fields = ln.split(",")
+        if len(fields) != len(header):
+            raise InputError(f"{path}: data row {k + 1} has {len(fields)} values, the header {len(header)} columns")
+        try:
+            values.append([float(v) for v in fields])
+        except ValueError:
+            raise InputError(f"{path}: data row {k + 1}: a value is not a number") from None
+    data = np.array(values, dtype=float).reshape(len(values), len(header))
     if data.ndim != 2 or data.shape[0] < 2 * WINDOW or data.shape[1] != len(header):
         raise InputError(f"{path}: expected at least {2 * WINDOW} rows of {len(header)} numbers, got "
                          f"{data.shape[0] if data.ndim == 2 else 0}")
