@@ -279,7 +279,9 @@ def test_written_robot_file_has_the_parameters(path, tmp_path):
 def test_extra_terms_extension_point(monkeypatch):
     """Drive parameters hook in as extra columns from the actuators' rates (here a viscous friction
     per actuator): appended to Y, names and values."""
-    from pkm.identification import regressor as R
+    import importlib
+
+    R = importlib.import_module("pkm.identification.regressor")
 
     def viscous(robot):
         names = [f"{a}.viscous" for a in robot.actuator_names]
