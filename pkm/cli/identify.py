@@ -54,6 +54,8 @@ def run(args: argparse.Namespace) -> int:
     from pkm.identification.estimate import identify, read_data
     from pkm.robot import load
 
+    if not args.data and not args.excite:
+        raise InputError("give --data CSV [CSV …] (measured motions and forces) or --excite CSV")
     robot = load(args.robot)
     base = robot_base_parameters(robot)
     if args.excite:
@@ -69,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"{robot.name}: excitation trajectory (Fourier series, 3 harmonics, period {args.period:g} s), "
               f"cond(Y_base) = {exc.cond:.4g} (column-scaled), written to {args.excite}")
         return 0
-    if not args.data:
-        raise InputError("give --data CSV [CSV …] (measured motions and forces) or --excite CSV")
     datas = [read_data(robot, p) for p in args.data]
     est, _, _ = identify(robot, datas, base)
     names, pi0 = robot.dynamic_parameters()
