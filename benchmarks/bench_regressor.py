@@ -6,7 +6,9 @@ For each robot (default: the three Deltas and the IRSBot-2) along its own trajec
 ``robot.inverse_dynamics(x, ẋ, ẍ, t=t, torques_only=True)`` and ``robot.regressor(x, ẋ, ẍ, t=t)``
 (``τ = Y π``: one run of the batch kernel per standard parameter plus the nominal run,
 :mod:`pkm.identification.regressor`), alternated round by round; reported: the best round of each
-in µs per sample, their ratio and the number of parameters (columns). Prints the CPU; timings
+in µs per sample, their ratio and the number of parameters (columns); also the base regressor
+(``columns=`` the independent ones of :func:`pkm.identification.base.robot_base_parameters`, what
+``pkm identify`` computes). Prints the CPU; timings
 are the machine's, never asserted.
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import pkm
     from pkm.errors import BranchWarning
+    from pkm.identification.base import robot_base_parameters
     from pkm.trajectory import from_spec
 
     cpu, vers = C.cpu_info(), C.versions()
@@ -46,7 +49,8 @@ def main(argv=None) -> int:
         idx = np.linspace(0, len(tr.t) - 1, args.samples).astype(int)
         x, xd, xdd = tr.x[idx], tr.xd[idx], tr.xdd[idx]
         t = np.linspace(tr.t[0], tr.t[-1], args.samples)
-        best = {"id": np.inf, "Y": np.inf}
+        best = {"id": np.inf, "Y": np.inf, "Yb": np.inf}
+        ind = robot_base_parameters(robot).independent
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BranchWarning)
             robot.inverse_dynamics(x, xd, xdd, t=t, torques_only=True)   # compile / warm
@@ -58,10 +62,14 @@ def main(argv=None) -> int:
                 t0 = time.perf_counter()
                 robot.regressor(x, xd, xdd, t=t)
                 best["Y"] = min(best["Y"], time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                robot.regressor(x, xd, xdd, t=t, columns=ind)
+                best["Yb"] = min(best["Yb"], time.perf_counter() - t0)
         n = args.samples
-        rows.append([Path(path).stem, Y.shape[2], C.fmt_us(best["id"] / n), C.fmt_us(best["Y"] / n),
-                     f"{best['Y'] / best['id']:.1f}×"])
-    print(C.table(rows, ["robot", "parameters", "inverse dynamics µs/sample", "regressor µs/sample", "ratio"]))
+        rows.append([Path(path).stem, Y.shape[2], len(ind), C.fmt_us(best["id"] / n), C.fmt_us(best["Y"] / n),
+                     f"{best['Y'] / best['id']:.1f}×", C.fmt_us(best["Yb"] / n), f"{best['Yb'] / best['id']:.1f}×"])
+    print(C.table(rows, ["robot", "parameters", "base", "inverse dynamics µs/sample", "regressor µs/sample", "ratio",
+                         "base regressor µs/sample", "ratio"]))
     return 0
 
 

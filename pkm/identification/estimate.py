@@ -165,23 +165,18 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
     Ys, taus = [], []
     for d in datas:
         s = slice(trim, len(d.t) - trim)
-        reg = regression(robot, d.x[s], d.xd[s], d.xdd[s], t=d.t[s])
+        reg = regression(robot, d.x[s], d.xd[s], d.xdd[s], t=d.t[s], columns=base.independent)
         err = float(np.abs(reg.q_act - d.q[s]).max())
         if err > Q_TOL:
             raise InputError(f"the measured actuator positions differ from the IK of the measured task coordinates "
                              f"by {err:.3g} (> {Q_TOL}): data of another robot, or another branch")
-        Yb, tau = _base_regressor(reg.Y, base), d.tau[s]
+        Yb, tau = reg.Y, d.tau[s]
         if robot.redundancy:   # the task wrench: free of the internal forces
             Yb, tau = np.einsum("sad,sap->sdp", reg.J_IK, Yb), np.einsum("sad,sa->sd", reg.J_IK, tau)
         Ys.append(Yb)
         taus.append(tau)
     Yb, tau = np.concatenate(Ys), np.concatenate(taus)
     return weighted_least_squares(Yb, tau), Yb, tau
-
-
-def _base_regressor(Y, base):
-    """``Y_b`` with ``Y π = Y_b β``: the independent columns."""
-    return Y[:, :, base.independent]
 
 
 def validate(robot, data, base, beta, *, trim: int = WINDOW):
@@ -193,8 +188,8 @@ def validate(robot, data, base, beta, *, trim: int = WINDOW):
     from pkm.identification.regressor import regression
 
     s = slice(trim, len(data.t) - trim)
-    reg = regression(robot, data.x[s], data.xd[s], data.xdd[s], t=data.t[s])
-    tau, model = data.tau[s], _base_regressor(reg.Y, base) @ beta
+    reg = regression(robot, data.x[s], data.xd[s], data.xdd[s], t=data.t[s], columns=base.independent)
+    tau, model = data.tau[s], reg.Y @ beta
     if robot.redundancy:
         tau, model = np.einsum("sad,sa->sd", reg.J_IK, tau), np.einsum("sad,sa->sd", reg.J_IK, model)
     res = tau - model

@@ -82,7 +82,7 @@ def excitation(robot, base, *, period: float = 2.0, harmonics: int = 3, samples:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", BranchWarning)
-                Y = regression(robot, x, xd, xdd, t=t).Y[:, :, base.independent].reshape(-1, base.rank)
+                Y = regression(robot, x, xd, xdd, t=t, columns=base.independent).Y.reshape(-1, base.rank)
         except (IKError, SingularityError, PkmError):
             return 1e30
         Y = Y / np.maximum(np.linalg.norm(Y, axis=0), 1e-300)

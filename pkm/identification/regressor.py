@@ -70,13 +70,15 @@ def parameters(robot) -> tuple[tuple[str, ...], np.ndarray]:
     return tuple(names), np.concatenate(values)
 
 
-def regression(robot, x, xd, xdd, t=None, *, weights=None, **solver) -> Regression:
+def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solver) -> Regression:
     """:class:`Regression` at the states ``x, xd, xdd`` ((δ_p,) or (N, δ_p)), see the module docstring.
 
     ``t``, ``weights`` and ``solver`` (``tol``, ``max_iter``, ``singularity_threshold``, ``threads``,
     ``start``, ``on_branch_change``, ``simd``) as for :meth:`pkm.robot.Robot.inverse_dynamics`; no
-    end-effector wrench and no preload (they are not linear in the parameters). A task space that is
-    not twist-closed (the Python reference path) is refused."""
+    end-effector wrench and no preload (they are not linear in the parameters). ``columns``: indices
+    of the parameters (:func:`parameters`) whose columns to compute (default all): ``Y``, ``names`` and
+    ``values`` hold those only (e.g. the base regressor's, the independent columns: fewer kernel runs).
+    A task space that is not twist-closed (the Python reference path) is refused."""
     for key in ("wrench", "preload", "gravity", "torques_only", "out", "progress"):
         if key in solver:
             raise InputError(f"regressor: {key!r} is not an option (the regressor is that of the torques "
@@ -86,6 +88,14 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, **solver) -> Regressi
         raise InputError(f"{robot.name}: the regressor needs a twist-closed task space (the batched kernel); "
                          f"{', '.join(robot.task.components)} is not")
     std = standard(robot)
+    names, values = parameters(robot)
+    P, S = len(names), len(std.names)
+    if columns is None:
+        cols = list(range(P))
+    else:
+        cols = [int(c) for c in np.asarray(columns).ravel()] if np.asarray(columns).dtype.kind in "iu" else None
+        if cols is None or any(not 0 <= c < P for c in cols):
+            raise InputError(f"regressor: columns must be indices 0 … {P - 1} of the parameters, got {columns!r}")
     res = robot.inverse_dynamics(x, xd, xdd, t=t, weights=weights, **solver)
     N = res.tau.shape[0]
     km = robot._packed()
@@ -94,27 +104,34 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, **solver) -> Regressi
     proxy.__dict__ = dict(robot.__dict__)
     proxy._pack_cache = km._replace(mf=mf, Mp=Mp)
     proxy._lane_work_pool = {}   # the SIMD scratch of this call's model, dropped with it
-    extra = _extra(robot)
-    P = len(std.names) + sum(len(n) for n, _, _ in extra)
-    Y = np.empty((N, robot.n_act, P))
-    e = np.zeros(len(std.names))
     X, XD, XDD = res.x, np.atleast_2d(np.asarray(xd, float)), np.atleast_2d(np.asarray(xdd, float))
+    e = np.zeros(S)
+    mass = {}
+
+    def run(j, g):   # the torques of e_j + e_m(g): the kernel skips a body of zero mass
+        e[:] = 0.0
+        e[10 * g] = 1.0
+        e[j] = 1.0
+        packed_inertia(std, km, e, mf, Mp)
+        return proxy.inverse_dynamics(X, XD, XDD, t=t, weights=weights, torques_only=True, **solver)
+
+    Y = np.empty((N, robot.n_act, len(cols)))
     with warnings.catch_warnings():   # the branch is the nominal run's: its warnings were given once
         warnings.simplefilter("ignore", BranchWarning)
-        for j in range(len(std.names)):
-            e[:] = 0.0
-            e[j] = 1.0
-            e[j - j % 10] = 1.0   # the kernel skips a body of zero mass: column m + j, then minus column m
-            packed_inertia(std, km, e, mf, Mp)
-            Y[:, :, j] = proxy.inverse_dynamics(X, XD, XDD, t=t, weights=weights, torques_only=True, **solver)
-            if j % 10:
-                Y[:, :, j] -= Y[:, :, j - j % 10]
-    k = len(std.names)
-    for names, _, columns in extra:
-        cols = np.asarray(columns(res.q_act, res.qd_act, res.qdd_act), float)
-        Y[:, :, k:k + len(names)] = cols
-        k += len(names)
-    return Regression(Y=Y, names=parameters(robot)[0], values=parameters(robot)[1], tau=res.tau,
+        for k, j in enumerate(cols):
+            if j >= S:
+                continue
+            g = j // 10
+            if g not in mass:
+                mass[g] = run(10 * g, g)
+            Y[:, :, k] = mass[g] if j % 10 == 0 else run(j, g) - mass[g]
+    extra = _extra(robot)
+    if extra and any(j >= S for j in cols):
+        E = np.concatenate([np.asarray(f(res.q_act, res.qd_act, res.qdd_act), float) for _, _, f in extra], axis=2)
+        for k, j in enumerate(cols):
+            if j >= S:
+                Y[:, :, k] = E[:, :, j - S]
+    return Regression(Y=Y, names=tuple(names[j] for j in cols), values=values[cols], tau=res.tau,
                       q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act, J_IK=res.J_IK)
 
 
