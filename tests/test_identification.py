@@ -305,3 +305,24 @@ def test_regressor_columns_subset():
     assert np.allclose(part, full[:, :, cols], rtol=0, atol=1e-12 * np.abs(full).max())
     with pytest.raises(pkm.InputError):
         robot.regressor(X, XD, XDD, columns=[60])
+
+
+def test_reference_path_regressor():
+    """A task space that is not twist-closed (tilt-heave) runs the reference path: Y π = τ there; and
+    the reference path's columns equal the kernel's on a Delta and on the mirrored, redundant 4-RPR
+    (two formulations: the tree RNEA per body vs the packed joint-frame kernel)."""
+    from pkm.identification.parameters import standard
+    from pkm.identification.reference import reference_columns
+
+    here = Path(__file__).resolve().parent
+    robot = pkm.load(here / "robots_ok" / "tilt_heave_3ups.toml")
+    X, XD, XDD = random_states(robot, 4, seed=3)
+    _, pi = robot.dynamic_parameters()
+    tau = robot.inverse_dynamics(X, XD, XDD).tau
+    assert np.abs(robot.regressor(X, XD, XDD) @ pi - tau).max() <= 1e-10 * np.abs(tau).max()
+    for path in (DELTA, ROBOTS[0].parent / "planar_4rpr.toml"):
+        robot = pkm.load(path)
+        X, XD, XDD = random_states(robot, 3, seed=5)
+        Y = robot.regressor(X, XD, XDD)
+        Yr, _ = reference_columns(robot, standard(robot), X, XD, XDD)
+        assert np.abs(Yr - Y).max() <= 1e-10 * np.abs(Y).max()

@@ -40,8 +40,9 @@ LIMB = "limb."
 class Standard(NamedTuple):
     """A robot's standard parameters: ``names`` (P,), ``values`` π (P,) of the file, ``bodies`` (the
     parameter groups' body names, 10 parameters each, in order), ``slots``: per packed tree body
-    ``(limb, index, group, T)`` with ``T`` (10×10) the map from the group's parameters to the packed
-    10-vector in the joint frame, and ``platform`` the group index of the platform (its ``Mp``)."""
+    ``(limb, index, group, T, D)`` with ``T`` (10×10) the map from the group's parameters to the packed
+    10-vector in the joint frame and ``D`` (10,) the one to the body's own frame (the mirror's sign
+    flip or ones), and ``platform`` the group index of the platform (its ``Mp``)."""
 
     names: tuple
     values: np.ndarray
@@ -89,9 +90,8 @@ def standard(robot) -> Standard:
             Q, _, _ = joint_frame(tree.X[i], tree.axis_kind[i])
             AdQ = _Ad(Q)
             T = np.column_stack([inertia10(AdQ.T @ inertia6(e) @ AdQ) for e in np.eye(10)])
-            if mirrored:
-                T = T * MIRROR[None, :]
-            slots.append((l, i, g, T))
+            D = MIRROR if mirrored else np.ones(10)
+            slots.append((l, i, g, T * D[None, :], D))
     names = tuple(f"{g}.{s}" for g in groups for s in SUFFIXES)
     out = Standard(names=names, values=np.concatenate(values), bodies=tuple(groups), slots=slots,
                    platform=where[spec.platform][0])
@@ -112,7 +112,7 @@ def packed_inertia(std: Standard, km, pi, mf=None, Mp=None):
     for l in range(mf.shape[0]):
         for i in range(int(km.mi[l, 0])):
             mf[l, BF_SIZE * i + BF_IN:BF_SIZE * i + BF_IN + 10] = 0.0
-    for l, i, g, T in std.slots:
+    for l, i, g, T, _ in std.slots:
         mf[l, BF_SIZE * i + BF_IN:BF_SIZE * i + BF_IN + 10] += T @ pi[10 * g:10 * g + 10]
     Mp[0] = pi[10 * std.platform:10 * std.platform + 10]
     return mf, Mp

@@ -78,15 +78,12 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
     end-effector wrench and no preload (they are not linear in the parameters). ``columns``: indices
     of the parameters (:func:`parameters`) whose columns to compute (default all): ``Y``, ``names`` and
     ``values`` hold those only (e.g. the base regressor's, the independent columns: fewer kernel runs).
-    A task space that is not twist-closed (the Python reference path) is refused."""
+    A task space that is not twist-closed runs the Python reference path (:mod:`pkm.identification.reference`)."""
     for key in ("wrench", "preload", "gravity", "torques_only", "out", "progress"):
         if key in solver:
             raise InputError(f"regressor: {key!r} is not an option (the regressor is that of the torques "
                              "without end-effector wrench and preload, at the file's gravity)")
     check_keywords(solver, OPTIONS, "regressor")
-    if not robot._closed:
-        raise InputError(f"{robot.name}: the regressor needs a twist-closed task space (the batched kernel); "
-                         f"{', '.join(robot.task.components)} is not")
     std = standard(robot)
     names, values = parameters(robot)
     P, S = len(names), len(std.names)
@@ -98,13 +95,34 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
             raise InputError(f"regressor: columns must be indices 0 … {P - 1} of the parameters, got {columns!r}")
     res = robot.inverse_dynamics(x, xd, xdd, t=t, weights=weights, **solver)
     N = res.tau.shape[0]
+    X, XD, XDD = res.x, np.atleast_2d(np.asarray(xd, float)), np.atleast_2d(np.asarray(xdd, float))
+    Y = np.empty((N, robot.n_act, len(cols)))
+    if robot._closed:
+        _kernel_columns(robot, std, cols, X, XD, XDD, t, weights, solver, Y)
+    else:   # V_p = P(x) V_t: the reference path (pkm.identification.reference)
+        from pkm.identification.reference import reference_columns
+
+        mine = [k for k, j in enumerate(cols) if j < S]
+        Y[:, :, mine] = reference_columns(robot, std, X, XD, XDD, weights, [cols[k] for k in mine])[0]
+    extra = _extra(robot)
+    if extra and any(j >= S for j in cols):
+        E = np.concatenate([np.asarray(f(res.q_act, res.qd_act, res.qdd_act), float) for _, _, f in extra], axis=2)
+        for k, j in enumerate(cols):
+            if j >= S:
+                Y[:, :, k] = E[:, :, j - S]
+    return Regression(Y=Y, names=tuple(names[j] for j in cols), values=values[cols], tau=res.tau,
+                      q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act, J_IK=res.J_IK)
+
+
+def _kernel_columns(robot, std, cols, X, XD, XDD, t, weights, solver, Y):
+    """The standard-parameter columns of ``cols`` into ``Y`` by the batch kernel (module docstring)."""
+    S = len(std.names)
     km = robot._packed()
     mf, Mp = km.mf.copy(), km.Mp.copy()
     proxy = copy.copy(robot)
     proxy.__dict__ = dict(robot.__dict__)
     proxy._pack_cache = km._replace(mf=mf, Mp=Mp)
     proxy._lane_work_pool = {}   # the SIMD scratch of this call's model, dropped with it
-    X, XD, XDD = res.x, np.atleast_2d(np.asarray(xd, float)), np.atleast_2d(np.asarray(xdd, float))
     e = np.zeros(S)
     mass = {}
 
@@ -115,7 +133,6 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
         packed_inertia(std, km, e, mf, Mp)
         return proxy.inverse_dynamics(X, XD, XDD, t=t, weights=weights, torques_only=True, **solver)
 
-    Y = np.empty((N, robot.n_act, len(cols)))
     with warnings.catch_warnings():   # the branch is the nominal run's: its warnings were given once
         warnings.simplefilter("ignore", BranchWarning)
         for k, j in enumerate(cols):
@@ -125,14 +142,6 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
             if g not in mass:
                 mass[g] = run(10 * g, g)
             Y[:, :, k] = mass[g] if j % 10 == 0 else run(j, g) - mass[g]
-    extra = _extra(robot)
-    if extra and any(j >= S for j in cols):
-        E = np.concatenate([np.asarray(f(res.q_act, res.qd_act, res.qdd_act), float) for _, _, f in extra], axis=2)
-        for k, j in enumerate(cols):
-            if j >= S:
-                Y[:, :, k] = E[:, :, j - S]
-    return Regression(Y=Y, names=tuple(names[j] for j in cols), values=values[cols], tau=res.tau,
-                      q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act, J_IK=res.J_IK)
 
 
 def regressor(robot, x, xd, xdd, t=None, **options) -> np.ndarray:
