@@ -38,7 +38,7 @@ def base_report(robot) -> list[str]:
     with python_kernels(False):
         bp = robot_base_parameters(robot)
     out = ["", f"  base parameters: {bp.rank} of {len(bp.names)} standard parameters (pivoted QR of the regressor "
-               f"over 60 random states, relative rank tolerance {RANK_TOL:g})"]
+               f"over random reachable states, relative rank tolerance {RANK_TOL:g})"]
     out += [f"  b{k + 1:<4}= {e}" for k, e in enumerate(bp.expressions())]
     un = bp.unidentifiable
     out.append(f"  not identifiable (no effect on the torques): {', '.join(un) if un else 'none'}")

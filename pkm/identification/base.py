@@ -141,14 +141,19 @@ def default_box(robot):
     return robot.x_ref - half, robot.x_ref + half
 
 
-def robot_base_parameters(robot, n: int = 60, seed: int = 0) -> BaseParameters:
-    """:func:`base_parameters` of ``robot``'s regressor over :func:`random_states`."""
+def robot_base_parameters(robot, n: int | None = None, seed: int = 0) -> BaseParameters:
+    """:func:`base_parameters` of ``robot``'s regressor over ``n`` :func:`random_states` (default: 60, or
+    enough for three rows of ``Y`` per parameter)."""
     from pkm.identification.regressor import regression
 
     import warnings
 
     from pkm.errors import BranchWarning
 
+    from pkm.identification.regressor import parameters
+
+    if n is None:
+        n = max(60, -(-3 * len(parameters(robot)[0]) // robot.n_act))
     X, XD, XDD = random_states(robot, n, seed=seed)
     with warnings.catch_warnings():   # unrelated states: any branch the IK finds will do
         warnings.simplefilter("ignore", BranchWarning)
