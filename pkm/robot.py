@@ -39,7 +39,7 @@ import numpy as np
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, FORWARD_OPTIONS, SAME_SOLUTION, _along,
                                                _at_sample, _flag, _progress, branch_event, branch_suspect,
                                                check_branch_policy, check_keywords, check_parallel, check_solver,
-                                               explained, fmt_x, limb_rates, solve_limb)
+                                               check_start, explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.drive_dynamics import joint_terms, with_drives
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
@@ -407,7 +407,6 @@ class Robot(TaskCoordinates):
             J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
         return J
 
-
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):
         """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
@@ -437,27 +436,21 @@ class Robot(TaskCoordinates):
 
         return simulate(self, u, t_span, x0, xd0, **options)
 
+    def regressor(self, x, xd, xdd, t=None, **options):  # Y (N, n_act, P): tau = Y @ π, pkm.identification
+        from pkm.identification import regressor
+        return regressor(self, x, xd, xdd, t, **options)
+
+    def dynamic_parameters(self):  # (names, π): 10 standard parameters per body, pkm.identification.parameters
+        from pkm.identification import parameters
+        return parameters(self)
+
     def _check_start(self, start) -> list[np.ndarray]:
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
-        if start is None:
-            return [np.zeros(l.n) for l in self.limbs]
-        if not isinstance(start, (list, tuple)) and not (isinstance(start, np.ndarray) and start.ndim >= 1):
-            raise InputError(f"start must be a list of the tree variables of all {len(self.limbs)} limbs, "
-                             f"got {type(start).__name__}")
-        if len(start) != len(self.limbs):
-            raise InputError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
-        out = []
-        for l, th in zip(self.limbs, start):
-            th = np.array(_real(th, f"start for limb {l.name!r}"))
-            if th.shape != (l.n,) or not np.all(np.isfinite(th)):
-                raise InputError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
-            out.append(th)
-        return out
+        return check_start(self.limbs, start)
 
     def _packed(self):
         if getattr(self, "_pack_cache", None) is None:
             from pkm.kernels.batch import pack
-
             self._pack_cache = pack(self)
         return self._pack_cache
 

@@ -7,7 +7,7 @@ The layers (README, "Architecture"), bottom to top::
     2 description, trajectory    robot files → spec, topology, tree model; task-space motions
     3 algorithms                 recursive algorithms on trees and limbs (one sample)
     4 kernels                    batched numba kernels over trajectories
-    5 sim, control               forward dynamics and time integration; controllers
+    5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
     6 robot                      the Robot facade
     7 sweep, plotting            applications
     8 cli                        the pkm command
@@ -34,7 +34,7 @@ LAYERS = {
     "description": 2, "trajectory": 2,
     "algorithms": 3, "absolute": 3,
     "kernels": 4,
-    "sim": 5, "control": 5,
+    "sim": 5, "control": 5, "identification": 5,
     "robot": 6,
     "sweep": 7, "plotting": 7, "workspace": 7,
     "cli": 8,

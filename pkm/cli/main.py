@@ -16,6 +16,11 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from pkm.cli.info import robot_info
 
     print(robot_info(args.robot))
+    if args.base_parameters:
+        from pkm.cli.identify import base_report
+        from pkm.robot import load
+
+        print("\n".join(base_report(load(args.robot))))
     return 0
 
 
@@ -299,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_info = sub.add_parser("info", help="describe a robot file: bodies, joints, DOF, masses")
     p_info.add_argument("robot", help="path to a robot file (TOML), e.g. robots/delta_3rr2rrr.toml")
+    p_info.add_argument("--base-parameters", action="store_true",
+                        help="also the base dynamic parameters in the standard ones (pkm identify)")
     p_info.set_defaults(func=_cmd_info)
     p_ik = sub.add_parser("ik", help="inverse kinematics: actuator and joint coordinates for a platform position")
     p_ik.add_argument("robot", help="path to a robot file (TOML)")
@@ -371,6 +378,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     p_eom.set_defaults(func=_cmd_eom)
     from pkm.cli.compile import add_parser as add_compile_parser
     from pkm.cli.fk import add_parser as add_fk_parser
+    from pkm.cli.identify import add_parser as add_identify_parser
     from pkm.cli.reactions import add_parser as add_reactions_parser
     from pkm.cli.show import add_animate_parser
     from pkm.cli.show import add_parser as add_show_parser
@@ -388,6 +396,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_fk_parser(sub)
     add_compile_parser(sub)
     add_size_parser(sub)
+    add_identify_parser(sub)
     return parser
 
 
