@@ -28,7 +28,9 @@ import numpy as np
 
 from pkm.algorithms.inverse_kinematics import check_keywords
 from pkm.errors import BranchWarning, InputError
+from pkm.identification.joint_terms import joint_term_parameters
 from pkm.identification.parameters import packed_inertia, standard
+from pkm.kernels.model import BF_JT, BF_SIZE, LAY_NMAX
 
 #: Keywords of :func:`regression` passed on to the inverse dynamics.
 OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "start", "on_branch_change", "simd")
@@ -61,9 +63,11 @@ def _extra(robot):
 
 def parameters(robot) -> tuple[tuple[str, ...], np.ndarray]:
     """``(names, π)`` of every parameter of the regressor: the standard inertial ones
-    (:func:`pkm.identification.parameters.dynamic_parameters`), then those of :data:`EXTRA_TERMS`."""
+    (:func:`pkm.identification.parameters.dynamic_parameters`), the drives' and the joints' friction
+    (:mod:`pkm.identification.joint_terms`), then those of :data:`EXTRA_TERMS`."""
     std = standard(robot)
-    names, values = list(std.names), [std.values]
+    jt = joint_term_parameters(robot)
+    names, values = list(std.names) + [p.name for p in jt], [std.values, np.array([p.value for p in jt], float)]
     for n, v, _ in _extra(robot):
         names.extend(n)
         values.append(np.asarray(v, float))
@@ -86,7 +90,8 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
     check_keywords(solver, OPTIONS, "regressor")
     std = standard(robot)
     names, values = parameters(robot)
-    P, S = len(names), len(std.names)
+    jt = joint_term_parameters(robot)
+    P, S = len(names), len(std.names) + len(jt)   # S: the columns the kernel computes
     if columns is None:
         cols = list(range(P))
     else:
@@ -98,10 +103,12 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
     X, XD, XDD = res.x, np.atleast_2d(np.asarray(xd, float)), np.atleast_2d(np.asarray(xdd, float))
     Y = np.empty((N, robot.n_act, len(cols)))
     if robot._closed:
-        _kernel_columns(robot, std, cols, X, XD, XDD, t, weights, solver, Y)
+        _kernel_columns(robot, std, jt, cols, X, XD, XDD, t, weights, solver, Y)
     else:   # V_p = P(x) V_t: the reference path (pkm.identification.reference)
         from pkm.identification.reference import reference_columns
 
+        if jt:
+            raise InputError("regressor: drive and friction parameters need a twist-closed task space (the kernel)")
         mine = [k for k, j in enumerate(cols) if j < S]
         Y[:, :, mine] = reference_columns(robot, std, X, XD, XDD, weights, [cols[k] for k in mine])[0]
     extra = _extra(robot)
@@ -114,11 +121,15 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
                       q_act=res.q_act, qd_act=res.qd_act, qdd_act=res.qdd_act, J_IK=res.J_IK)
 
 
-def _kernel_columns(robot, std, cols, X, XD, XDD, t, weights, solver, Y):
-    """The standard-parameter columns of ``cols`` into ``Y`` by the batch kernel (module docstring)."""
+def _kernel_columns(robot, std, jt, cols, X, XD, XDD, t, weights, solver, Y):
+    """The standard-parameter and joint-term columns of ``cols`` into ``Y`` by the batch kernel (module
+    docstring; a joint-term column: every inertia zero, that parameter's joint terms 1)."""
     S = len(std.names)
     km = robot._packed()
     mf, Mp = km.mf.copy(), km.Mp.copy()
+    nmax = int(km.lay[LAY_NMAX])
+    jts = mf[:, :BF_SIZE * nmax].reshape(mf.shape[0], nmax, BF_SIZE)[:, :, BF_JT:BF_JT + 3]   # a view of mf
+    jts[...] = 0.0   # the inertial columns without the joint terms
     proxy = copy.copy(robot)
     proxy.__dict__ = dict(robot.__dict__)
     proxy._pack_cache = km._replace(mf=mf, Mp=Mp)
@@ -136,6 +147,14 @@ def _kernel_columns(robot, std, cols, X, XD, XDD, t, weights, solver, Y):
     with warnings.catch_warnings():   # the branch is the nominal run's: its warnings were given once
         warnings.simplefilter("ignore", BranchWarning)
         for k, j in enumerate(cols):
+            if S <= j < S + len(jt):   # a joint term's column
+                e[:] = 0.0
+                packed_inertia(std, km, e, mf, Mp)
+                for (l, i, c) in jt[j - S].slots:
+                    jts[l, i, c] = 1.0
+                Y[:, :, k] = proxy.inverse_dynamics(X, XD, XDD, t=t, weights=weights, torques_only=True, **solver)
+                jts[...] = 0.0
+                continue
             if j >= S:
                 continue
             g = j // 10
