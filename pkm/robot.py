@@ -38,9 +38,10 @@ import numpy as np
 
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, FORWARD_OPTIONS, SAME_SOLUTION, _along,
                                                _at_sample, _flag, _progress, branch_event, branch_suspect,
-                                               check_branch_policy, check_keywords, check_parallel, check_solver,
+                                               check_branch_policy, check_keywords, check_parallel, check_solver, check_start,
                                                explained, fmt_x, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
+from pkm.algorithms.limits import check_limits, limit_table
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
@@ -106,6 +107,7 @@ class Robot(TaskCoordinates):
         # (limb, tree variable) of each actuator in actuator_names order: one gather from (N, L, n_max)
         self._act_limb = np.array([k for k, limb in enumerate(self.limbs) for _ in limb.actuated], dtype=np.intp)
         self._act_var = np.array([a for limb in self.limbs for a in limb.actuated], dtype=np.intp)
+        limit_table(self)   # a range on a cut joint: RobotFileError at load
 
     # ------------------------------------------------------------------ facts
     @property
@@ -164,7 +166,7 @@ class Robot(TaskCoordinates):
     # ------------------------------------------------------------------ inverse kinematics
     def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
                            singularity_threshold: float = SINGULARITY_THRESHOLD, warm_start: bool = True, start=None,
-                           on_branch_change: str = "warn") -> IKSolution:
+                           on_branch_change: str = "warn", limits: bool = True) -> IKSolution:
         """Joint coordinates of every limb for task coordinates ``x`` of shape (δ_p,) or (N, δ_p).
 
         Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``. The first
@@ -191,7 +193,9 @@ class Robot(TaskCoordinates):
 
         Raises :class:`pkm.IKError` for an unreachable point, :class:`pkm.SingularityError` where
         ``G_y``, a limb's ``L_p`` or ``J_IK`` is ill conditioned (condition number above
-        ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input.
+        ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input. ``limits``: the robot
+        file's joint limits checked on the solution, :class:`pkm.LimitError` (an IKError) naming the joint,
+        value, range and first sample beyond them (:mod:`pkm.algorithms.limits`); False: not checked.
         """
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         N = X.shape[0]
@@ -250,6 +254,8 @@ class Robot(TaskCoordinates):
         def act(d):
             return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs]) if d else None
 
+        if _flag(limits, "limits"):
+            check_limits(self, [joints[l.name] for l in self.limbs], X, act(joints_d))
         return IKSolution(x=X, q_act=q_act, joints=joints, J_IK=J_IK, actuator_names=list(self.actuator_names),
                           variable_names={l.name: l.variable_names for l in self.limbs}, iterations=iters,
                           qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
@@ -258,7 +264,7 @@ class Robot(TaskCoordinates):
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
                          on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,
-                         simd=None, weights=None, preload=None):
+                         simd=None, weights=None, preload=None, limits: bool = True):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -302,6 +308,7 @@ class Robot(TaskCoordinates):
         ``J_IKᵀu = φ_t`` least in ``uᵀWu`` (``weights``: W, n_act positive numbers or an SPD matrix; default
         the identity) plus ``N z`` (``preload`` z: r numbers or (N, r); ``.null_space`` N, orthonormal,
         continuous along the samples): :mod:`pkm.algorithms.distribution`; the scalar kernel runs.
+        ``limits`` as in :meth:`inverse_kinematics` (actuator velocities too; not with ``torques_only``).
         """
         from pkm.algorithms.distribution import check_preload, check_weights
         from pkm.kernels.batch import distribute_forces, inverse_dynamics_batch
@@ -331,6 +338,7 @@ class Robot(TaskCoordinates):
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
             res = reference(self, X, XD, XDD, wrench, gravity, tol=tol, weights=weights, preload=preload)
+            _flag(limits, "limits") and check_limits(self, [res.joints[l.name] for l in self.limbs], X, res.qd_act)
             if out is not None:
                 out[...] = res.tau
             return res.tau if torques_only else res
@@ -350,6 +358,11 @@ class Robot(TaskCoordinates):
             th, thd, thdd, tau, JIK, limbW, platW = raw
         except (IKError, SingularityError) as exc:
             raise with_time(exc, t) from None
+        qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
+        try:
+            _flag(limits, "limits") and check_limits(self, th, X, qda)
+        except IKError as exc:
+            raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -357,7 +370,6 @@ class Robot(TaskCoordinates):
         if out is not None:
             out[...] = tau
             tau = out
-        qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
         return DynamicsResult(x=X, tau=tau, q_act=qa, qd_act=qda, qdd_act=qdda,
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names), null_space=null)
@@ -435,20 +447,7 @@ class Robot(TaskCoordinates):
 
     def _check_start(self, start) -> list[np.ndarray]:
         """``start`` as a list of each limb's tree variables (the reference configuration if None)."""
-        if start is None:
-            return [np.zeros(l.n) for l in self.limbs]
-        if not isinstance(start, (list, tuple)) and not (isinstance(start, np.ndarray) and start.ndim >= 1):
-            raise InputError(f"start must be a list of the tree variables of all {len(self.limbs)} limbs, "
-                             f"got {type(start).__name__}")
-        if len(start) != len(self.limbs):
-            raise InputError(f"start must hold the tree variables of all {len(self.limbs)} limbs, got {len(start)}")
-        out = []
-        for l, th in zip(self.limbs, start):
-            th = np.array(_real(th, f"start for limb {l.name!r}"))
-            if th.shape != (l.n,) or not np.all(np.isfinite(th)):
-                raise InputError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
-            out.append(th)
-        return out
+        return check_start(self.limbs, start)
 
     def _packed(self):
         if getattr(self, "_pack_cache", None) is None:

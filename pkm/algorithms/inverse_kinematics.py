@@ -30,6 +30,7 @@ from pkm.errors import BranchError, BranchWarning, IKError, InputError, PkmError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import dexp_inv_so3, exp_se3, exp_so3, log_se3, log_so3
 from pkm.lie.interpret import kernel
+from pkm.description.taskspace import _real
 from pkm.algorithms.limb import MAX_NEWTON_STEP, SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 
 
@@ -335,3 +336,22 @@ def _progress(progress):
         raise InputError(f"progress must be None, False or a callable receiving the number of samples done (e.g. a "
                          f"tqdm bar's update), got {type(progress).__name__}")
     return progress
+
+
+def check_start(limbs, start) -> list[np.ndarray]:
+    """``start`` as a list of the tree variables of each of ``limbs`` (the reference configuration if None);
+    one-line InputErrors."""
+    if start is None:
+        return [np.zeros(l.n) for l in limbs]
+    if not isinstance(start, (list, tuple)) and not (isinstance(start, np.ndarray) and start.ndim >= 1):
+        raise InputError(f"start must be a list of the tree variables of all {len(limbs)} limbs, "
+                         f"got {type(start).__name__}")
+    if len(start) != len(limbs):
+        raise InputError(f"start must hold the tree variables of all {len(limbs)} limbs, got {len(start)}")
+    out = []
+    for l, th in zip(limbs, start):
+        th = np.array(_real(th, f"start for limb {l.name!r}"))
+        if th.shape != (l.n,) or not np.all(np.isfinite(th)):
+            raise InputError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
+        out.append(th)
+    return out

@@ -100,6 +100,8 @@ class JointSpec:
     cut:
         ``True`` if the file names this joint as a cut joint, ``False`` if it forbids it, ``None``
         to let the topology analysis choose.
+    limits:
+        The file's ``limits`` (a :class:`pkm.description.limits.JointLimits`), or None.
     """
 
     name: str
@@ -111,6 +113,7 @@ class JointSpec:
     pitch: float = 0.0
     actuated: bool = False
     cut: bool | None = None
+    limits: object = None
 
     @property
     def dof(self) -> int:
@@ -370,6 +373,7 @@ def mount_limb(
             point=M @ j.point + p,
             axes=(j.axes @ M.T) * (1.0 if j.type == "P" else flip),
             pitch=flip * j.pitch,
+            limits=None if j.limits is None else j.limits.mapped(M),
         )
         for j in limb.joints
     ]
