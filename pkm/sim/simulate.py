@@ -208,7 +208,8 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         check_limits(robot, [result.joints[l.name] for l in robot.limbs], result.x, result.qd_act, t=result.t)
     _check_energy(result)
     if robot.n_act > d:  # redundant actuation: the part of u that moves nothing (pkm.algorithms.distribution)
-        J = robot.inverse_kinematics(result.x, result.xd, start=[result.joints[l.name][0] for l in robot.limbs]).J_IK
+        J = robot.inverse_kinematics(result.x, result.xd, start=[result.joints[l.name][0] for l in robot.limbs],
+                                     limits=False).J_IK
         result.internal = internal_part(J, result.tau)
     return result
 
@@ -236,7 +237,7 @@ def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, 
     name, y0 = "task", np.concatenate([x0, xd0, [0.0]])
     if form == "actuator":
         ik = {k: v for k, v in solver.items() if k != "threads"}
-        sol = robot.inverse_kinematics(x0, xd0, start=start, **ik)
+        sol = robot.inverse_kinematics(x0, xd0, start=start, limits=False, **ik)   # outputs are checked
         model.thetas = [sol.joints[l.name][0].copy() for l in robot.limbs]
         model.follow(x0)
         name, y0 = "actuator", np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0]])

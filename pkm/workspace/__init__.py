@@ -117,24 +117,24 @@ class WorkspaceMap:
         return "singular (" + " ".join(f"{n}:{'G_y' if c == 3 else 'L_p'}" for n, c in bad) + ")"
 
     def csv_header(self) -> list[str]:
-        return [*self.names, "reachable", "within_limits", "cond_IK", "cond_FK", "cond_JIK",
-                *(f"cond_Lp_{n}" for n in self.limb_names), *(f"q_{n}" for n in self.actuator_names), "status"]
+        return [*self.names, "reachable", "cond_IK", "cond_FK", "cond_JIK",
+                *(f"cond_Lp_{n}" for n in self.limb_names), *(f"q_{n}" for n in self.actuator_names), "within_limits",
+                "status"]
 
     def write_csv(self, path) -> list[str]:
-        """One row per grid point (C order): the task coordinates, ``reachable`` (0/1), ``within_limits``
-        (0/1: reachable within the joint limits), ``cond_IK``
+        """One row per grid point (C order): the task coordinates, ``reachable`` (0/1), ``cond_IK``
         (type I), ``cond_FK`` (type II), ``cond_JIK``, each limb's ``cond(L_p)``, the actuator
-        coordinates and a status text; floats as ``repr`` (``nan`` where unreachable, ``inf`` where a
+        coordinates, ``within_limits`` (0/1: reachable with every joint within the robot file's limits) and a
+        status text; floats as ``repr`` (``nan`` where unreachable, ``inf`` where a
         matrix could not be inverted). Returns the header."""
         header = self.csv_header()
-        data = np.column_stack([self.x, self.reachable.astype(float), self.within.astype(float), self.cond_IK, self.cond_FK, self.cond_JIK,
+        data = np.column_stack([self.x, self.reachable.astype(float), self.cond_IK, self.cond_FK, self.cond_JIK,
                                 self.cond_Lp, self.q_act])
         lines = [",".join(header)]
         for s, row in enumerate(data.tolist()):
             cells = [repr(v) for v in row]
             cells[len(self.names)] = "1" if self.reachable[s] else "0"
-            cells[len(self.names) + 1] = "1" if self.within[s] else "0"
-            lines.append(",".join(cells) + "," + self.status_text(s))
+            lines.append(",".join(cells) + "," + ("1" if self.within[s] else "0") + "," + self.status_text(s))
         with open(path, "w", newline="") as fh:
             fh.write("\n".join(lines) + "\n")
         return header
