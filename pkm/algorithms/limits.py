@@ -31,6 +31,9 @@ import numpy as np
 
 from pkm.errors import LimitError, RobotFileError, fmt_array
 
+#: Samples whose body rotations (the cones) are formed at once.
+BLOCK = 4096
+
 
 @dataclass(frozen=True)
 class _Range:
@@ -163,19 +166,20 @@ def evaluate(robot, thetas, qd_act=None):
             out = (np.mod(v - r.lo, 2 * math.pi) > r.hi - r.lo) if r.periodic else ((v < r.lo) | (v > r.hi))
         values[:, c], beyond[:, c] = v, out
         c += 1
-    G = {}
-    for cn in table.cones:
-        if cn.limb not in G:
-            G[cn.limb] = _rotations(robot.limbs[cn.limb].tree, th[cn.limb])
-        Gl = G[cn.limb]
-        dp = cn.d if cn.parent < 0 else Gl[:, cn.parent] @ cn.d
-        dc = Gl[:, cn.child] @ cn.d
-        cos = np.clip(np.einsum("...i,...i->...", dp, dc), -1.0, 1.0)
-        # atan2 of |dp × dc| and dp·dc: accurate at small tilts, where arccos is not
-        v = np.arctan2(np.linalg.norm(np.cross(np.broadcast_to(dp, dc.shape), dc), axis=-1), cos)
-        with np.errstate(invalid="ignore"):
-            values[:, c], beyond[:, c] = v, v > cn.cone
-        c += 1
+    for a in range(0, N, BLOCK):   # the rotations of one block of samples at a time: bounded memory
+        G, b = {}, slice(a, min(a + BLOCK, N))
+        for i, cn in enumerate(table.cones):
+            if cn.limb not in G:
+                G[cn.limb] = _rotations(robot.limbs[cn.limb].tree, th[cn.limb][b])
+            Gl = G[cn.limb]
+            dp = cn.d if cn.parent < 0 else Gl[:, cn.parent] @ cn.d
+            dc = Gl[:, cn.child] @ cn.d
+            cos = np.einsum("...i,...i->...", np.broadcast_to(dp, dc.shape), dc)
+            # atan2 of |dp × dc| and dp·dc: accurate at small tilts, where arccos is not
+            v = np.arctan2(np.linalg.norm(np.cross(np.broadcast_to(dp, dc.shape), dc), axis=-1), cos)
+            with np.errstate(invalid="ignore"):
+                values[b, c + i], beyond[b, c + i] = v, v > cn.cone
+    c += len(table.cones)
     for sp in table.speeds:
         if qd_act is not None:
             v = np.asarray(qd_act)[:, sp.column]
