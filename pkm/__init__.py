@@ -7,11 +7,11 @@ Jacobians, spatial joint screws at the reference configuration, SI units inside.
 >>> robot = pkm.load("robots/delta_3rr2rrr.toml")     # doctest: +SKIP
 """
 
-from pkm.errors import (AccuracyWarning, BranchError, BranchWarning, IKError, InputError, PkmError, RobotFileError,
-                        SingularityError, TopologyError)
+from pkm.errors import (AccuracyWarning, BranchError, BranchWarning, IKError, InputError, LimitError, PkmError,
+                        RobotFileError, SingularityError, TopologyError)
 
 __version__ = "0.1.0"
-__all__ = ["load", "Robot", "sweep", "workspace", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "InputError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
+__all__ = ["load", "Robot", "sweep", "workspace", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "InputError", "LimitError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
 
 
 def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) free of numba start-up

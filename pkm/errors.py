@@ -79,6 +79,31 @@ class BranchError(IKError):
     the workspace (see :meth:`pkm.Robot.inverse_dynamics`, "Branches")."""
 
 
+class LimitError(IKError):
+    """A solved configuration or motion leaves the limits the robot file gives a joint (its
+    ``limits``: an angle or stroke range, a U/S joint's cone, an actuator's velocity;
+    :mod:`pkm.description.limits`).
+
+    A subclass of :class:`IKError`: the mechanism can reach the point, but not with admissible
+    joints, so there is no *admissible* inverse-kinematics solution — code that treats an IKError as
+    "this point cannot be reached" (a sweep's failed point, a CLI's one-line error) stays right
+    without knowing limits. :attr:`joint` names the joint (a limb instance's ``"leg1/P"``),
+    :attr:`value` the offending value (rad, m, rad/s or m/s; a cone's tilt angle in rad),
+    :attr:`range` the admissible ``(lo, hi)``, :attr:`kind` ``"range"``, ``"cone"`` or
+    ``"velocity"``, :attr:`sample` the first sample beyond the limits (None for one point) and
+    :attr:`time` its time where the call has times (a simulation).
+    """
+
+    def __init__(self, message: str, joint: str | None = None, value: float = float("nan"), range=None,
+                 sample: int | None = None, kind: str = "range", time: float | None = None, **ik):
+        self.joint = joint
+        self.value = value
+        self.range = range
+        self.kind = kind
+        self.time = time
+        super().__init__(message, sample=sample, **ik)
+
+
 class BranchWarning(UserWarning):
     """The solution at a sample was on another branch than its predecessor's (a jump in the
     trajectory); pkm continued the predecessor's branch instead and names the sample. Turn it into

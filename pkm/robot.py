@@ -39,9 +39,10 @@ import numpy as np
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, FORWARD_OPTIONS, SAME_SOLUTION, _along,
                                                _at_sample, _flag, _progress, branch_event, branch_suspect,
                                                check_branch_policy, check_keywords, check_parallel, check_solver,
-                                               check_start, explained, fmt_x, limb_rates, solve_limb)
+                                               check_start, explained, fmt_x, ik_jacobian, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.drive_dynamics import joint_terms, with_drives
+from pkm.algorithms.limits import check_limits, limit_table
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.drives import robot_drives
 from pkm.description.robotfile import load_spec
@@ -109,6 +110,7 @@ class Robot(TaskCoordinates):
         # drives in actuator order and passive-joint friction per limb, or None (pkm.description.drives)
         self.drives, self.friction = robot_drives(spec, self.limbs, self.actuator_names)
         self.limbs = joint_terms(self.limbs, self.drives, self.friction, self._act_limb, self._act_var)
+        limit_table(self)   # a range on a cut joint: RobotFileError at load
 
     # ------------------------------------------------------------------ facts
     @property
@@ -167,7 +169,7 @@ class Robot(TaskCoordinates):
     # ------------------------------------------------------------------ inverse kinematics
     def inverse_kinematics(self, x, xd=None, xdd=None, *, tol: float = 1e-12, max_iter: int = 50,
                            singularity_threshold: float = SINGULARITY_THRESHOLD, warm_start: bool = True, start=None,
-                           on_branch_change: str = "warn") -> IKSolution:
+                           on_branch_change: str = "warn", limits: bool = True) -> IKSolution:
         """Joint coordinates of every limb for task coordinates ``x`` of shape (δ_p,) or (N, δ_p).
 
         Each limb is solved by Newton's method (eq. 95–96) to a pose residual ≤ ``tol``. The first
@@ -194,7 +196,9 @@ class Robot(TaskCoordinates):
 
         Raises :class:`pkm.IKError` for an unreachable point, :class:`pkm.SingularityError` where
         ``G_y``, a limb's ``L_p`` or ``J_IK`` is ill conditioned (condition number above
-        ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input.
+        ``singularity_threshold``), and ValueError for NaN/inf or mis-shaped input. ``limits``: the robot
+        file's joint limits checked on the solution, :class:`pkm.LimitError` (an IKError) naming the joint,
+        value, range and first sample beyond them (:mod:`pkm.algorithms.limits`); False: not checked.
         """
         X = self._check_x(np.atleast_2d(_real(x, "x")), "x")
         N = X.shape[0]
@@ -253,6 +257,8 @@ class Robot(TaskCoordinates):
         def act(d):
             return np.column_stack([d[l.name][:, l.actuated] for l in self.limbs]) if d else None
 
+        if _flag(limits, "limits"):
+            check_limits(self, [joints[l.name] for l in self.limbs], X, act(joints_d))
         return IKSolution(x=X, q_act=q_act, joints=joints, J_IK=J_IK, actuator_names=list(self.actuator_names),
                           variable_names={l.name: l.variable_names for l in self.limbs}, iterations=iters,
                           qd_act=act(joints_d), qdd_act=act(joints_dd), joints_d=joints_d, joints_dd=joints_dd)
@@ -262,7 +268,7 @@ class Robot(TaskCoordinates):
     def inverse_dynamics(self, x, xd, xdd, wrench=None, *, gravity=None, tol: float = 1e-12, max_iter: int = 50,
                          singularity_threshold: float = SINGULARITY_THRESHOLD, threads: int | None = None, t=None, start=None,
                          on_branch_change: str = "warn", progress=None, out=None, torques_only: bool = False,
-                         simd=None, weights=None, preload=None):
+                         simd=None, weights=None, preload=None, limits: bool = True):
         """Actuator forces/torques along samples of task coordinates, velocities, accelerations.
 
         ``x, xd, xdd``: arrays (δ_p,) or (N, δ_p) (a trajectory, ideally smooth: each sample's IK
@@ -306,6 +312,7 @@ class Robot(TaskCoordinates):
         ``J_IKᵀu = φ_t`` least in ``uᵀWu`` (``weights``: W, n_act positive numbers or an SPD matrix; default
         the identity) plus ``N z`` (``preload`` z: r numbers or (N, r); ``.null_space`` N, orthonormal,
         continuous along the samples): :mod:`pkm.algorithms.distribution`; the scalar kernel runs.
+        ``limits`` as in :meth:`inverse_kinematics` (actuator velocities too; not with ``torques_only``).
         """
         from pkm.algorithms.distribution import check_preload, check_weights
         from pkm.kernels.batch import distribute_forces, inverse_dynamics_batch
@@ -335,6 +342,7 @@ class Robot(TaskCoordinates):
         if not self._closed:  # V_p = P(x) V_t: the reference path (the kernels select twist rows)
             self.spec.check_actuation()
             res = reference(self, X, XD, XDD, wrench, gravity, tol=tol, weights=weights, preload=preload)
+            _flag(limits, "limits") and check_limits(self, [res.joints[l.name] for l in self.limbs], X, res.qd_act)
             if out is not None:
                 out[...] = res.tau
             return res.tau if torques_only else res
@@ -354,6 +362,11 @@ class Robot(TaskCoordinates):
             th, thd, thdd, tau, JIK, limbW, platW = raw
         except (IKError, SingularityError) as exc:
             raise with_time(exc, t) from None
+        qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
+        try:
+            _flag(limits, "limits") and check_limits(self, th, X, qda)
+        except IKError as exc:
+            raise with_time(exc, t) from None
         joints = {l.name: th[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_d = {l.name: thd[:, k, :l.n] for k, l in enumerate(self.limbs)}
         joints_dd = {l.name: thdd[:, k, :l.n] for k, l in enumerate(self.limbs)}
@@ -361,7 +374,6 @@ class Robot(TaskCoordinates):
         if out is not None:
             out[...] = tau
             tau = out
-        qa, qda, qdda = gather_actuated(th, thd, thdd, self._act_limb, self._act_var)  # actuator order, one pass
         return DynamicsResult(x=X, tau=tau, q_act=qa, qd_act=qda, qdd_act=qdda,
                               joints=joints, joints_d=joints_d, joints_dd=joints_dd, limb_wrenches=limbW,
                               platform_wrench=platW, J_IK=JIK, actuator_names=list(self.actuator_names), null_space=null)
@@ -396,16 +408,8 @@ class Robot(TaskCoordinates):
         except IKError:
             return None
 
-    def _jik(self, sols, x) -> np.ndarray:
-        """J_IK (n_act, δ_p) from the limbs' solutions at ``x`` (eq. 91, 97–98): the actuated rows of
-        F = L_p⁺ P(x) (``P_p`` for a twist-closed task space, :meth:`velocity_distribution`)."""
-        J = np.empty((self.n_act, self.task_dof))
-        P = self.velocity_distribution(x)
-        for k, (limb, sol) in enumerate(zip(self.limbs, sols)):
-            F = sol.Lp_pinv @ P
-            pos = {int(v): c for c, v in enumerate(limb.q_index)}
-            J[self._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
-        return J
+    def _jik(self, sols, x) -> np.ndarray:   # J_IK (n_act, δ_p) from the limbs' solutions (eq. 97–98)
+        return ik_jacobian(self, sols, x)
 
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):

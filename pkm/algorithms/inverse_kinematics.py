@@ -30,6 +30,7 @@ from pkm.errors import BranchError, BranchWarning, IKError, InputError, PkmError
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.lie import dexp_inv_so3, exp_se3, exp_so3, log_se3, log_so3
 from pkm.lie.interpret import kernel
+from pkm.description.taskspace import _real
 from pkm.algorithms.limb import MAX_NEWTON_STEP, SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
 from pkm.description.taskspace import _real
 
@@ -355,3 +356,15 @@ def check_start(limbs, start) -> list[np.ndarray]:
             raise InputError(f"start for limb {l.name!r} must be {l.n} finite tree variables, got shape {th.shape}")
         out.append(th)
     return out
+
+
+def ik_jacobian(robot, sols, x) -> np.ndarray:
+    """J_IK (n_act, δ_p) from the limbs' IK solutions ``sols`` at ``x`` (eq. 91, 97–98): the actuated rows
+    of F = L_p⁺ P(x) (``P_p`` for a twist-closed task space, :meth:`pkm.robot.Robot.velocity_distribution`)."""
+    J = np.empty((robot.n_act, robot.task_dof))
+    P = robot.velocity_distribution(x)
+    for k, (limb, sol) in enumerate(zip(robot.limbs, sols)):
+        F = sol.Lp_pinv @ P
+        pos = {int(v): c for c, v in enumerate(limb.q_index)}
+        J[robot._act_slices[k]] = F[[pos[int(a)] for a in limb.actuated]]
+    return J

@@ -100,7 +100,7 @@ def task_residual(robot, x, xd, xdd, gravity=None, wrench=None, trees=None, sol=
     g0 = robot.spec.gravity if gravity is None else np.asarray(gravity, float)
     trees = dynamics_trees(robot) if trees is None else trees
     if sol is None:
-        sol = robot.inverse_kinematics(x, xd, xdd, warm_start=False)
+        sol = robot.inverse_kinematics(x, xd, xdd, warm_start=False, limits=False)
     Wl = np.empty((len(robot.limbs), robot.task_dof))
     P = robot.velocity_distribution(x)  # P_p, or P(x) for a task space that is not twist-closed
     for k, limb in enumerate(robot.limbs):
@@ -131,7 +131,7 @@ def inverse_dynamics(robot, x, xd, xdd, wrench=None, gravity=None, *, tol: float
     N = X.shape[0]
     WR = None if wrench is None else np.broadcast_to(np.asarray(wrench, float), (N, 6))
     trees = dynamics_trees(robot)
-    sols = robot.inverse_kinematics(X, XD, XDD, tol=tol)
+    sols = robot.inverse_kinematics(X, XD, XDD, tol=tol, limits=False)
     tau = np.empty((N, robot.n_act))
     limb_w = np.empty((N, len(robot.limbs), robot.task_dof))
     plat_w = np.empty((N, robot.task_dof))
@@ -187,7 +187,7 @@ class EOM:
 def mass_matrix(robot, x, trees=None) -> np.ndarray:
     """Task-space mass matrix ``M_t = Σ_l Fᵀ Hᵀ M̄ H F + P_pᵀ M_p P_p`` (eq. 108)."""
     trees = dynamics_trees(robot) if trees is None else trees
-    sol = robot.inverse_kinematics(x, warm_start=False)
+    sol = robot.inverse_kinematics(x, warm_start=False, limits=False)
     P = robot.velocity_distribution(np.asarray(x, float).reshape(-1))
     M_t = P.T @ platform_inertia(robot) @ P
     for k, limb in enumerate(robot.limbs):

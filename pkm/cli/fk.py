@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     x = task_coordinates(robot, C)
     # the check the module promises: the pose gives back q by IK, away from a singularity (else a
     # one-line SingularityError: there the assembly's answer is not to be trusted)
-    back = robot.inverse_kinematics(x, start=thetas).q_act[0]
+    back = robot.inverse_kinematics(x, start=thetas, limits=False).q_act[0]
     if not np.allclose(back, q, rtol=1e-6, atol=1e-9):
         raise PkmError(f"the assembled pose does not give back --q by inverse kinematics (q = {back} there): "
                        f"another assembly mode or a singular configuration")

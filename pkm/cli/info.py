@@ -101,7 +101,7 @@ def _reference_report(robot) -> list[str]:
     out.append(f"  reference task coordinates (every joint variable 0): {x_ref} (m, rad; the default centre "
                f"of trajectories without one)")
     try:
-        sol = robot.inverse_kinematics(robot.x_ref)
+        sol = robot.inverse_kinematics(robot.x_ref, limits=False)
     except SingularityError as exc:
         return out + [f"  warning: the reference configuration is singular ({exc}); inverse kinematics and dynamics "
                       f"start there, so they fail near it: move the joints' points or axes so that all joint "

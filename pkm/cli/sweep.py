@@ -122,7 +122,7 @@ along x, down, and back, starting at each design's default trajectory centre (th
 --cycle-time value (default 0.5 s), sampled with --dt (default cycle time / 200).
 
 A point whose inverse kinematics fails (or whose parameters are invalid) is reported with status
-"error" and does not stop the sweep. The --out CSV has one row per point: the parameters,
+"error" (or "limit": beyond a joint limit of the robot file) and does not stop the sweep. The --out CSV has one row per point: the parameters,
 trajectory, status, peak_<actuator> [unit] …, rms_<actuator> [unit] … (SI, as the header says per
 column: N·m for revolute, N for prismatic actuators; empty where the point failed), message. The --plot shows the
 largest peak and RMS over the actuators against the first --param (or the cycle time).

@@ -30,9 +30,12 @@ Reported per point:
   cond_JIK  the condition number of J_IK itself (= that of J_FK), large at both kinds
 
 The --out CSV has one row per grid point: the task coordinates, reachable (0/1), cond_IK, cond_FK,
-cond_JIK, cond_Lp_<limb> per limb, q_<actuator> per actuator and a status text (nan where
-unreachable, inf where a matrix cannot be inverted). The --plot shows log10 of the three
-condition numbers over a 2-D slice, unreachable points grey with a ×.
+cond_JIK, cond_Lp_<limb> per limb, q_<actuator> per actuator, within_limits (0/1: reachable with
+every joint within the robot file's limits) and a status text (nan where unreachable, inf where a
+matrix cannot be inverted; "beyond limits (JOINT)" where a joint leaves its limits). The --plot
+shows log10 of the three condition numbers over a 2-D slice, unreachable points grey with a ×,
+points beyond the limits with a red dot. Without --range the map covers the reachable points
+within the limits (found by a coarse map first).
 
 A map needs a few kB of working memory per grid point (~6 kB for a Delta, ~11 kB for a hexapod:
 pkm.workspace.bytes_per_point); a grid that would take more than 2 GB is refused up front, with

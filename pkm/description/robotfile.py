@@ -45,6 +45,7 @@ from pkm.description.fileformat import (
     _tables,
     _vector,
 )
+from pkm.description.limits import parse_limits
 from pkm.description.spec import (
     JOINT_DOF,
     TWIST_COMPONENTS,
@@ -63,7 +64,7 @@ __all__ = ["load_spec", "parse_spec"]
 TOP_KEYS = ("name", "description", "units", "gravity", "ground", "platform", "bodies", "joints",
             "limb", "task", "trajectory", "materials", "parameters")
 JOINT_KEYS = ("name", "type", "parent", "child", "point", "axis", "axes", "pitch", "actuated", "cut",
-              "drive", "friction")
+              "drive", "friction", "limits")
 LIMB_KEYS = ("independent", "platform_frame", "bodies", "joints", "mounts")
 TASK_TYPES = {
     "translational": ("vx", "vy", "vz"),
@@ -264,8 +265,10 @@ def _joint(ctx: _Ctx, value, entry: str, known: list[str]) -> JointSpec:
         ctx.fail(_sub(entry, "actuated"), f"only R, P and H joints can be actuated, not {jtype}")
     cut = _bool(ctx, table["cut"], _sub(entry, "cut")) if "cut" in table else None
     drive, friction = joint_drive(ctx, table, entry, jtype, actuated)
+    limits = parse_limits(ctx, table["limits"], entry, jtype, actuated) if "limits" in table else None
     return JointSpec(name=name, type=jtype, parent=ends["parent"], child=ends["child"], point=point,
-                     axes=axes, pitch=pitch, actuated=actuated, cut=cut, drive=drive, friction=friction)
+                     axes=axes, pitch=pitch, actuated=actuated, cut=cut, drive=drive, friction=friction,
+                     limits=limits)
 
 
 def _joint_axes(ctx: _Ctx, table: dict, entry: str, jtype: str) -> np.ndarray:

@@ -103,6 +103,8 @@ class JointSpec:
     drive, friction:
         The joint's :class:`pkm.description.drives.DriveSpec` (actuated joints) and
         :class:`~pkm.description.drives.FrictionSpec`, or None (:mod:`pkm.description.drives`).
+    limits:
+        The file's ``limits`` (a :class:`pkm.description.limits.JointLimits`), or None.
     """
 
     name: str
@@ -116,6 +118,7 @@ class JointSpec:
     cut: bool | None = None
     drive: object = None
     friction: object = None
+    limits: object = None
 
     @property
     def dof(self) -> int:
@@ -375,6 +378,7 @@ def mount_limb(
             point=M @ j.point + p,
             axes=(j.axes @ M.T) * (1.0 if j.type == "P" else flip),
             pitch=flip * j.pitch,
+            limits=None if j.limits is None else j.limits.mapped(M),
         )
         for j in limb.joints
     ]

@@ -63,7 +63,7 @@ def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
 
     x = robot.x_ref.copy() if x is None else robot._one_x(x, "x")
     if joints is None:
-        sol = robot.inverse_kinematics(x, start=start)
+        sol = robot.inverse_kinematics(x, start=start, limits=False)
         joints = [sol.joints[limb.name][0] for limb in robot.limbs]
     m = Mechanism(x=x)
     base, plat = [], []
@@ -191,7 +191,7 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     if isinstance(fps, bool) or not isinstance(fps, (int, float, np.integer, np.floating)) or not 0.01 <= fps <= 1000:
         raise InputError(f"fps must be a number from 0.01 to 1000 frames per second, got {fps!r}")
     pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
-    sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True)
+    sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True, limits=False)
     drawings = [mechanism(robot, X[s], joints=[sol.joints[l.name][k] for l in robot.limbs]) for k, s in enumerate(pick)]
     fig = Figure(figsize=(10 if tau is not None else 7, 6), dpi=100)
     ax3 = fig.add_subplot(1, 2 if tau is not None else 1, 1, projection="3d")

@@ -247,7 +247,7 @@ def reference_forward_dynamics(robot, X, XD, U, Wee, gravity=None, start=None, *
         b = e.C_t_V_t + e.W_t_grav - robot.velocity_distribution(X[s]).T @ Wee[s]
         J[s], bias[s] = e.J_IK, np.linalg.lstsq(e.J_IK.T, b, rcond=None)[0]   # least-norm with redundant actuation
         xdd[s] = robot.coordinate_accelerations(X[s], XD[s], np.linalg.solve(e.M_t, e.J_IK.T @ U[s] - b))
-        sol = robot.inverse_kinematics(X[s], XD[s], xdd[s], start=start, **solver)
+        sol = robot.inverse_kinematics(X[s], XD[s], xdd[s], start=start, limits=False, **solver)
         start = [sol.joints[l.name][0] for l in robot.limbs]
         for k, l in enumerate(robot.limbs):
             th[s, k, :l.n], thd[s, k, :l.n], thdd[s, k, :l.n] = start[k], sol.joints_d[l.name][0], sol.joints_dd[l.name][0]

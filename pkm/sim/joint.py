@@ -387,6 +387,6 @@ def joint_rhs(robot, u, t0, x0, xd0, *, start, wrench, gravity, max_condition, p
     threshold = solver.get("singularity_threshold", SINGULARITY_THRESHOLD)
     model = JointModel(robot, gravity, wrench, threshold)
     ik = {k: v for k, v in solver.items() if k in ("tol", "max_iter", "singularity_threshold")}
-    sol = robot.inverse_kinematics(x0, start=start, **ik)
+    sol = robot.inverse_kinematics(x0, start=start, limits=False, **ik)
     theta0 = model.project(np.concatenate([sol.joints[l.name][0] for l in robot.limbs]))[0]
     return JointRhs(model, u, max_condition, project, t0, theta0), np.concatenate([theta0, xd0, [0.0]])

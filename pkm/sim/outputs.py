@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms.dynamics import kinetic_energy, potential_energy
+from pkm.algorithms.limits import check_limits
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
 
 
@@ -97,3 +98,11 @@ class Outputs:
                     joints=self.joints, kinetic=self.kin, potential=self.pot, energy=E, work=self.work,
                     energy_error=E - E[0] - self.work + self.lost, closure=self.closure, dissipated=self.lost,
                     actuator_names=list(self.robot.actuator_names))
+
+    def check_limits(self, k, t):
+        """:class:`pkm.LimitError` naming the time ``t`` where output ``k`` is beyond a joint limit of
+        the robot file (:mod:`pkm.algorithms.limits`): the run stops at the first output time beyond
+        a limit (located at the outputs, not between them)."""
+        robot = self.robot
+        check_limits(robot, [self.joints[l.name][k:k + 1] for l in robot.limbs], self.X[k:k + 1],
+                     self.QDA[k:k + 1], t=[t], first=k)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from pkm.algorithms.distribution import internal_part
+from pkm.algorithms.limits import check_limits
 from pkm.errors import AccuracyWarning, InputError, PkmError
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import actuator_input, check_options, check_solver_options, check_times
@@ -103,7 +104,7 @@ class SimulationResult:
 
 def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853", rtol=1e-9, atol=1e-12,
              dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=None,
-             max_condition=MAX_CONDITION, project=True, **solver) -> SimulationResult:
+             max_condition=MAX_CONDITION, project=True, limits=True, **solver) -> SimulationResult:
     """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
 
     ``u``: see :func:`pkm.sim.inputs.actuator_input` (a constant, ``"zero"``, ``"hold"``, a table,
@@ -136,6 +137,11 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     :mod:`pkm.sim.conditioning` — and ``"auto"`` where both coordinate sets do at once
     (:data:`MAX_CONDITION`; the numba RK4 of ``form="task"`` applies it to the kernel's 1-norm
     estimates of ``L_p`` and ``G_y``).
+    ``limits`` (default True): the run stops with :class:`pkm.LimitError` naming the time at the
+    first output time where a joint is beyond the robot file's limits (range, cone, actuator
+    velocity; :mod:`pkm.algorithms.limits`) — no hard stop is modelled, the motion is not valid
+    past it; located at the outputs (their spacing ``dt``), checked as they are reached in the
+    task, actuator and auto forms and after the run in the joint form and the numba RK4.
     """
     if form not in FORMS:
         raise InputError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
@@ -154,6 +160,8 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
     robot.spec.check_actuation()
+    if not isinstance(limits, (bool, np.bool_)):
+        raise InputError(f"limits must be True or False, got {limits!r}")
     try:
         t0, t1 = (float(v) for v in t_span)
     except (TypeError, ValueError):
@@ -202,16 +210,19 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         result = _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
     else:
         result = _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol,
-                            max_step, float(max_condition))
+                            max_step, float(max_condition), limits)
+    if limits:
+        check_limits(robot, [result.joints[l.name] for l in robot.limbs], result.x, result.qd_act, t=result.t)
     _check_energy(result)
     if robot.n_act > d:  # redundant actuation: the part of u that moves nothing (pkm.algorithms.distribution)
-        J = robot.inverse_kinematics(result.x, result.xd, start=[result.joints[l.name][0] for l in robot.limbs]).J_IK
+        J = robot.inverse_kinematics(result.x, result.xd, start=[result.joints[l.name][0] for l in robot.limbs],
+                                     limits=False).J_IK
         result.internal = internal_part(J, result.tau)
     return result
 
 
 def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol, max_step,
-               max_condition) -> SimulationResult:
+               max_condition, limits=True) -> SimulationResult:
     """The task, actuator and auto forms under the singularity monitor (:mod:`pkm.sim.switching`),
     outputs recorded as the integration reaches them (:mod:`pkm.sim.outputs`)."""
     from pkm.sim.actuator import ActuatorModel, ActuatorRhs
@@ -222,17 +233,18 @@ def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, 
     forms, nfev = {}, []
     if form in ("task", "auto"):
         task = TaskRhs(robot, uf, wrench, gravity, start, solver)
-        forms["task"] = (task, lambda k, t, y: outputs.task(k, t, y, task))
+        forms["task"] = (task, lambda k, t, y: (outputs.task(k, t, y, task), limits and outputs.check_limits(k, t)))
         nfev.append(task)
     if form == "actuator" or (form == "auto" and robot._closed and robot.n_act == robot.task_dof):
         model = ActuatorModel(robot, wrench)
         act = ActuatorRhs(model, uf, g0)
-        forms["actuator"] = (act, lambda k, t, y: outputs.actuator(k, t, y, act))
+        forms["actuator"] = (act, lambda k, t, y: (outputs.actuator(k, t, y, act),
+                                                   limits and outputs.check_limits(k, t)))
         nfev.append(act)
     name, y0 = "task", np.concatenate([x0, xd0, [0.0, 0.0]])
     if form == "actuator":
         ik = {k: v for k, v in solver.items() if k != "threads"}
-        sol = robot.inverse_kinematics(x0, xd0, start=start, **ik)
+        sol = robot.inverse_kinematics(x0, xd0, start=start, limits=False, **ik)   # outputs are checked
         model.thetas = [sol.joints[l.name][0].copy() for l in robot.limbs]
         model.follow(x0)
         name, y0 = "actuator", np.concatenate([sol.q_act[0], sol.qd_act[0], [0.0, 0.0]])

@@ -47,7 +47,9 @@ each design's own centre.
 
 A point whose inverse kinematics fails (unreachable, singular) or whose parameters make the file
 invalid (e.g. ``c`` too short for ``h = sqrt(c² − d²)``) is recorded with status ``error`` and
-its message, and NaN torques; it does not stop the sweep. Rows are in grid order (parameters in
+its message, and NaN torques; it does not stop the sweep. A point whose motion leaves a joint limit
+of the robot file (``limits``) is recorded alike with status ``limit``, its message naming the
+joint, value, range and sample. Rows are in grid order (parameters in
 the order given, the last varying fastest, then the trajectory), whatever order the tasks finish
 in; the results do not depend on the executor (each point loads its robot afresh and runs with
 one numba thread: the parallelism is across points).

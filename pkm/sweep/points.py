@@ -7,7 +7,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from pkm.errors import PkmError
+from pkm.errors import LimitError, PkmError
 
 #: Sweep keys starting with this prefix set a body's mass (kg): ``"mass:platform"``.
 MASS_PREFIX = "mass:"
@@ -107,7 +107,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
 
     ``parameters``: robot-file parameter overrides (file units); ``masses``: body name → kg;
     ``trajectory``: ``None`` (the file's default) or a trajectory dict (see the module docstring).
-    Returns a plain dict: ``status`` (``"ok"``/``"error"``), ``message``, ``actuators``, ``kinds``
+    Returns a plain dict: ``status`` (``"ok"``, ``"limit"``: beyond a joint limit of the robot file
+    (:class:`pkm.LimitError`, its message naming joint, value, range and sample), or ``"error"``), ``message``, ``actuators``, ``kinds``
     (``R``/``P``/``H`` per actuator), ``peak`` and ``rms`` (lists of floats, per actuator; empty on
     error), ``samples`` and ``seconds``. Errors of the point itself (IK, singularity, invalid
     parameters or trajectory) are returned as ``status = "error"``, never raised. Runs with one
@@ -135,6 +136,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         scale = np.where(peak > 0.0, peak, 1.0)   # RMS scaled by the peak: tau² cannot overflow
         out["peak"] = peak.tolist()
         out["rms"] = (scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))).tolist()
+    except LimitError as exc:   # the design reaches the trajectory, but not within its joint limits
+        out.update(status="limit", message=f"LimitError: {exc}".replace("\n", " "), peak=[], rms=[])
     except POINT_ERRORS as exc:
         out.update(status="error", message=f"{type(exc).__name__}: {exc}".replace("\n", " "), peak=[], rms=[])
     finally:

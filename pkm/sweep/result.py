@@ -16,8 +16,8 @@ class SweepResult:
     """Peak and RMS actuator torques over a sweep grid.
 
     ``rows``: one dict per grid point, in grid order, keyed like the CSV columns
-    (:meth:`columns`): the swept parameters, ``trajectory`` (its label), ``status`` (``ok`` or
-    ``error``), ``peak_<actuator>`` and ``rms_<actuator>`` (SI: N·m, or N for a prismatic
+    (:meth:`columns`): the swept parameters, ``trajectory`` (its label), ``status`` (``ok``,
+    ``limit`` (beyond a joint limit) or ``error``), ``peak_<actuator>`` and ``rms_<actuator>`` (SI: N·m, or N for a prismatic
     actuator; NaN on error) and ``message`` (the error, else empty).
     """
 

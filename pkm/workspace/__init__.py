@@ -71,7 +71,9 @@ class WorkspaceMap:
     solution, 2 loops not closed, 3 ``G_y`` singular, 4 ``L_p`` singular); ``cond_IK``,
     ``cond_FK``, ``cond_JIK`` (N,) and ``cond_Lp`` (N, L) as in the module docstring (NaN where
     unreachable); ``q_act`` (N, n_act) actuator coordinates and ``J_IK`` (N, n_act, δ_p) (NaN where
-    unreachable). :meth:`grid` reshapes a per-point array to ``shape``.
+    unreachable). :meth:`grid` reshapes a per-point array to ``shape``. ``within_limits`` (N,) bool:
+    reachable and every joint within the robot file's limits (:mod:`pkm.algorithms.limits`);
+    ``limit_joint`` (N,): the joint whose limit a reachable point is beyond (None elsewhere).
     """
 
     robot_name: str
@@ -90,6 +92,8 @@ class WorkspaceMap:
     J_IK: np.ndarray
     limb_names: list[str]
     actuator_names: list[str]
+    within_limits: np.ndarray | None = None
+    limit_joint: list | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -104,6 +108,8 @@ class WorkspaceMap:
         """``ok``, ``unreachable (limb2, limb3)`` or ``singular (limb1: L_p)`` for point ``s``."""
         codes = self.limb_status[s]
         bad = [(n, c) for n, c in zip(self.limb_names, codes) if c != 0]
+        if self.reachable[s] and self.limit_joint is not None and self.limit_joint[s] is not None:
+            return f"beyond limits ({self.limit_joint[s]})"
         if not bad:
             return "ok"
         if not self.reachable[s]:
@@ -112,12 +118,14 @@ class WorkspaceMap:
 
     def csv_header(self) -> list[str]:
         return [*self.names, "reachable", "cond_IK", "cond_FK", "cond_JIK",
-                *(f"cond_Lp_{n}" for n in self.limb_names), *(f"q_{n}" for n in self.actuator_names), "status"]
+                *(f"cond_Lp_{n}" for n in self.limb_names), *(f"q_{n}" for n in self.actuator_names), "within_limits",
+                "status"]
 
     def write_csv(self, path) -> list[str]:
         """One row per grid point (C order): the task coordinates, ``reachable`` (0/1), ``cond_IK``
         (type I), ``cond_FK`` (type II), ``cond_JIK``, each limb's ``cond(L_p)``, the actuator
-        coordinates and a status text; floats as ``repr`` (``nan`` where unreachable, ``inf`` where a
+        coordinates, ``within_limits`` (0/1: reachable with every joint within the robot file's limits) and a
+        status text; floats as ``repr`` (``nan`` where unreachable, ``inf`` where a
         matrix could not be inverted). Returns the header."""
         header = self.csv_header()
         data = np.column_stack([self.x, self.reachable.astype(float), self.cond_IK, self.cond_FK, self.cond_JIK,
@@ -126,10 +134,15 @@ class WorkspaceMap:
         for s, row in enumerate(data.tolist()):
             cells = [repr(v) for v in row]
             cells[len(self.names)] = "1" if self.reachable[s] else "0"
-            lines.append(",".join(cells) + "," + self.status_text(s))
+            lines.append(",".join(cells) + "," + ("1" if self.within[s] else "0") + "," + self.status_text(s))
         with open(path, "w", newline="") as fh:
             fh.write("\n".join(lines) + "\n")
         return header
+
+    @property
+    def within(self) -> np.ndarray:
+        """``within_limits``, or ``reachable`` where the map has no limits."""
+        return self.reachable if self.within_limits is None else self.within_limits
 
     def summary(self) -> str:
         """One paragraph: grid, reachable share, the worst conditioning and where it is."""
@@ -138,6 +151,9 @@ class WorkspaceMap:
         fixed = ", ".join(f"{k} = {v:.6g}" for k, v in self.fixed.items())
         text = (f"{self.robot_name}: {n} points over {axes}" + (f" at {fixed}" if fixed else "") +
                 f"; {r} reachable ({100.0 * r / n:.1f} %)")
+        if r and self.within_limits is not None:
+            w = int(self.within_limits.sum())
+            text += f", {w} within the joint limits ({100.0 * w / n:.1f} %)"
         for key, what in (("cond_IK", "type I, limbs' L_p"), ("cond_FK", "type II, J_IK rows normalised")):
             vals = getattr(self, key)
             if r:
@@ -166,6 +182,30 @@ def default_ranges(robot, fixed: dict | None = None) -> dict[str, tuple[float, f
         i = names.index(n)
         half = reach if robot.task.components[i].startswith("v") else ROTATION_RANGE
         out[n] = (float(robot.x_ref[i] - half), float(robot.x_ref[i] + half))
+    return out
+
+
+#: Points per coordinate of the coarse map that fits the default ranges (:func:`fitted_ranges`).
+COARSE = 25
+
+
+def fitted_ranges(robot, fixed=None, *, tol=1e-12, max_iter=50, threads=None) -> dict[str, tuple[float, float]]:
+    """The default ranges of a map: :func:`default_ranges` (a reach estimate) shrunk to the box
+    around the points a coarse map (:data:`COARSE` points per coordinate) finds reachable and
+    within the joint limits, one coarse cell of margin on each side; the reach estimate itself
+    where no point is."""
+    rough = default_ranges(robot, fixed)
+    coarse = workspace(robot, rough, resolution=COARSE, fixed=fixed, tol=tol, max_iter=max_iter, threads=threads)
+    ok = coarse.within
+    if not ok.any():
+        return rough
+    out = {}
+    for i, (n, axis) in enumerate(zip(coarse.free, coarse.axes)):
+        idx = np.nonzero(coarse.grid(ok).any(axis=tuple(k for k in range(len(coarse.free)) if k != i)))[0]
+        lo, hi = max(int(idx[0]) - 1, 0), min(int(idx[-1]) + 1, len(axis) - 1)
+        if lo == hi:   # a single coarse point: one cell on either side
+            lo, hi = max(lo - 1, 0), min(hi + 1, len(axis) - 1)
+        out[n] = (float(axis[lo]), float(axis[hi]))
     return out
 
 
@@ -210,7 +250,7 @@ def _check(robot, ranges, resolution, fixed):
             raise PkmError(f"slice: {robot.name} has no task coordinate {n!r} (its coordinates: {known})")
         if not _real_number(v) or not math.isfinite(v):
             raise PkmError(f"slice {n}: the value must be a finite number, got {v!r}")
-    ranges = default_ranges(robot, fixed) if not ranges else dict(ranges)
+    ranges = dict(ranges)
     for n, rng in ranges.items():
         if n not in names:
             raise PkmError(f"range: {robot.name} has no task coordinate {n!r} (its coordinates: {known})")
@@ -261,7 +301,8 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
     """Map reachability and singularities over a grid of task coordinates (see the module docstring).
 
     ``robot``: a :class:`pkm.Robot` or a robot file path. ``ranges``: ``{name: (lo, hi)}`` for the
-    coordinates that run over the grid (SI units: m, rad; default :func:`default_ranges`);
+    coordinates that run over the grid (SI units: m, rad; default :func:`fitted_ranges`: the
+    reachable points within the joint limits);
     ``resolution``: points per coordinate (an int, or one per coordinate in task-coordinate
     order); ``fixed``: ``{name: value}`` for the others (default: their reference values).
     ``tol``, ``max_iter``: the IK's; ``threads``: chunks in parallel (default numba's thread count).
@@ -287,6 +328,9 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
     robot.spec.check_actuation()
     check_solver(tol, max_iter, 1e6)
     check_parallel(threads, None)
+    if not ranges:
+        _check(robot, default_ranges(robot, fixed if isinstance(fixed, dict) else None), 2, fixed)  # a bad slice first
+        ranges = fitted_ranges(robot, fixed, tol=tol, max_iter=max_iter, threads=threads)
     free, axes, values = _check(robot, ranges, resolution, fixed)
     names = robot.task.coordinate_names()
     mesh = np.meshgrid(*axes, indexing="ij")
@@ -350,13 +394,29 @@ def workspace(robot, ranges: dict | None = None, *, resolution=41, fixed: dict |
     with np.errstate(divide="ignore", invalid="ignore"):
         cond_FK[good] = _cond(J / norms)   # a zero row (an actuator that cannot move the platform): inf
     cond_JIK[singular] = cond_FK[singular] = np.inf
+    within, limit_joint = _limits(robot, theta, reachable)
     q_act = theta[:, robot._act_limb, robot._act_var]
     q_act[~reachable] = np.nan
     JIK[~reachable] = np.nan
     return WorkspaceMap(robot_name=robot.name, names=list(names), free=free, axes=axes, fixed=values, x=X,
                         reachable=reachable, limb_status=lstat, cond_IK=cond_IK, cond_FK=cond_FK, cond_JIK=cond_JIK,
                         cond_Lp=cond_Lp, q_act=q_act, J_IK=JIK, limb_names=[l.name for l in robot.limbs],
-                        actuator_names=list(robot.actuator_names))
+                        actuator_names=list(robot.actuator_names), within_limits=within, limit_joint=limit_joint)
+
+
+def _limits(robot, theta, reachable):
+    """``within_limits`` (N,) and the joint named per point beyond a limit (None elsewhere)."""
+    from pkm.algorithms.limits import evaluate, limit_table
+
+    table = limit_table(robot)
+    names = [None] * len(reachable)
+    if table.empty:
+        return reachable.copy(), names
+    _, over = evaluate(robot, theta)
+    over &= reachable[:, None]
+    for s in np.flatnonzero(over.any(axis=1)):
+        names[s] = table.checks[int(np.argmax(over[s]))].joint
+    return reachable & ~over.any(axis=1), names
 
 
 def _neighbours(shape):

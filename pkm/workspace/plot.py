@@ -2,7 +2,8 @@
 
 Three panels side by side: ``log10 cond_IK`` (type I, the limbs' ``L_p``), ``log10 cond_FK`` (type
 II, ``J_IK`` with unit rows) and ``log10 cond_JIK``, over the two free coordinates; unreachable
-points are grey with a small ``×``, the reachable region is outlined, and points where a
+points are grey with a small ``×``, reachable points beyond the robot file's joint limits carry a red
+dot, the reachable region is outlined, and points where a
 matrix could not be inverted at all (condition ``inf``) are drawn at the top of the colour scale.
 """
 from __future__ import annotations
@@ -52,6 +53,9 @@ def plot_map(wmap, path=None, title: str | None = None):
                 markeredgewidth=0.6, linestyle="none")
         if reach.any() and (~reach).any():
             ax.contour(ax_x, ax_y, reach.T.astype(float), levels=[0.5], colors="k", linewidths=0.8)
+        beyond = reach & ~wmap.grid(wmap.within)
+        ax.plot(gx[beyond], gy[beyond], ".", color="tab:red", markersize=max(1.0, 150.0 / max(reach.shape)),
+                linestyle="none")
         ax.set_title(label, fontsize=10)
         ax.set_xlabel(f"{nx} [{ux}]")
         ax.set_aspect("equal" if ux == uy else "auto")
@@ -60,7 +64,9 @@ def plot_map(wmap, path=None, title: str | None = None):
     fixed = ", ".join(f"{k} = {v:.4g}" for k, v in wmap.fixed.items())
     n, r = len(wmap.reachable), int(wmap.reachable.sum())
     fig.suptitle(title or f"{wmap.robot_name}: singularity map" + (f" at {fixed}" if fixed else "") +
-                 f" ({r}/{n} points reachable; grey ×: unreachable)", fontsize=11)
+                 f" ({r}/{n} points reachable; grey ×: unreachable" +
+                 (f"; red ·: beyond the joint limits, {int(wmap.within.sum())} within" if (reach & ~wmap.grid(wmap.within)).any()
+                  else "") + ")", fontsize=11)
     if path is not None:
         fig.savefig(path, dpi=110)
         plt.close(fig)
