@@ -90,3 +90,93 @@ def test_fit_recovers_changed_drive_parameters(servo):
     scale[scale == 0] = 1.0
     rank = np.linalg.matrix_rank(A / scale, tol=1e-9)
     assert np.linalg.matrix_rank(np.delete(A, arm, axis=1) / np.delete(scale, arm), tol=1e-9) == rank
+
+
+def test_excitation_stays_within_the_joint_and_drive_limits(tmp_path):
+    """The 3-RPR (strokes ±200 mm in its file) with a leg velocity limit of 0.3 m/s and ball-screw
+    drives of max speed 150 rad/s (0.24 m/s at 2π/0.01 rad/m), excited in a box twice its strokes:
+    the optimised trajectory respects the strokes, the velocity limit and the motor speed."""
+    from pkm.identification.base import robot_base_parameters
+    from pkm.identification.excitation import excitation
+
+    with open(ROOT / "robots" / "planar_3rpr.toml", "rb") as fh:
+        d = tomllib.load(fh)
+    n = 2 * np.pi / 0.01
+    for j in d["limb"]["joints"]:
+        if j["name"] == "leg":
+            j["limits"] = {"range": [-200, 200], "velocity": 300}     # mm, mm/s
+            j["drive"] = {"gear_ratio": n, "max_speed": 150.0}
+    robot = Robot(parse_spec(d, path=ROOT / "robots" / "planar_3rpr.toml"))
+    base = robot_base_parameters(robot)
+    exc = excitation(robot, base, period=2.0, candidates=12, refine=10, box=([-0.6, -0.3, -0.3], [0.6, 0.3, 0.3]))
+    t, x, xd, xdd = exc.sample(2.0 / 240)                  # the grid the limits were checked on (CHECK × 60)
+    res = robot.inverse_dynamics(x, xd, xdd, t=t)          # no LimitError: within the strokes and velocities
+    assert np.abs(res.q_act).max() <= 0.2 and np.abs(res.qd_act).max() <= 0.3
+    assert np.abs(n * res.qd_act).max() <= 150.0 * (1 + 1e-12)
+    assert np.isfinite(exc.cond)
+
+
+def test_identify_a_robot_with_drives_end_to_end(tmp_path):
+    """Data of a 'true' servo Delta (masses, inertias and drive parameters changed by 5–30 %, passive
+    friction 30 % larger), noise-free, on an optimised excitation: the base parameters (the drives'
+    and friction's included) come back to 1e-8, the written robot file carries them (drive
+    rotor_inertia = armature / n², friction values) and predicts another motion's torques to 1e-8.
+    (The armature is a base parameter only together with the arm's inertia about its axis, so the
+    file's rotor inertia is the nearest-nominal split of that sum.)"""
+    from dataclasses import replace
+
+    from pkm.identification.base import robot_base_parameters
+    from pkm.identification.estimate import identify, read_data
+    from pkm.identification.excitation import excitation, write_trajectory_csv
+    from pkm.identification.parameters import standard_count
+    from pkm.identification.writer import consistent_standard, nearest_standard, problems, write_robot
+    from pkm.cli.main import main
+
+    text = (ROOT / "examples" / "delta_servo.toml").read_text()
+    assert text.count('name = "2"\n') == 1
+    nominal_file = tmp_path / "nominal.toml"   # the servo Delta with friction in the elbow (joint 2)
+    nominal_file.write_text(text.replace('name = "2"\n', 'name = "2"\nfriction = { viscous = 0.02, coulomb = 0.01, '
+                                                         'coulomb_speed = 0.05 }\n'))
+    nominal = pkm.load(nominal_file)
+    names, pi0 = nominal.dynamic_parameters()
+    n_std = standard_count(names)
+    assert list(names[n_std:]) == ["limb.1.armature", "limb.1.viscous", "limb.1.coulomb", "limb.2.viscous",
+                                   "limb.2.coulomb"]
+    rng = np.random.default_rng(3)
+    true = pi0.copy()
+    for g in range(n_std // 10):   # each body's mass and inertia scaled by 5-30 % (a physical truth)
+        true[10 * g:10 * g + 10] *= 1 + rng.uniform(0.05, 0.3) * rng.choice([-1, 1])
+    true[n_std:] *= 1.3
+    write_robot(nominal_file, tmp_path / "true.toml", names, true)
+    truth_robot = pkm.load(tmp_path / "true.toml")
+    np.testing.assert_allclose(truth_robot.dynamic_parameters()[1], true, rtol=1e-12, atol=1e-15)
+    base = robot_base_parameters(nominal)
+    exc = excitation(nominal, base, period=2.0, candidates=6, refine=10)
+    files = {}
+    for key, periods in (("fit", 2), ("check", 1)):
+        t, x, xd, xdd = exc.sample(0.005, periods)
+        if key == "check":
+            x, xd, xdd = x[::-1], -xd[::-1], xdd[::-1]
+        write_trajectory_csv(tmp_path / f"{key}.csv", nominal.task.coordinate_names(), t, x, xd, xdd)
+        assert main(["inverse-dynamics", str(tmp_path / "true.toml"), "--trajectory", "file", "--file",
+                     str(tmp_path / f"{key}.csv"), "--out", str(tmp_path / f"{key}_tau.csv")]) == 0
+        files[key] = (t, x, xd, xdd)
+    fit = tmp_path / "fit_tau.csv"   # with the motion's exact accelerations (columns <x>dd)
+    lines = fit.read_text().splitlines()
+    cols = [n + "dd" for n in nominal.task.coordinate_names()]
+    fit.write_text("\n".join([lines[0] + "," + ",".join(cols)] + [ln + "," + ",".join(map(repr, a)) for ln, a in
+                                                                  zip(lines[1:], files["fit"][3].tolist())]) + "\n")
+    data = read_data(nominal, fit)
+    est, _, _ = identify(nominal, [data], base)
+    truth = base.values(true)
+    assert np.abs(est.beta - truth).max() <= 1e-8 * np.abs(truth).max()
+    pi = nearest_standard(base, est.beta, pi0)   # (the split nearest the nominal one may break the arm:)
+    pi, dev = consistent_standard(base, est.beta, est.cov, pi0, start=pi)   # the physically consistent one
+    assert not problems(pi, names), dev
+    write_robot(nominal_file, tmp_path / "identified.toml", names, pi)
+    ident = pkm.load(tmp_path / "identified.toml")
+    t, x, xd, xdd = files["check"]
+    tau_true = truth_robot.inverse_dynamics(x, xd, xdd).tau
+    tau_id = ident.inverse_dynamics(x, xd, xdd).tau
+    assert np.abs(tau_id - tau_true).max() <= 1e-8 * np.abs(tau_true).max()
+    assert ident.drives is not None and ident.friction is not None   # written into the drive/friction tables

@@ -87,13 +87,14 @@ def run(args: argparse.Namespace) -> int:
         from pkm.identification.writer import consistent_standard, nearest_standard, problems, write_robot
 
         pi = nearest_standard(base, est.beta, pi0)
-        bad = problems(pi)
+        bad = problems(pi, names)
         note = "standard parameters nearest the nominal ones with the identified base parameters"
         if bad and not args.consistent:
             groups = [n[:-2] for n in names if n.endswith(".m")]
             first = bad[0].split(":", 1)
-            raise PkmError(f"the identified parameters nearest the nominal ones are not physically consistent (body "
-                           f"{groups[int(first[0])]!r}:{first[1]}); use --consistent for a projection")
+            what = f"body {groups[int(first[0])]!r}" if first[0].isdigit() else f"parameter {first[0]!r}"
+            raise PkmError(f"the identified parameters nearest the nominal ones are not physically consistent ({what}:"
+                           f"{first[1]}); use --consistent for a projection")
         if bad:
             pi, dev = consistent_standard(base, est.beta, est.cov, pi0, start=pi)
             note = (f"physically consistent projection of the identified base parameters (change {dev:.3g} in "

@@ -157,7 +157,7 @@ def robot_base_parameters(robot, n: int | None = None, seed: int = 0) -> BasePar
     X, XD, XDD = random_states(robot, n, seed=seed)
     with warnings.catch_warnings():   # unrelated states: any branch the IK finds will do
         warnings.simplefilter("ignore", BranchWarning)
-        reg = regression(robot, X, XD, XDD)
+        reg = regression(robot, X, XD, XDD, limits=False)   # random states: the rank, not a motion
     from pkm.identification.parameters import parameter_scales
 
-    return base_parameters(reg.names, reg.Y, parameter_scales(reg.values))
+    return base_parameters(reg.names, reg.Y, parameter_scales(reg.values, reg.names))

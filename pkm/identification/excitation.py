@@ -3,8 +3,10 @@ regressor well conditioned (Swevers et al. 1997, "Optimal robot excitation and i
 
 ``x(t) = x₀ + Σ_{k=1..H} (a_k sin kωt + b_k cos kωt)`` per coordinate (``ω = 2π/T``), rates and
 accelerations analytic. Candidates with random coefficients, scaled to stay inside the box of
-:func:`pkm.identification.base.default_box` (the file's trajectory's bounding box; joint limits, once
-robot files carry them, are enforced by the IK failing or by the caller's box), are rated by
+:func:`pkm.identification.base.default_box` (the file's trajectory's bounding box, or the caller's),
+within the file's joint limits (ranges, cones and actuator velocities: the IK's :class:`pkm.LimitError`)
+and the drives' maximum motor speeds (:func:`within_drive_limits`), both checked on a grid
+:data:`CHECK` times finer than the regressor's samples, are rated by
 ``cond(Y_b)`` of the column-scaled base regressor over a sampled period (a candidate whose IK fails or
 meets a singularity is rejected); the best is refined by Nelder–Mead on the coefficients
 (``scipy.optimize.minimize``, a few dozen evaluations). Written as a trajectory CSV
@@ -59,6 +61,12 @@ def _fit_box(coef, x0, lo, hi, period):
     return coef * np.minimum(1.0, room / peak)[:, None, None]
 
 
+#: The limits are checked on a grid this many times finer than the regressor's samples.
+CHECK = 4
+#: A candidate beyond a limit is scaled down by 0.7 up to this many times (to 1.4 %) before it is dropped.
+SHRINK = 12
+
+
 def excitation(robot, base, *, period: float = 2.0, harmonics: int = 3, samples: int = 60, candidates: int = 12,
                refine: int = 40, seed: int = 0, box=None) -> Excitation:
     """An optimised excitation trajectory for the base parameters ``base`` (module docstring); the
@@ -76,15 +84,28 @@ def excitation(robot, base, *, period: float = 2.0, harmonics: int = 3, samples:
     rng = np.random.default_rng(seed)
     dp = robot.task_dof
 
+    fine = np.linspace(0.0, period, CHECK * samples, endpoint=False)
+
     def cost(coef):
         coef = _fit_box(coef.reshape(dp, harmonics, 2), x0, lo, hi, period)
         x, xd, xdd = fourier(coef, x0, period, t)
+        try:   # the limits on a finer grid than the regressor's (ranges, cones, velocities; motor speeds)
+            xf, xdf, _ = fourier(coef, x0, period, fine)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", BranchWarning)
+                if not within_drive_limits(robot, robot.inverse_kinematics(xf, xdf).qd_act):
+                    return 1e30
+        except (IKError, SingularityError, PkmError):
+            return 1e30
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", BranchWarning)
-                Y = regression(robot, x, xd, xdd, t=t, columns=base.independent).Y.reshape(-1, base.rank)
-        except (IKError, SingularityError, PkmError):
+                reg = regression(robot, x, xd, xdd, t=t, columns=base.independent)
+        except (IKError, SingularityError, PkmError):   # a LimitError too: beyond a joint's range or velocity
             return 1e30
+        if not within_drive_limits(robot, reg.qd_act):
+            return 1e30
+        Y = reg.Y.reshape(-1, base.rank)
         Y = Y / np.maximum(np.linalg.norm(Y, axis=0), 1e-300)
         c = np.linalg.cond(Y)
         return float(c) if np.isfinite(c) else 1e30
@@ -92,7 +113,11 @@ def excitation(robot, base, *, period: float = 2.0, harmonics: int = 3, samples:
     best, best_c = None, np.inf
     for _ in range(candidates):
         coef = rng.normal(size=(dp, harmonics, 2)) * (hi - lo)[:, None, None] / np.arange(1, harmonics + 1)[None, :, None]
-        c = cost(coef.ravel())
+        for _ in range(SHRINK):   # beyond a limit or out of reach: the same shape, smaller
+            c = cost(coef.ravel())
+            if c < 1e30:
+                break
+            coef = coef * 0.7
         if c < best_c:
             best, best_c = coef.ravel(), c
     if best is None or best_c >= 1e30:
@@ -115,3 +140,12 @@ def write_trajectory_csv(path, names, t, x, xd, xdd) -> None:
     with open(path, "w") as fh:
         fh.write(",".join(header) + "\n")
         fh.writelines(",".join(map(repr, row)) + "\n" for row in data.tolist())
+
+
+def within_drive_limits(robot, qd_act) -> bool:
+    """Whether the motor speeds ``n q̇`` stay within the drives' ``max_speed`` (where the file gives one)."""
+    d = robot.drives
+    if d is None:
+        return True
+    limit = np.where(np.isfinite(d.max_speed), d.max_speed, np.inf)
+    return bool(np.all(np.abs(d.motor_speed(qd_act)) <= limit))

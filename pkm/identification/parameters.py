@@ -156,11 +156,21 @@ def from_pseudo_inertia(J) -> np.ndarray:
     return np.array([J[3, 3], *J[:3, 3], I[0, 0], I[0, 1], I[0, 2], I[1, 1], I[1, 2], I[2, 2]])
 
 
-def parameter_scales(pi0) -> np.ndarray:
+def standard_count(names) -> int:
+    """How many of ``names`` are the bodies' standard parameters (10 per body, first; the drives' and the
+    joints' friction parameters, :mod:`pkm.identification.joint_terms`, follow them)."""
+    return 10 * sum(1 for n in names if n.endswith(".m"))
+
+
+def parameter_scales(pi0, names=None) -> np.ndarray:
     """A typical size of each standard parameter from its body's nominal mass ``m`` and size ``L``
-    (radius of gyration or COM distance): ``(m, mL, mL, mL, mL², …)``; never zero."""
+    (radius of gyration or COM distance): ``(m, mL, mL, mL, mL², …)``; a joint-term parameter's
+    (after the ``standard_count(names)`` standard ones) its nominal size or 1; never zero."""
+    pi0 = np.asarray(pi0, float)
+    n_std = len(pi0) if names is None else standard_count(names)
     s = np.empty(len(pi0))
-    for g in range(len(pi0) // 10):
+    s[n_std:] = np.where(np.abs(pi0[n_std:]) > 0.0, np.abs(pi0[n_std:]), 1.0)
+    for g in range(n_std // 10):
         p = pi0[10 * g:10 * g + 10]
         m = max(abs(p[0]), 1e-6)
         L = max(np.sqrt(abs(p[4] + p[7] + p[9]) / m), np.linalg.norm(p[1:4]) / m, 1e-3)

@@ -33,7 +33,7 @@ from pkm.identification.parameters import packed_inertia, standard
 from pkm.kernels.model import BF_JT, BF_SIZE, LAY_NMAX
 
 #: Keywords of :func:`regression` passed on to the inverse dynamics.
-OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "start", "on_branch_change", "simd")
+OPTIONS = ("tol", "max_iter", "singularity_threshold", "threads", "start", "on_branch_change", "simd", "limits")
 #: Functions ``term(robot) -> None | (names, values, columns)`` of further linear parameters (module docstring).
 EXTRA_TERMS: list = []
 
@@ -78,7 +78,7 @@ def regression(robot, x, xd, xdd, t=None, *, weights=None, columns=None, **solve
     """:class:`Regression` at the states ``x, xd, xdd`` ((δ_p,) or (N, δ_p)), see the module docstring.
 
     ``t``, ``weights`` and ``solver`` (``tol``, ``max_iter``, ``singularity_threshold``, ``threads``,
-    ``start``, ``on_branch_change``, ``simd``) as for :meth:`pkm.robot.Robot.inverse_dynamics`; no
+    ``start``, ``on_branch_change``, ``simd``, ``limits``) as for :meth:`pkm.robot.Robot.inverse_dynamics`; no
     end-effector wrench and no preload (they are not linear in the parameters). ``columns``: indices
     of the parameters (:func:`parameters`) whose columns to compute (default all): ``Y``, ``names`` and
     ``values`` hold those only (e.g. the base regressor's, the independent columns: fewer kernel runs).

@@ -23,20 +23,23 @@ import numpy as np
 
 from pkm.errors import InputError, PkmError
 from pkm.identification.parameters import (LIMB, from_pseudo_inertia, parameter_scales, physical_problem,
-                                          pseudo_inertia)
+                                          pseudo_inertia, standard_count)
 
 
 def nearest_standard(base, beta, pi0) -> np.ndarray:
     """The standard parameters nearest ``pi0`` (scaled) with ``base.B π = beta`` exactly (to rounding)."""
-    s = parameter_scales(pi0)
+    s = parameter_scales(pi0, base.names)
     Bs = base.B * s[None, :]
     d = np.linalg.lstsq(Bs, beta - base.B @ pi0, rcond=None)[0]
     return pi0 + s * d
 
 
-def problems(pi) -> list[str]:
-    """``"body k: why"`` for every body (10-parameter group) that is not physically consistent."""
-    return [f"{g}: {why}" for g in range(len(pi) // 10) if (why := physical_problem(pi[10 * g:10 * g + 10]))]
+def problems(pi, names=None) -> list[str]:
+    """``"body k: why"`` for every body (10-parameter group) that is not physically consistent, and every
+    negative drive or friction parameter (after the ``standard_count(names)`` standard ones)."""
+    n_std = len(pi) if names is None else standard_count(names)
+    out = [f"{g}: {why}" for g in range(n_std // 10) if (why := physical_problem(pi[10 * g:10 * g + 10]))]
+    return out + [f"{names[k]}: {pi[k]:.6g} is negative" for k in range(n_std, len(pi)) if pi[k] < 0.0]
 
 
 def consistent_standard(base, beta, cov, pi0, start=None):
@@ -46,8 +49,9 @@ def consistent_standard(base, beta, cov, pi0, start=None):
     ``(π, d)`` with ``d = |L⁻¹(Bπ − β)|/√r`` (about 1 for a change of one standard deviation)."""
     from scipy.optimize import least_squares
 
-    s = parameter_scales(pi0)
-    G = len(pi0) // 10
+    s = parameter_scales(pi0, base.names)
+    G = standard_count(base.names) // 10
+    nx = len(pi0) - 10 * G   # the drives' and friction's parameters: linear, bounded below by 0
     start = pi0 if start is None else start
     theta0 = []
     for g in range(G):
@@ -72,10 +76,11 @@ def consistent_standard(base, beta, cov, pi0, start=None):
         return Ls
 
     def pi_of(theta):
-        return np.concatenate([A @ (L @ L.T).ravel() for L in factors(theta)])
+        return np.concatenate([A @ (L @ L.T).ravel() for L in factors(theta)] + [theta[10 * G:]])
 
-    def dpi(theta):   # dπ/dθ, block diagonal: dJ = dL Lᵀ + L dLᵀ
-        D = np.zeros((10 * G, 10 * G))
+    def dpi(theta):   # dπ/dθ, block diagonal: dJ = dL Lᵀ + L dLᵀ (identity for the joint terms)
+        D = np.zeros((10 * G + nx, 10 * G + nx))
+        D[10 * G:, 10 * G:] = np.eye(nx)
         for g, L in enumerate(factors(theta)):
             for k, (a, b) in enumerate(zip(rows, cols)):
                 dL = np.zeros((4, 4))
@@ -85,7 +90,7 @@ def consistent_standard(base, beta, cov, pi0, start=None):
 
     C = np.linalg.cholesky(np.asarray(cov, float) + 1e-30 * np.eye(len(beta)))
     Winv = np.linalg.inv(C)
-    sel = np.zeros((len(diag), 10 * G))
+    sel = np.zeros((len(diag), 10 * G + nx))
     sel[np.arange(len(diag)), diag] = 0.03
 
     def resid(theta):   # misfit; near the nominal parameters; a weak barrier against a singular J
@@ -96,8 +101,14 @@ def consistent_standard(base, beta, cov, pi0, start=None):
         D = dpi(theta)
         return np.vstack([Winv @ base.B @ D, 1e-3 * D / s[:, None], sel])
 
-    sol = least_squares(resid, np.array(theta0), jac=jac, method="lm", max_nfev=4000, ftol=1e-12, xtol=1e-12,
-                        gtol=1e-12)
+    theta0 = np.concatenate([theta0, np.maximum(np.asarray(start, float)[10 * G:], 0.0)])
+    if nx:   # bounds (the joint terms ≥ 0): the trust-region reflective method
+        lower = np.concatenate([np.full(10 * G, -np.inf), np.zeros(nx)])
+        sol = least_squares(resid, theta0, jac=jac, method="trf", bounds=(lower, np.inf), max_nfev=4000,
+                            ftol=1e-12, xtol=1e-12, gtol=1e-12)
+    else:
+        sol = least_squares(resid, theta0, jac=jac, method="lm", max_nfev=4000, ftol=1e-12, xtol=1e-12,
+                            gtol=1e-12)
     pi = pi_of(sol.x)
     return pi, float(np.linalg.norm(Winv @ (base.B @ pi - beta)) / np.sqrt(len(beta)))
 
@@ -133,8 +144,26 @@ def write_robot(source, out, names, pi, *, note: str = "") -> None:
         table["com"] = [float(v) / unit for v in (R @ c + o)]
         table["inertia"] = [[float(v) / unit ** 2 for v in row] for row in 0.5 * (Ic + Ic.T)]
         table["frame"] = {"origin": [float(v) / unit for v in o], "rotation": [[float(v) for v in row] for row in R]}
+    _joint_tables(top, names, pi)
     text = (f"# {note}\n" if note else "") + _dump(top)
     Path(out).write_text(text, encoding="utf-8")
+
+
+def _joint_tables(top, names, pi):
+    """The drives' and the joints' friction parameters (after the standard ones,
+    :mod:`pkm.identification.joint_terms`) into their joints' ``drive`` / ``friction`` tables:
+    ``rotor_inertia = armature / gear_ratio²`` (SI, as the file's drive values are)."""
+    n_std = standard_count(names)
+    for name, value in zip(names[n_std:], pi[n_std:]):
+        base, kind = name.rsplit(".", 1)
+        joint = base[len(LIMB):] if base.startswith(LIMB) else base
+        tables = (top.get("limb", {}).get("joints", []) if base.startswith(LIMB) else top.get("joints", []))
+        table = next(t for t in tables if t.get("name") == joint)
+        drive = table.get("drive")
+        if drive is not None and kind == "armature":
+            drive["rotor_inertia"] = float(value) / float(drive["gear_ratio"]) ** 2
+        else:
+            (drive if drive is not None else table["friction"])[kind] = float(value)
 
 
 def _body_table(top, body, spec):
