@@ -108,7 +108,7 @@ def test_excitation_stays_within_the_joint_and_drive_limits(tmp_path):
             j["drive"] = {"gear_ratio": n, "max_speed": 150.0}
     robot = Robot(parse_spec(d, path=ROOT / "robots" / "planar_3rpr.toml"))
     base = robot_base_parameters(robot)
-    exc = excitation(robot, base, period=2.0, candidates=12, refine=10, box=([-0.6, -0.3, -0.3], [0.6, 0.3, 0.3]))
+    exc = excitation(robot, base, period=2.0, candidates=4, refine=4, box=([-0.6, -0.3, -0.3], [0.6, 0.3, 0.3]))
     t, x, xd, xdd = exc.sample(2.0 / 240)                  # the grid the limits were checked on (CHECK × 60)
     res = robot.inverse_dynamics(x, xd, xdd, t=t)          # no LimitError: within the strokes and velocities
     assert np.abs(res.q_act).max() <= 0.2 and np.abs(res.qd_act).max() <= 0.3
