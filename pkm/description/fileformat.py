@@ -126,17 +126,21 @@ def _bool(ctx: _Ctx, value, entry: str) -> bool:
     return bool(value)
 
 
-def _number(ctx: _Ctx, value, entry: str, length: bool = False) -> float:
-    """A number or expression string as a finite float; ``length=True`` converts to metres."""
+def _evaluated(ctx: _Ctx, value, entry: str, expected: str = "a number or an expression string") -> float:
+    """A number or an expression string (of the file's parameters) as a float, not yet checked."""
     if _is_number(value):
-        x = float(value)
-    elif isinstance(value, str):
+        return float(value)
+    if isinstance(value, str):
         try:
-            x = evaluate(value, ctx.params)
+            return evaluate(value, ctx.params)
         except ExprError as exc:
             ctx.fail(entry, str(exc))
-    else:
-        ctx.fail(entry, f"expected a number or an expression string, got {_kind(value)}")
+    ctx.fail(entry, f"expected {expected}, got {_kind(value)}")
+
+
+def _number(ctx: _Ctx, value, entry: str, length: bool = False) -> float:
+    """A number or expression string as a finite float; ``length=True`` converts to metres."""
+    x = _evaluated(ctx, value, entry)
     if not math.isfinite(x):
         ctx.fail(entry, "not a finite number")
     if length and not abs(x * ctx.scale) <= MAX_LENGTH:

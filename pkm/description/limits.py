@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pkm.description.fileformat import _Ctx, _direction, _is_number, _kind, _sub, _table
+from pkm.description.fileformat import _Ctx, _direction, _evaluated, _is_number, _kind, _sub, _table
 from pkm.description.expr import ExprError, evaluate
 
 LIMIT_KEYS = ("range", "range_deg", "ranges", "ranges_deg", "cone", "cone_deg", "cone_axis", "velocity")
@@ -61,15 +61,7 @@ class JointLimits:
 
 def _bound(ctx: _Ctx, value, entry: str, scale: float) -> float:
     """A range bound: a number or expression, ``inf``/``-inf`` for a free side (never NaN)."""
-    if _is_number(value):
-        x = float(value)
-    elif isinstance(value, str):
-        try:
-            x = evaluate(value, ctx.params)
-        except ExprError as exc:
-            ctx.fail(entry, str(exc))
-    else:
-        ctx.fail(entry, f"expected a number (or inf/-inf for no bound), got {_kind(value)}")
+    x = _evaluated(ctx, value, entry, "a number (or inf/-inf for no bound)")
     if math.isnan(x):
         ctx.fail(entry, "NaN is not a bound (inf or -inf leave a side free)")
     return x * scale
