@@ -21,3 +21,16 @@ def load_robot_spec(path, parameters=None, **options):
 
         raise RobotFileError(path, "", f"{', '.join(options)}: options of a URDF robot only")
     return load_spec(path, parameters=parameters), []
+
+
+class FormatNote(UserWarning):
+    """A part of a robot file in another format that pkm does not read (one line; the CLI prints it
+    as ``pkm: warning: …``)."""
+
+
+def warn_notes(notes) -> None:
+    """Issue each note as a :class:`FormatNote` warning."""
+    import warnings
+
+    for note in notes:
+        warnings.warn(note, FormatNote, stacklevel=3)

@@ -111,7 +111,7 @@ def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
         if body[a]["name"] == body[b]["name"]:
             r.fail("closed_loop", f"frames {a!r} and {b!r} are on the same body")
         moving.append(dict(name=name, type="S", parent=body[a]["name"], child=body[b]["name"], point=point,
-                           axes=None, limits={}, actuated=False, cut=True))
+                           axes=None, limits={}, actuated=False))
     for c in extra.pop("cut_joints", []):
         hit = [m for m in moving if m["name"] == c]
         if not hit:

@@ -13,7 +13,8 @@ joint origins from the root (``T_child = T_parent · origin``, origin = translat
 * a massless link between two revolute joints whose axes meet (2 → U) or three concurrent axes
   (two massless links, → S) becomes one U or S joint (a massless body has no dynamics, so the
   chain is exactly the multi-DOF joint; pkm bodies need a mass);
-* a ``3d`` closure → an S cut joint at the frames' common origin;
+* a ``3d`` closure → an S joint at the frames' common origin (pkm chooses the cut joints as for a
+  TOML file; the side file's ``cut_joints`` marks some, as ``cut = true`` does);
 * ``<inertial>``: mass, centre of mass and the inertia resolved in the inertial frame's axes.
 
 Things pkm does not model are one-line notes (visuals/collisions, ``dynamics``, transmissions);
@@ -251,6 +252,10 @@ def urdf_document(path, *, closures=None, side=None, platform=None, task=None):
         extra["platform"] = platform
     if task is not None:
         extra["task"] = {"type": task} if isinstance(task, str) else dict(task)
+    for key, how in (("platform", "the platform link"), ("task", "the task type, e.g. task = \"translational\"")):
+        if key not in extra:
+            r.fail(key, f"a URDF cannot say {how}: give it in {side_path.name} beside the file "
+                        f"({key} = ...), as pkm.load(..., {key}=...) or pkm convert --{key}")
     name = extra.get("name", root.get("name") or r.path.stem)
     doc = build_document(r, links, joints, frames, ground, clos, extra)
     doc["name"] = name

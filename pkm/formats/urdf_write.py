@@ -105,8 +105,16 @@ def urdf_texts(spec):
             text += "    <limit " + " ".join(f"{k}=\"{repr(float(v))}\"" for k, v in limits.items()) + "/>\n"
         xjoints.append(text + "  </joint>")
 
-    def moving(j, P, C, C_link, Rc):
-        """Joint ``j`` from placed link ``P`` to link ``C_link`` (new, frame ``Rc`` at j.point)."""
+    def moving(j, P, C, C_link, Rc, frame=None):
+        """Joint ``j`` from placed link ``P`` to link ``C_link`` (new, frame ``Rc`` at j.point, or ``frame``
+        through a massless link ``C_link__joint`` where that frame's origin is off the joint's axis)."""
+        end = C_link
+        if frame is not None:
+            L[C_link] = frame
+            off = frame[:3, 3] - j.point
+            if j.type != "P" and np.linalg.norm(off - (off @ j.axes[0]) * j.axes[0] if j.type == "R" else off) > 1e-12:
+                C_link = f"{C_link}__joint"
+                link(C_link)
         axes = list(j.axes) if j.parent == P else [-a for a in reversed(j.axes)]
         if j.type == "P" and j.parent != P:
             axes = [-j.axes[0]]
@@ -126,7 +134,8 @@ def urdf_texts(spec):
         for k, a in enumerate(axes):
             last = k == len(axes) - 1
             nxt = C_link if last else f"{j.name}__m{k + 1}"
-            L[nxt] = _pose(Rc, j.point)
+            if nxt not in L or nxt != end:
+                L[nxt] = _pose(Rc, j.point if j.type != "P" or frame is None else frame[:3, 3])
             if not last:
                 link(nxt)
             kind = "prismatic" if j.type == "P" else ("revolute" if "lower" in lim else "continuous")
@@ -134,6 +143,8 @@ def urdf_texts(spec):
                 lim = {"lower": 0.0, "upper": 0.0, "effort": 0.0, "velocity": 0.0, **lim}
             joint(j.name if len(axes) == 1 else f"{j.name}__{k + 1}", kind, prev, nxt, a, lim or None)
             prev = nxt
+        if C_link != end:
+            joint(f"{end}__frame", "fixed", C_link, end)
 
     # breadth-first spanning tree from the ground; the file's cut joints stay closures
     placed, tree, queue = {spec.ground}, set(), deque([spec.ground])
@@ -145,7 +156,7 @@ def urdf_texts(spec):
             other = j.child if j.parent == b else j.parent
             if other in placed:
                 continue
-            moving(j, b, other, other, by_name[other].frame[:3, :3])
+            moving(j, b, other, other, by_name[other].frame[:3, :3], by_name[other].frame)
             link(other, by_name[other])
             placed.add(other)
             tree.add(j.name)
@@ -173,7 +184,7 @@ def urdf_texts(spec):
             joint(f"{A}_frame", "fixed", C, A)
             pairs.append((A, B))
             types.append("6d")
-    cuts = [j.name for j in joints if j.cut is True and j.type != "S"]
+    cuts = [j.name for j in joints if j.cut is True]
     urdf = ("<?xml version=\"1.0\"?>\n<!-- written by pkm convert; the loop closures are in the .yaml "
             f"beside it -->\n<robot name={quoteattr(spec.name)}>\n" + "\n".join(links + xjoints) + "\n</robot>\n")
     motors = [j.name for j in joints if j.actuated]
