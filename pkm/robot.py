@@ -502,9 +502,8 @@ ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
 
 
 def load(path, parameters: dict | None = None, *, check: bool = True, **options) -> Robot:
-    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``; a ``.urdf`` is read
-    with its closure YAML and side file (``options``: ``platform``, ``task``, ``closures``, ``side``;
-    :func:`pkm.formats.load_robot_spec`; what it does not read is a :class:`pkm.formats.FormatNote` warning). With
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``; a ``.urdf`` with its
+    closure YAML and side file (``options``: platform, task, closures, side; :func:`pkm.formats.load_robot_spec`). With
     ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square ``J_IK``,
     eq. 116), a platform that can move in every task component and in no other direction unless the
     file declares an ideal constraint (``freedom.check_task_mobility``), else a one-line
@@ -518,5 +517,4 @@ def load(path, parameters: dict | None = None, *, check: bool = True, **options)
         spec.check_actuation()
         check_task_mobility(spec)
     robot = Robot(spec)
-    warn_notes(notes)   # once the robot loads: a refused file is one error line
-    return robot
+    return warn_notes(notes) or robot   # once the robot loads (a refused file: one error line)

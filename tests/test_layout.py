@@ -36,7 +36,7 @@ LAYERS = {
     "kernels": 4,
     "sim": 5, "control": 5, "identification": 5,
     "robot": 6,
-    "sweep": 7, "plotting": 7, "workspace": 7,
+    "sweep": 7, "plotting": 7, "workspace": 7, "export": 7,   # export: writers of a Robot (pkm convert .xml)
     "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).

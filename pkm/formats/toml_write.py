@@ -5,10 +5,27 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 
-from .urdf_write import flat_names
+from pkm.errors import InputError
+
+
+def flat_names(spec):
+    """Bodies and joints of the expanded robot with ``mount/name`` written ``mount_name`` (URDF and
+    robot-file names allow no '/'); a clash is refused."""
+    bodies, joints = spec.expanded()
+    seen = {spec.ground}
+    def flat(n):
+        return n.replace("/", "_")
+    for n in [b.name for b in bodies] + [j.name for j in joints]:
+        f = flat(n)
+        if f != n and f in seen | {b.name for b in bodies} | {j.name for j in joints}:
+            raise InputError(f"cannot name {n!r} as {f!r} in the exported file: that name is taken")
+        seen.add(f)
+    return ([replace(b, name=flat(b.name)) for b in bodies],
+            [replace(j, name=flat(j.name), parent=flat(j.parent), child=flat(j.child)) for j in joints])
 
 
 def _value(v) -> str:
@@ -121,15 +138,3 @@ def toml_text(spec) -> tuple[str, list[str]]:
         notes.append("the default trajectory is not written (give one on the command line)")
     head = f"# {spec.name}: written out by pkm convert (world frame, reference configuration, SI units)\n"
     return head.replace("\n", " ").rstrip() + "\n" + dumps(spec_document(spec)), notes
-
-
-def side_text(spec, cuts) -> str:
-    """The side file ``OUT.pkm.toml`` of an exported URDF: what a URDF cannot say."""
-    doc = {"name": spec.name, "gravity": [float(x) for x in spec.gravity]}
-    if spec.platform is not None:
-        doc["platform"] = spec.platform.replace("/", "_")
-    if cuts:
-        doc["cut_joints"] = cuts
-    if spec.task is not None:
-        doc["task"] = _task(spec)
-    return "# pkm's side file of the URDF beside it: the platform and the task space\n" + dumps(doc)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .urdf_read import TOL
+#: Closure frames must coincide at the reference configuration to this (m; rad); axes meet to it.
+TOL = 1e-9
 
 
 def _weld(parent: dict, group: list[str], frames, links, depth) -> dict:

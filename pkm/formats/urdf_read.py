@@ -35,10 +35,10 @@ from pkm.description.robotfile import parse_spec
 from pkm.errors import RobotFileError
 
 from .closures import read_closures
+from .urdf_graph import TOL, build_document
 
 #: Keys of the side file ``NAME.pkm.toml`` (passed on to the robot file's top level).
 SIDE_KEYS = ("name", "description", "gravity", "platform", "task", "trajectory", "cut_joints")
-TOL = 1e-9   # closure frames must coincide at the reference configuration to this (m; rad)
 
 
 def rpy_matrix(rpy) -> np.ndarray:
@@ -234,8 +234,6 @@ def urdf_document(path, *, closures=None, side=None, platform=None, task=None):
     ``closures`` / ``side`` default to ``ROBOT.yaml`` / ``ROBOT.pkm.toml`` beside the file when they exist;
     ``platform`` (a link name) and ``task`` (a task type, or a ``[task]`` table) override the side file.
     """
-    from .urdf_graph import build_document
-
     r = _Reader(path)
     root = _parse_xml(r)
     links = _links(r, root)

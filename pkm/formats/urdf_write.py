@@ -26,6 +26,7 @@ import numpy as np
 from pkm.errors import InputError
 
 from .closures import closures_text
+from .toml_write import _task, dumps, flat_names
 
 
 def _fmt(x) -> str:
@@ -47,27 +48,8 @@ def _pose(R, o):
     return T
 
 
-def flat_names(spec):
-    """Bodies and joints of the expanded robot with ``mount/name`` written ``mount_name`` (URDF and
-    robot-file names allow no '/'); a clash is refused."""
-    bodies, joints = spec.expanded()
-    seen = {spec.ground}
-    def flat(n):
-        return n.replace("/", "_")
-    for n in [b.name for b in bodies] + [j.name for j in joints]:
-        f = flat(n)
-        if f != n and f in seen | {b.name for b in bodies} | {j.name for j in joints}:
-            raise InputError(f"cannot name {n!r} as {f!r} in the exported file: that name is taken")
-        seen.add(f)
-    from dataclasses import replace
-    return ([replace(b, name=flat(b.name)) for b in bodies],
-            [replace(j, name=flat(j.name), parent=flat(j.parent), child=flat(j.child)) for j in joints])
-
-
 def urdf_texts(spec):
     """``(urdf, closure_yaml, side_toml, notes)`` for the robot ``spec`` (a :class:`RobotSpec`)."""
-    from .toml_write import side_text
-
     bodies, joints = flat_names(spec)
     notes = []
     for j in joints:
@@ -191,3 +173,15 @@ def urdf_texts(spec):
     if spec.trajectory is not None:
         notes.append("the default trajectory is not written (give one on the command line)")
     return urdf, closures_text(pairs, types, motors), side_text(spec, cuts), notes
+
+
+def side_text(spec, cuts) -> str:
+    """The side file ``OUT.pkm.toml`` of an exported URDF: what a URDF cannot say."""
+    doc = {"name": spec.name, "gravity": [float(x) for x in spec.gravity]}
+    if spec.platform is not None:
+        doc["platform"] = spec.platform.replace("/", "_")
+    if cuts:
+        doc["cut_joints"] = cuts
+    if spec.task is not None:
+        doc["task"] = _task(spec)
+    return "# pkm's side file of the URDF beside it: the platform and the task space\n" + dumps(doc)
