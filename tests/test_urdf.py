@@ -389,3 +389,14 @@ name_mot:
     got = parse_closures(text)
     assert got == {"closed_loop": [("a_A", "a_B"), ("b_A", "b_B")], "type": ["6d", "3d"], "name_mot": ["m1", "m2"]}
     assert parse_closures("closed_loop: [['x', 'y']]\n")["type"] == ["6d"]   # the convention's default
+
+
+def test_writer_refuses_a_name_clash_with_its_helper_links(tmp_path):
+    """A body named like a helper link (``X__joint``) would make a URDF with a link twice: refused."""
+    text = FIVEBAR_TOML.replace('name = "rod2"\n', 'name = "rod1__joint"\n').replace('"rod2"', '"rod1__joint"')
+    (tmp_path / "clash.toml").write_text(text)
+    spec = pkm.load(tmp_path / "clash.toml").spec
+    with pytest.raises(PkmError, match="link name 'rod1__joint' is used twice"):
+        urdf_texts(spec)
+    code, out, err = check_run(["convert", tmp_path / "clash.toml", tmp_path / "c.urdf"], ok=False)
+    assert not list(tmp_path.glob("c.*")) and not list(tmp_path.glob(".c.*"))

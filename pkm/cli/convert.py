@@ -30,18 +30,24 @@ def add_parser(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+def _write_all(files: dict) -> None:
+    """Write every file to a temporary beside it, then rename them all into place: a failure leaves
+    no output file half-written (and none written, unless a rename itself fails)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    temps = {}
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(tmp, 0o666 & ~mask)   # as open() would create it (mkstemp makes it private)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        for path, text in files.items():
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            temps[path] = tmp
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.chmod(tmp, 0o666 & ~mask)   # as open() would create it (mkstemp makes it private)
+        for path, tmp in temps.items():
+            os.replace(tmp, path)
+    finally:
+        for tmp in temps.values():
+            Path(tmp).unlink(missing_ok=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,7 +96,6 @@ def run(args: argparse.Namespace) -> int:
     if robot.spec.parameters and suffix != ".xml":
         notes = [*notes, "the file's [parameters] are evaluated: the written robot holds their values"]
     warn_notes(notes)
-    for path, text in files.items():
-        _write(path, text)
+    _write_all(files)
     print("wrote " + ", ".join(str(p) for p in written))
     return 0

@@ -10,7 +10,7 @@ import numpy as np
 TOL = 1e-9
 
 
-def _weld(parent: dict, group: list[str], frames, links, depth) -> dict:
+def _weld(group: list[str], frames, links, depth) -> dict:
     """Mass, centre of mass and inertia (about it, in the frame of the member closest to the root)."""
     head = min(group, key=lambda n: (links[n]["mass"] <= 0.0, depth[n], group.index(n)))
     R0 = frames[head][:3, :3]
@@ -77,7 +77,7 @@ def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
     body = {}
     for members in groups.values():
         members.sort(key=lambda n: list(links).index(n))
-        w = _weld(None, members, frames, links, depth)
+        w = _weld(members, frames, links, depth)
         for n in members:
             body[n] = w
     gname = body[ground]["name"]
@@ -196,9 +196,7 @@ def _chains(r, moving, massless):
                          point=point, axes=axes, limits={}, actuated=False)
             if a["limits"].get("range") or b["limits"].get("range"):
                 r.notes.append(f"joint '{base}': the ranges of its revolute axes are not kept on the {fused['type']} joint")
-            at = next(k for k, j in enumerate(moving) if j is a)
-            moving = [fused if j is a else j for j in moving if j is not b]
-            del at
+            moving = [fused if j is a else j for j in moving if j is not b]   # in a's place: file order kept
             changed = True
             break
     return moving

@@ -65,7 +65,10 @@ def urdf_texts(spec):
     L = {spec.ground: np.eye(4)}
     links, xjoints, pairs, types = [f"  <link name={quoteattr(spec.ground)}/>"], [], [], []
 
+    link_names, joint_names = [spec.ground], []
+
     def link(name, body=None):
+        link_names.append(name)
         if body is None:
             links.append(f"  <link name={quoteattr(name)}/>")
             return
@@ -78,6 +81,7 @@ def urdf_texts(spec):
                      f"izz=\"{repr(float(I[2, 2]))}\"/>\n    </inertial>\n  </link>")
 
     def joint(name, kind, parent, child, axis=None, limits=None):
+        joint_names.append(name)
         T = np.linalg.solve(L[parent], L[child])
         text = (f"  <joint name={quoteattr(name)} type=\"{kind}\">\n    <parent link={quoteattr(parent)}/>\n"
                 f"    <child link={quoteattr(child)}/>\n    <origin xyz=\"{_fmt(T[:3, 3])}\" rpy=\"{_fmt(matrix_rpy(T[:3, :3]))}\"/>\n")
@@ -166,6 +170,11 @@ def urdf_texts(spec):
             joint(f"{A}_frame", "fixed", C, A)
             pairs.append((A, B))
             types.append("6d")
+    for kind, names in (("link", link_names), ("joint", joint_names)):
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise InputError(f"cannot write the URDF: {kind} name {dup[0]!r} is used twice (pkm convert's helper "
+                             f"links and joints end in __A, __B, __joint, __m1, __1...): rename that body or joint")
     cuts = [j.name for j in joints if j.cut is True]
     urdf = ("<?xml version=\"1.0\"?>\n<!-- written by pkm convert; the loop closures are in the .yaml "
             f"beside it -->\n<robot name={quoteattr(spec.name)}>\n" + "\n".join(links + xjoints) + "\n</robot>\n")
