@@ -321,7 +321,12 @@ BAD_URDF = [
     (GOOD.replace('<axis xyz="0.0 0.0 1.0"/>', '<axis xyz="0 0 0"/>', 1), "zero axis"),
     (GOOD.replace('<mass value="', '<mass value="-', 1), "negative mass"),
     (GOOD.replace('<mass value="', '<mass value="x', 1), "'value' must be 1 numbers"),
-    (GOOD.replace("</robot>", "<loop name='l'/></robot>"), "URDF+ <loop> elements are not supported"),
+    (GOOD.replace("</robot>", "<coupling name='c'/></robot>"), "URDF+ <coupling> elements"),
+    (GOOD.replace("</robot>", "<loop name='l' type='screw'/></robot>"), "unknown loop joint type 'screw'"),
+    (GOOD.replace("</robot>", "<loop name='l' type='revolute'><predecessor link='rod2'/></loop></robot>"),
+     "missing <successor link=...>"),
+    (GOOD.replace("</robot>", "<loop name='l' type='revolute'><predecessor link='rod2'/><successor link='disk'/>"
+                              "</loop></robot>"), "differ by 0.198 m"),
     (GOOD.replace('upper="2"', 'upper="-3"'), "lower -2 > upper -3"),
     (GOOD.replace(f'<child link="rod2_end"/><origin xyz="{f(P5 - B2)}"', f'<child link="rod2_end"/><origin xyz="{f(P5 - B2 + [1e-6, 0, 0])}"'),
      "apart at the reference configuration"),
@@ -359,6 +364,28 @@ def test_bad_closure_yaml_one_line_error(fivebar, tmp_path, text, phrase):
     with pytest.raises(RobotFileError) as info:
         load_robot_spec(tmp_path / "robot.urdf")
     assert phrase in str(info.value) and "\n" not in str(info.value), str(info.value)
+
+
+def test_fivebar_in_urdf_plus_loop_form(fivebar, tmp_path):
+    """URDF+ (Chignoli et al. 2024): the pin on rod2 as a <loop> joint instead of the closure YAML; both
+    forms of the joint frames (``<predecessor_origin>``, an ``<origin>`` inside ``<successor>``)."""
+    pin = f(P5 - B2)
+    text = fivebar_urdf().replace(
+        "</robot>", f'<loop name="pin2" type="continuous"><predecessor link="rod2"/><successor link="disk">'
+                    f'<origin xyz="0 0 0"/></successor><predecessor_origin xyz="{pin}" rpy="0 0 0"/>'
+                    f'<axis xyz="0 0 1"/></loop></robot>')
+    text = text.replace('<joint name="pin2" type="continuous"><parent link="rod2"/><child link="rod2_end"/>'
+                        f'<origin xyz="{pin}" rpy="0 0 0"/><axis xyz="0.0 0.0 1.0"/></joint>', "")
+    assert "rod2_end" in text and 'name="pin2" type="continuous"><parent' not in text
+    text = text.replace('  <link name="rod2_end"/>\n', "")
+    (tmp_path / "plus.urdf").write_text(text)
+    (tmp_path / "plus.yaml").write_text("name_mot: ['mot1', 'mot2']\n")
+    (tmp_path / "plus.pkm.toml").write_text(FIVEBAR_SIDE)
+    with pytest.warns(FormatNote):
+        r = pkm.load(tmp_path / "plus.urdf")
+    assert r.spec.joint("pin2").parent == "rod2" and r.spec.joint("pin2").child == "disk"
+    a = torques(pkm.load(fivebar / "fivebar.toml"))
+    assert np.abs(torques(r) - a).max() <= 1e-10 * np.abs(a).max()
 
 
 def test_platform_and_task_are_asked_for(tmp_path):

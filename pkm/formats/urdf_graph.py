@@ -25,7 +25,7 @@ def _weld(group: list[str], frames, links, depth) -> dict:
     return dict(name=head, mass=mass, com=com, inertia=inertia, frame=frames[head])
 
 
-def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
+def build_document(r, links, joints, frames, ground, clos, extra, loops=()) -> dict:
     depth = {ground: 0}
     children = {}
     for j in joints:
@@ -71,6 +71,22 @@ def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
         else:
             name = a[:-3] if a.endswith("__A") and b == a[:-3] + "__B" else f"closure{k + 1}"
             spheres.append((name, a, b, Ta[:3, 3]))
+    placed_loops = []
+    for lp in loops:   # URDF+ loop joints: the two joint frames must coincide at the reference configuration
+        entry = f"loop '{lp['name']}'"
+        Ta, Tb = frames[lp["pred"][0]] @ lp["pred"][1], frames[lp["succ"][0]] @ lp["succ"][1]
+        gap = float(np.linalg.norm(Ta[:3, 3] - Tb[:3, 3]))
+        turn = float(np.linalg.norm(Ta[:3, :3].T @ Tb[:3, :3] - np.eye(3)))
+        if gap > TOL * max(1.0, np.abs(Ta[:3, 3]).max()) or turn > TOL:
+            r.fail(entry, f"the joint frames on {lp['pred'][0]!r} and {lp['succ'][0]!r} differ by {gap:.3g} m and "
+                          f"{turn:.3g} in orientation at the reference configuration (all joints zero); pkm "
+                          f"describes the robot assembled there")
+        if lp["type"] == "fixed":
+            if find(lp["pred"][0]) == find(lp["succ"][0]):
+                r.fail(entry, "joins two links that are one body already")
+            up[find(lp["succ"][0])] = find(lp["pred"][0])
+        else:
+            placed_loops.append((lp, Ta))
     groups = {}
     for n in links:
         groups.setdefault(find(n), []).append(n)
@@ -83,7 +99,7 @@ def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
     gname = body[ground]["name"]
     # --- moving joints as pkm joints (world point and axes at the reference configuration)
     motors = set(clos["name_mot"])
-    names = {j["name"] for j in joints}
+    names = {j["name"] for j in joints} | {lp["name"] for lp in loops}
     for m in motors:
         if m not in names:
             r.fail("name_mot", f"actuated joint {m!r} is not a joint of the URDF")
@@ -101,6 +117,13 @@ def build_document(r, links, joints, frames, ground, clos, extra) -> dict:
         moving.append(dict(name=j["name"], type="P" if j["type"] == "prismatic" else "R", parent=P, child=C,
                            point=T[:3, 3].copy(), axes=[T[:3, :3] @ j["axis"]], limits=j["limits"],
                            actuated=j["name"] in motors))
+    for lp, Ta in placed_loops:
+        P, C = body[lp["pred"][0]]["name"], body[lp["succ"][0]]["name"]
+        if P == C:
+            r.fail(f"loop '{lp['name']}'", "joins two links welded into one body")
+        moving.append(dict(name=lp["name"], type=lp["type"], parent=P, child=C, point=Ta[:3, 3].copy(),
+                           axes=None if lp["type"] == "S" else [Ta[:3, :3] @ lp["axis"]], limits=lp["limits"],
+                           actuated=lp["name"] in motors))
     massless = {w["name"] for w in body.values() if w["mass"] <= 0.0 and w["name"] != gname}
     moving = _chains(r, moving, massless)
     left = massless & ({m["parent"] for m in moving} | {m["child"] for m in moving})
@@ -179,7 +202,7 @@ def _chains(r, moving, massless):
             if len(into) != 1 or len(out) != 1 or into[0]["type"] not in "RUS" or out[0]["type"] != "R":
                 continue
             a, b = into[0], out[0]
-            if a["actuated"] or b["actuated"] or len(a["axes"]) + 1 > 3:
+            if a["axes"] is None or a["actuated"] or b["actuated"] or len(a["axes"]) + 1 > 3:
                 continue
             if a["type"] == "R":
                 point = _meet(a["point"], a["axes"][0], b["point"], b["axes"][0])

@@ -19,7 +19,8 @@ joint origins from the root (``T_child = T_parent · origin``, origin = translat
 
 Things pkm does not model are one-line notes (visuals/collisions, ``dynamics``, transmissions);
 things that would change the answer are refused in one line (mimic, floating and planar joints,
-URDF+ ``<loop>`` elements, closures that are not closed at the reference configuration).
+URDF+ ``<coupling>``, closures that are not closed at the reference configuration). URDF+ ``<loop>``
+joints (:func:`_loops`) join their predecessor and successor links like any joint.
 """
 
 from __future__ import annotations
@@ -128,9 +129,8 @@ def _links(r: _Reader, root) -> dict:
     for tag in ("transmission", "gazebo"):
         if root.find(tag) is not None:
             r.notes.append(f"<{tag}> elements are ignored (actuated joints come from the closure YAML's name_mot)")
-    if root.find("loop") is not None:
-        r.fail("loop", "URDF+ <loop> elements are not supported: write the loop closures in the closure YAML "
-                       "(Extended-URDF: closed_loop frame pairs with type 3d/6d)")
+    if root.find("coupling") is not None:
+        r.fail("coupling", "URDF+ <coupling> elements (geared joints) are not supported: pkm has no coupled joints")
     return links
 
 
@@ -188,6 +188,59 @@ def _joints(r: _Reader, root, links) -> list[dict]:
     return joints
 
 
+LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical": "S", "fixed": "fixed"}
+
+
+def _loops(r: _Reader, root, links, names) -> list[dict]:
+    """URDF+ loop joints: ``<loop name type>`` with ``<predecessor link=…>`` and ``<successor link=…>``
+    (``name=`` is taken too), the joint frame on each given by ``<predecessor_origin>``/``<successor_origin>``
+    or an ``<origin>`` inside ``<predecessor>``/``<successor>`` (default identity), ``<axis>`` in that
+    frame, ``<limit>`` as a joint's."""
+    out = []
+    for k, el in enumerate(root.findall("loop")):
+        name, kind = el.get("name"), el.get("type")
+        entry = f"loop '{name}'" if name else f"loop[{k}]"
+        if not name:
+            r.fail(entry, "missing attribute 'name'")
+        if name in names:
+            r.fail(entry, "name given twice (joints and loops share names)")
+        names.add(name)
+        if kind not in LOOP_TYPES:
+            r.fail(entry, f"unknown loop joint type {kind!r} (expected {', '.join(LOOP_TYPES)})")
+        ends = {}
+        for side in ("predecessor", "successor"):
+            e = el.find(side)
+            link = e.get("link") or e.get("name") if e is not None else None
+            if not link:
+                r.fail(entry, f"missing <{side} link=...>")
+            if link not in links:
+                r.fail(entry, f"{side} link {link!r} is not a link of the file")
+            holder = el.find(f"{side}_origin")
+            ends[side] = (link, r.origin(e, f"{entry}.{side}") if holder is None
+                          else _origin_of(r, holder, f"{entry}.{side}_origin"))
+        axis = r.floats(el.find("axis"), "xyz", entry + ".axis", default=[1, 0, 0])
+        if kind != "fixed" and np.linalg.norm(axis) < 1e-12:
+            r.fail(entry + ".axis", "zero axis")
+        lim = el.find("limit")
+        limits = {}
+        if lim is not None and kind in ("revolute", "prismatic"):
+            lo, hi = r.scalar(lim, "lower", entry + ".limit", 0.0), r.scalar(lim, "upper", entry + ".limit", 0.0)
+            if lo > hi:
+                r.fail(entry + ".limit", f"lower {lo:g} > upper {hi:g}")
+            if lo < hi:
+                limits["range"] = [lo, hi]
+        out.append(dict(name=name, type=LOOP_TYPES[kind], pred=ends["predecessor"], succ=ends["successor"],
+                        axis=axis / max(np.linalg.norm(axis), 1e-300), limits=limits))
+    return out
+
+
+def _origin_of(r: _Reader, elem, entry):
+    T = np.eye(4)
+    T[:3, :3] = rpy_matrix(r.floats(elem, "rpy", entry, default=[0, 0, 0]))
+    T[:3, 3] = r.floats(elem, "xyz", entry, default=[0, 0, 0])
+    return T
+
+
 def _place(r: _Reader, links, joints):
     """World frame of every link at the reference configuration, and the root link."""
     roots = [n for n in links if n not in {j["child"] for j in joints}]
@@ -238,6 +291,7 @@ def urdf_document(path, *, closures=None, side=None, platform=None, task=None):
     root = _parse_xml(r)
     links = _links(r, root)
     joints = _joints(r, root, links)
+    loops = _loops(r, root, links, {j["name"] for j in joints})
     frames, ground = _place(r, links, joints)
     yaml_path, side_path = side_paths(r.path)
     if closures is None and yaml_path.exists():
@@ -255,7 +309,7 @@ def urdf_document(path, *, closures=None, side=None, platform=None, task=None):
             r.fail(key, f"a URDF cannot say {how}: give it in {side_path.name} beside the file "
                         f"({key} = ...), as pkm.load(..., {key}=...) or pkm convert --{key}")
     name = extra.get("name", root.get("name") or r.path.stem)
-    doc = build_document(r, links, joints, frames, ground, clos, extra)
+    doc = build_document(r, links, joints, frames, ground, clos, extra, loops)
     doc["name"] = name
     return doc, r.notes
 
