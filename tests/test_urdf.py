@@ -328,6 +328,7 @@ BAD_URDF = [
     (GOOD.replace("</robot>", "<loop name='l' type='revolute'><predecessor link='rod2'/><successor link='disk'/>"
                               "</loop></robot>"), "differ by 0.198 m"),
     (GOOD.replace('upper="2"', 'upper="-3"'), "lower -2 > upper -3"),
+    (GOOD.replace('<origin xyz="-0.1 ', '<origin xyz="1e300 ', 1), "places link 'crank1' beyond 1e+06 m"),
     (GOOD.replace(f'<child link="rod2_end"/><origin xyz="{f(P5 - B2)}"', f'<child link="rod2_end"/><origin xyz="{f(P5 - B2 + [1e-6, 0, 0])}"'),
      "apart at the reference configuration"),
 ]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from pkm.description.fileformat import MAX_LENGTH
 from pkm.description.robotfile import parse_spec
 from pkm.errors import RobotFileError
 
@@ -255,6 +256,9 @@ def _place(r: _Reader, links, joints):
         p = todo.pop()
         for j in children.get(p, []):
             frames[j["child"]] = frames[p] @ j["origin"]
+            if not np.all(np.abs(frames[j["child"]]) <= MAX_LENGTH):
+                r.fail(f"joint '{j['name']}'.origin", f"places link {j['child']!r} beyond {MAX_LENGTH:g} m from the "
+                                                      f"root (numbers too large)")
             todo.append(j["child"])
     lost = [n for n in links if n not in frames]
     if lost:
