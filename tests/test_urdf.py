@@ -259,6 +259,8 @@ def test_round_trip_toml_urdf_pkm_torques(name, tmp_path):
     (tmp_path / "r.yaml").write_text(yaml)
     (tmp_path / "r.pkm.toml").write_text(side)
     r2 = Robot(load_robot_spec(tmp_path / "r.urdf")[0])
+    t1, t2 = r1.spec.trajectory or {}, r2.spec.trajectory or {}   # the default trajectory rides in the side file
+    assert t1.keys() == t2.keys() and all(np.allclose(t1[k], t2[k], rtol=1e-15) for k in t1 if k != "type")
     idx = [r2.actuator_names.index(n.replace("/", "_")) for n in r1.actuator_names]
     assert np.allclose(r2.x_ref, r1.x_ref, atol=1e-12)
     a, b = torques(r1, n=3), torques(r2, n=3)[:, idx]
@@ -399,6 +401,13 @@ def test_platform_and_task_are_asked_for(tmp_path):
     code, out, err = check_run(["convert", tmp_path / "robot.urdf", tmp_path / "o.toml", "--platform", "disk",
                                 "--task", "planar"], ok=False)   # 2 actuators for 3 task coordinates
     assert "too few actuators" in err
+
+
+def test_load_options(fivebar):
+    with pytest.raises(PkmError, match="unknown option 'plattform'"):
+        pkm.load(fivebar / "robot.urdf", plattform="disk")
+    with pytest.raises(RobotFileError, match="platform: options of a URDF robot only"):
+        pkm.load(fivebar / "fivebar.toml", platform="disk")
 
 
 def test_closure_yaml_forms():

@@ -10,6 +10,11 @@ def load_robot_spec(path, parameters=None, **options):
     """``(RobotSpec, notes)`` of a robot file: pkm TOML, or a URDF (``.urdf``) with its closure YAML
     and side file (:func:`pkm.formats.urdf_read.urdf_document`; ``options``: platform, task, closures, side)."""
     path = Path(path)
+    unknown = sorted(set(options) - {"platform", "task", "closures", "side"})
+    if unknown:
+        from pkm.errors import InputError
+
+        raise InputError(f"unknown option {unknown[0]!r} (a URDF robot takes platform, task, closures, side)")
     if path.suffix.lower() == ".urdf":
         from .urdf_read import load_urdf_spec
 

@@ -69,6 +69,18 @@ def _task(spec) -> dict:
     return out
 
 
+def trajectory_table(spec) -> dict:
+    """The default trajectory as a robot-file table (SI values; a file's path made absolute)."""
+    out = {}
+    for k, v in spec.trajectory.items():
+        if k == "path":
+            from pathlib import Path
+
+            v = str(Path(v).resolve())
+        out[k] = [float(x) for x in v] if isinstance(v, np.ndarray) else v
+    return out
+
+
 def _limits(j) -> dict:
     lim, out = j.limits, {}
     if lim.ranges is not None:
@@ -102,6 +114,8 @@ def spec_document(spec) -> dict:
         doc["platform"] = spec.platform
     if spec.task is not None:
         doc["task"] = _task(spec)
+    if spec.trajectory is not None:
+        doc["trajectory"] = trajectory_table(spec)
     doc["bodies"] = [{"name": b.name, "mass": float(b.mass), "com": [float(x) for x in b.com],
                       "inertia": b.inertia.tolist(),
                       "frame": {"origin": [float(x) for x in b.frame[:3, 3]], "rotation": b.frame[:3, :3].tolist()}}
@@ -134,7 +148,5 @@ def spec_document(spec) -> dict:
 def toml_text(spec) -> tuple[str, list[str]]:
     """The robot file of ``spec`` as TOML text, and notes on what it does not keep."""
     notes = []
-    if spec.trajectory is not None:
-        notes.append("the default trajectory is not written (give one on the command line)")
     head = f"# {spec.name}: written out by pkm convert (world frame, reference configuration, SI units)\n"
     return head.replace("\n", " ").rstrip() + "\n" + dumps(spec_document(spec)), notes

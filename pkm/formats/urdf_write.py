@@ -26,7 +26,7 @@ import numpy as np
 from pkm.errors import InputError
 
 from .closures import closures_text
-from .toml_write import _task, dumps, flat_names
+from .toml_write import _task, dumps, flat_names, trajectory_table
 
 
 def _fmt(x) -> str:
@@ -179,8 +179,6 @@ def urdf_texts(spec):
     urdf = ("<?xml version=\"1.0\"?>\n<!-- written by pkm convert; the loop closures are in the .yaml "
             f"beside it -->\n<robot name={quoteattr(spec.name)}>\n" + "\n".join(links + xjoints) + "\n</robot>\n")
     motors = [j.name for j in joints if j.actuated]
-    if spec.trajectory is not None:
-        notes.append("the default trajectory is not written (give one on the command line)")
     return urdf, closures_text(pairs, types, motors), side_text(spec, cuts), notes
 
 
@@ -193,4 +191,6 @@ def side_text(spec, cuts) -> str:
         doc["cut_joints"] = cuts
     if spec.task is not None:
         doc["task"] = _task(spec)
+    if spec.trajectory is not None:
+        doc["trajectory"] = trajectory_table(spec)
     return "# pkm's side file of the URDF beside it: the platform and the task space\n" + dumps(doc)
