@@ -45,7 +45,6 @@ from pkm.algorithms.drive_dynamics import joint_terms, with_drives
 from pkm.algorithms.limits import check_limits, limit_table
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, LimbModel, _check_condition, build_limb
 from pkm.description.drives import robot_drives
-from pkm.description.robotfile import load_spec
 from pkm.description.spec import RobotSpec
 from pkm.description.taskspace import TaskCoordinates, _real, twist_closed
 from pkm.description.topology import limb_topologies, mobility
@@ -502,16 +501,20 @@ class Robot(TaskCoordinates):
 ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
 
 
-def load(path, parameters: dict | None = None, *, check: bool = True) -> Robot:
-    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``. With
+def load(path, parameters: dict | None = None, *, check: bool = True, **options) -> Robot:
+    """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``; a ``.urdf`` with its
+    closure YAML and side file (``options``: platform, task, closures, side; :func:`pkm.formats.load_robot_spec`). With
     ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square ``J_IK``,
     eq. 116), a platform that can move in every task component and in no other direction unless the
     file declares an ideal constraint (``freedom.check_task_mobility``), else a one-line
     :class:`pkm.RobotFileError` (entry ``task``)."""
-    spec = load_spec(Path(path), parameters=parameters)
+    from pkm.formats import load_robot_spec, warn_notes
+
+    spec, notes = load_robot_spec(Path(path), parameters, **options)
     if _flag(check, "check"):
         from pkm.description.freedom import check_task_mobility
 
         spec.check_actuation()
         check_task_mobility(spec)
-    return Robot(spec)
+    robot = Robot(spec)
+    return warn_notes(notes) or robot   # once the robot loads (a refused file: one error line)

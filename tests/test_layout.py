@@ -5,7 +5,7 @@ The layers (README, "Architecture"), bottom to top::
     0 errors                     exceptions every layer may raise
     1 lie                        spatial math: SO(3)/SE(3), fixed-size kernels, small linear algebra
     2 description, trajectory    robot files → spec, topology, tree model; task-space motions
-    3 algorithms                 recursive algorithms on trees and limbs (one sample)
+    3 algorithms, formats        recursive algorithms on trees and limbs (one sample); URDF in/out
     4 kernels                    batched numba kernels over trajectories
     5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
     6 robot                      the Robot facade
@@ -32,11 +32,11 @@ LAYERS = {
     "errors": 0,
     "lie": 1,
     "description": 2, "trajectory": 2,
-    "algorithms": 3, "absolute": 3,
+    "algorithms": 3, "absolute": 3, "formats": 3,
     "kernels": 4,
     "sim": 5, "control": 5, "identification": 5,
     "robot": 6,
-    "sweep": 7, "plotting": 7, "workspace": 7,
+    "sweep": 7, "plotting": 7, "workspace": 7, "export": 7,   # export: writers of a Robot (pkm convert .xml)
     "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.description.robotfile import load_spec
 
 
 def robot_info(path) -> str:
     """A text report on the robot file at ``path``: bodies, joints, loops, DOF, masses."""
-    spec = load_spec(path)
+    from pkm.formats import load_robot_spec, warn_notes
+
+    spec, notes = load_robot_spec(path)
     from pkm.description.freedom import check_task_mobility, ideal_constraint_note  # after loading: a bad file is
     from pkm.description.topology import mobility                                    # reported without importing scipy
 
@@ -17,6 +18,7 @@ def robot_info(path) -> str:
     mob = mobility(spec)
     spec.check_actuation()             # as pkm.load does: one-line errors (exit 2 on the CLI)
     check_task_mobility(spec, mob)
+    warn_notes(notes)                  # once the file loads: a refused file is one error line
     lines = [f"{spec.name}", f"  file: {spec.source}"]
     if spec.description:
         lines.append(f"  {spec.description}")

@@ -276,9 +276,9 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
 
     from tqdm import tqdm
 
-    from pkm.description.robotfile import load_spec
+    from pkm.formats import load_robot_spec
 
-    spec = load_spec(Path(robot))        # errors name the file as the caller did
+    spec = load_robot_spec(Path(robot))[0]   # errors name the file as the caller did
     spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)

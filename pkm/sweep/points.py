@@ -95,10 +95,10 @@ def complete_trajectory(robot, trajectory: dict | None) -> dict:
 
 def load_point(robot_path: str, parameters: dict | None = None, masses: dict | None = None):
     """The :class:`pkm.robot.Robot` of one design point (file parameters and body masses set)."""
-    from pkm.description.robotfile import load_spec
+    from pkm.formats import load_robot_spec
     from pkm.robot import Robot
 
-    spec = load_spec(Path(robot_path), parameters=dict(parameters) if parameters else None)
+    spec = load_robot_spec(Path(robot_path), dict(parameters) if parameters else None)[0]
     return Robot(apply_masses(spec, masses or {}))
 
 
