@@ -9,7 +9,7 @@ The layers (README, "Architecture"), bottom to top::
     4 kernels                    batched numba kernels over trajectories
     5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
     6 robot                      the Robot facade
-    7 sweep, plotting            applications
+    7 sweep, plotting, export    applications
     8 cli                        the pkm command
 
 A module may import its own sub-package and any *lower* layer; peers of one layer do not import
@@ -36,7 +36,7 @@ LAYERS = {
     "kernels": 4,
     "sim": 5, "control": 5, "identification": 5,
     "robot": 6,
-    "sweep": 7, "plotting": 7, "workspace": 7,
+    "sweep": 7, "plotting": 7, "workspace": 7, "export": 7,
     "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).

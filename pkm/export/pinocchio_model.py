@@ -10,9 +10,11 @@ Pinocchio's zero configuration is pkm's reference); a ``"point"`` constraint is 
 
 Use::
 
-    exp = pkm.export.pinocchio(robot)
-    q, v = exp.state(res.joints_at(s)...)     # pkm tree variables and rates → Pinocchio's q, v
-    a = exp.forward(q, v, u)                  # pin.constraintDynamics under actuator forces u
+    exp = pkm.export.pinocchio(robot)            # exp.model, exp.constraint_models
+    res = robot.inverse_dynamics(x, xd, xdd)      # a consistent pkm state (sample s)
+    q, v = exp.state({k: th[s] for k, th in res.joints.items()},
+                     {k: th[s] for k, th in res.joints_d.items()})
+    a = exp.forward(q, v, res.tau[s])             # pin.constraintDynamics: a at exp.multibody.tree_index
 
 Pinocchio (≥ 4: ``pip install "pkm[export]"``) is imported lazily.
 """

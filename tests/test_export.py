@@ -1,0 +1,224 @@
+"""Exports to Pinocchio and MuJoCo (issue 30 items 2–3, :mod:`pkm.export`): every robot of robots/,
+at three states of its file's motion, gives pkm's accelerations in the peers.
+
+Skipped where Pinocchio (≥ 4) or MuJoCo is not installed (``pip install "pkm[export]"``).
+
+* Pinocchio: ``constraintDynamics`` (proximal settings accuracy 1e-14, mu 1e-10, 50 iterations,
+  no Baumgarte) on the exported model equals, to 1e-10 of the accelerations' size, (a) every tree
+  variable's acceleration of pkm's inverse dynamics under its own torques, (b) pkm's forward
+  dynamics (``Robot.forward_dynamics``) of the actuators under other torques.
+* MuJoCo: the MJCF *is* the same multibody (its joint-space inertia and bias forces equal
+  Pinocchio's to 1e-10, its equality constraints hold at the exported state), and ``mj_forward``
+  with the stiffest settings (:data:`pkm.export.mjcf.STIFF`: solref 2e-4 1, solimp 0.9999 0.9999
+  0.001 0.5 2; Newton solver, tolerance 1e-15, 1000 iterations) gives pkm's accelerations up to
+  MuJoCo's constraint softness: the error is linear in the softness ``(1 − d)/d`` (ten times larger
+  at d = 0.999 than at 0.9999) and, at d = 0.9999, below ``TOL_SHARE`` of the constraint forces'
+  share of the accelerations (``|a − a_smooth|``).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm.errors import TopologyError
+
+ROOT = Path(__file__).resolve().parents[1]
+ROBOTS = sorted(p.stem for p in (ROOT / "robots").glob("*.toml"))
+SAMPLES = (0, 5, 13)
+#: MuJoCo's error at d = 0.9999 relative to the constraint forces' share |a − a_smooth| (measured
+#: 2.9e-4 … 4.4e-3; (1 − d)/d = 1e-4 times the conditioning of J M⁻¹ Jᵀ against its diagonal,
+#: which MuJoCo's regulariser R = (1 − d)/d · diag(A) uses).
+TOL_SHARE = 1e-2
+#: delta_3r2us: its rods spin on S joints with the tiny inertia of a 10 mm rod about its axis, so
+#: diag(J M⁻¹ Jᵀ) is ~1e4 × its small eigenvalues and d = 0.9999 is not yet in the linear regime
+#: (measured 4.7e-2 of the share; the error is not ten times larger at 0.999): the bound there.
+TOL_SHARE_ILL = {"delta_3r2us": 0.1}
+
+
+@pytest.fixture(scope="module")
+def cases():
+    """robot name → (robot, inverse-dynamics result at SAMPLES of its file's motion, task velocities);
+    a file without a motion: its reference pose at rest, at 0.1 and at 0.3 (rad or m)/s."""
+    from pkm.trajectory import from_spec
+
+    out = {}
+    for name in ROBOTS:
+        r = pkm.load(ROOT / "robots" / f"{name}.toml")
+        if r.spec.trajectory:
+            tr = from_spec(dict(r.spec.trajectory, period=1.0, duration=1.0, dt=0.05), r.task.coordinate_names())
+            s = list(SAMPLES)
+            x, xd, xdd = tr.x[s], tr.xd[s], tr.xdd[s]
+        else:
+            x = np.tile(r.x_ref, (3, 1))
+            xd = np.outer([0.0, 0.1, 0.3], np.ones(r.task_dof))
+            xdd = np.outer([0.0, 1.0, -1.0], np.ones(r.task_dof))
+        out[name] = (r, r.inverse_dynamics(x, xd, xdd), xd)
+    return out
+
+
+def _state(res, s):
+    return ({k: v[s] for k, v in res.joints.items()}, {k: v[s] for k, v in res.joints_d.items()})
+
+
+def _tree(robot, res, s):
+    return np.concatenate([res.joints_dd[l.name][s] for l in robot.limbs])
+
+
+@pytest.fixture(scope="module")
+def pin_exports(cases):
+    pytest.importorskip("pinocchio", minversion="4")
+    from pkm.export import pinocchio
+
+    return {name: pinocchio(r) for name, (r, *_) in cases.items()}
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_pinocchio_constraint_dynamics_equals_pkm(name, cases, pin_exports):
+    robot, res, xd = cases[name]
+    ex = pin_exports[name]
+    rng = np.random.default_rng(7)
+    for s in range(len(SAMPLES)):
+        q, v = ex.state(*_state(res, s))
+        # (a) pkm's inverse dynamics under its torques: every tree variable
+        a = ex.forward(q, v, res.tau[s])
+        ref = _tree(robot, res, s)
+        got = np.concatenate(ex.tree_accelerations(a))
+        assert np.abs(got - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max()), (name, s)
+        # (b) pkm's forward dynamics under other torques: the actuators
+        u = res.tau[s] * (1.0 + 0.3 * rng.standard_normal(robot.n_act)) + rng.standard_normal(robot.n_act)
+        fd = robot.forward_dynamics(res.x[s], xd[s], u)
+        a = ex.forward(q, v, u)
+        ref = np.ravel(fd.qdd_act)
+        assert np.abs(a[ex.multibody.actuated] - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max()), (name, s)
+
+
+def test_pinocchio_export_is_a_closed_model_at_the_state(cases, pin_exports):
+    """The exported constraints hold at pkm's state (poses and velocities), as the state map claims."""
+    import pinocchio as pin
+
+    for name, (robot, res, _) in cases.items():
+        ex = pin_exports[name]
+        data = ex.model.createData()
+        for s in range(len(SAMPLES)):
+            q, v = ex.state(*_state(res, s))
+            pin.forwardKinematics(ex.model, data, q, v)
+            for cm in ex.constraint_models:
+                M1 = data.oMi[cm.joint1_id] * cm.joint1_placement
+                M2 = data.oMi[cm.joint2_id] * cm.joint2_placement
+                assert np.linalg.norm(M1.translation - M2.translation) < 1e-12, (name, cm.name)
+                if cm.type == pin.ContactType.CONTACT_6D:
+                    assert np.linalg.norm(pin.log3(M1.rotation.T @ M2.rotation)) < 1e-12, (name, cm.name)
+
+
+# ============================================================================ MuJoCo
+def _mujoco(robot, **options):
+    mujoco = pytest.importorskip("mujoco")
+    from pkm.export.mjcf import mjcf_string
+
+    m = mujoco.MjModel.from_xml_string(mjcf_string(robot, **options))
+    m.opt.tolerance = 1e-15
+    m.opt.iterations = 1000
+    return mujoco, m, mujoco.MjData(m)
+
+
+def _forward(mujoco, m, d, q, v, u):
+    d.qpos[:], d.qvel[:], d.ctrl[:] = q, v, u
+    mujoco.mj_forward(m, d)
+    return d.qacc.copy(), d.qacc_smooth.copy()
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_mjcf_is_the_exported_multibody(name, cases, pin_exports):
+    """Joint order, inertia and bias forces of the MJCF equal the Pinocchio export's (which equals
+    pkm's above), and its connect/weld constraints hold at pkm's state: the MJCF is the same
+    mechanism, only its constraints are soft."""
+    import pinocchio as pin
+
+    robot, res, xd = cases[name]
+    ex = pin_exports[name]
+    mujoco, m, d = _mujoco(robot)
+    mb = ex.multibody
+    assert [m.jnt_qposadr[m.joint(b.joint).id] for b in mb.bodies] == list(range(mb.n))
+    assert [m.actuator(i).name for i in range(m.nu)] == list(robot.actuator_names)
+    data = ex.model.createData()
+    for s in range(len(SAMPLES)):
+        q, v = ex.state(*_state(res, s))
+        _forward(mujoco, m, d, q, v, res.tau[s])
+        M = np.zeros((m.nv, m.nv))
+        if hasattr(d, "qM"):   # MuJoCo 3 (mj_fullM(m, dst, qM)); 4 takes (m, d, dst)
+            mujoco.mj_fullM(m, M, d.qM)
+        else:
+            mujoco.mj_fullM(m, d, M)
+        Mp = pin.crba(ex.model, data, q)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        assert np.abs(M - Mp).max() <= 1e-10 * np.abs(Mp).max(), name
+        b = pin.nonLinearEffects(ex.model, data, q, v)
+        assert np.abs(d.qfrc_bias - b).max() <= 1e-10 * max(1.0, np.abs(b).max()), name
+        eq = d.efc_type == mujoco.mjtConstraint.mjCNSTR_EQUALITY
+        assert eq.sum() == sum(3 if c.kind == "point" else 6 for c in mb.constraints)
+        if eq.any():
+            assert np.abs(d.efc_pos[eq]).max() < 1e-10 and np.abs(d.efc_vel[eq]).max() < 1e-9, name
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_mujoco_accelerations_equal_pkm_within_the_softness(name, cases):
+    from pkm.export.mjcf import STIFF
+
+    robot, res, xd = cases[name]
+    from pkm.export import multibody
+
+    mb = multibody(robot)
+    soft = {}
+    for dd in (0.9999, 0.999):
+        mujoco, m, d = _mujoco(robot, **dict(STIFF, solimp=(dd, dd, 0.001, 0.5, 2.0)))
+        soft[dd] = []
+        for s in range(len(SAMPLES)):
+            q, v = mb.state(*_state(res, s))
+            a, a0 = _forward(mujoco, m, d, q, v, res.tau[s])
+            idx = np.concatenate(mb.tree_index)
+            ref = _tree(robot, res, s)
+            soft[dd].append((np.abs(a[idx] - ref).max(), np.abs(a0[idx] - ref).max(), np.abs(ref).max()))
+    err, share, scale = np.array(soft[0.9999]).T
+    err3 = np.array(soft[0.999])[:, 0]
+    # (no constraint, as the serial arm: no share, MuJoCo is rigid to rounding)
+    assert (err <= TOL_SHARE_ILL.get(name, TOL_SHARE) * share + 1e-10 * np.maximum(1.0, scale)).all(), (name, err)
+    if name not in TOL_SHARE_ILL and share.max() > 1e-6 * scale.max():
+        # linear in the softness: the error is MuJoCo's regularisation, not a model difference
+        ratio = err3.max() / err.max()
+        assert 8.0 < ratio < 11.0, (name, ratio)
+
+
+# ============================================================================ refusals and files
+def test_a_robot_with_drives_is_refused_in_one_line(tmp_path):
+    import tomllib
+
+    from pkm.description.robotfile import parse_spec
+    from pkm.export import multibody, write_mjcf
+    from pkm.robot import Robot
+
+    with open(ROOT / "robots" / "delta_3rr2rrr.toml", "rb") as fh:
+        data = tomllib.load(fh)
+    data["limb"]["joints"][0]["drive"] = {"gear_ratio": 50, "rotor_inertia": 0.347e-4}
+    robot = Robot(parse_spec(data, path="delta.toml"))
+    with pytest.raises(TopologyError) as exc:
+        multibody(robot)
+    msg = str(exc.value)
+    assert "\n" not in msg and "cannot export" in msg and "drive" in msg
+    out = tmp_path / "delta.xml"
+    with pytest.raises(TopologyError):
+        write_mjcf(robot, out)
+    assert not out.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_write_mjcf_writes_a_file_mujoco_loads(tmp_path, cases):
+    mujoco = pytest.importorskip("mujoco")
+    from pkm.export import write_mjcf
+
+    robot = cases["irsbot2"][0]
+    out = write_mjcf(robot, tmp_path / "irsbot2.xml")
+    m = mujoco.MjModel.from_xml_path(str(out))
+    assert m.nu == robot.n_act and m.neq == len(robot.limbs) - 1 + sum(len(l.loops) for l in robot.limbs)
+    assert [p.name for p in tmp_path.iterdir()] == ["irsbot2.xml"]
