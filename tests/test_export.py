@@ -26,7 +26,10 @@ import pkm
 from pkm.errors import TopologyError
 
 ROOT = Path(__file__).resolve().parents[1]
-ROBOTS = sorted(p.stem for p in (ROOT / "robots").glob("*.toml"))
+#: Every robot of robots/ and the exportable test robots with other joint kinds (P-U-U rods, U-P-S legs).
+PATHS = {p.stem: p for p in sorted((ROOT / "robots").glob("*.toml"))}
+PATHS.update({p: ROOT / "tests" / "robots_ok" / f"{p}.toml" for p in ("linear_delta_3puu", "hexapod_legs")})
+ROBOTS = list(PATHS)
 SAMPLES = (0, 5, 13)
 #: MuJoCo's error at d = 0.9999 relative to the constraint forces' share |a − a_smooth| (measured
 #: 2.9e-4 … 4.4e-3; (1 − d)/d = 1e-4 times the conditioning of J M⁻¹ Jᵀ against its diagonal,
@@ -46,7 +49,7 @@ def cases():
 
     out = {}
     for name in ROBOTS:
-        r = pkm.load(ROOT / "robots" / f"{name}.toml")
+        r = pkm.load(PATHS[name])
         if r.spec.trajectory:
             tr = from_spec(dict(r.spec.trajectory, period=1.0, duration=1.0, dt=0.05), r.task.coordinate_names())
             s = list(SAMPLES)
@@ -192,25 +195,33 @@ def test_mujoco_accelerations_equal_pkm_within_the_softness(name, cases):
 
 
 # ============================================================================ refusals and files
-def test_a_robot_with_drives_is_refused_in_one_line(tmp_path):
+def _with_drive():
     import tomllib
 
     from pkm.description.robotfile import parse_spec
-    from pkm.export import multibody, write_mjcf
     from pkm.robot import Robot
 
     with open(ROOT / "robots" / "delta_3rr2rrr.toml", "rb") as fh:
         data = tomllib.load(fh)
     data["limb"]["joints"][0]["drive"] = {"gear_ratio": 50, "rotor_inertia": 0.347e-4}
-    robot = Robot(parse_spec(data, path="delta.toml"))
+    return Robot(parse_spec(data, path="delta.toml"))
+
+
+@pytest.mark.parametrize("which, words", [("drive", "drive"), ("delta_rus", "ideal constraint"),
+                                          ("tilt_heave_3ups", "ideal constraint")])
+def test_what_cannot_be_exported_is_refused_in_one_line(which, words, tmp_path):
+    """Drive/friction terms and an ideal platform constraint are not exported: one line, no file."""
+    from pkm.export import multibody, write_mjcf
+
+    robot = _with_drive() if which == "drive" else pkm.load(ROOT / "tests" / "robots_ok" / f"{which}.toml")
     with pytest.raises(TopologyError) as exc:
         multibody(robot)
     msg = str(exc.value)
-    assert "\n" not in msg and "cannot export" in msg and "drive" in msg
-    out = tmp_path / "delta.xml"
+    assert "\n" not in msg and "cannot export" in msg and words in msg
+    out = tmp_path / "robot.xml"
     with pytest.raises(TopologyError):
         write_mjcf(robot, out)
-    assert not out.exists() and list(tmp_path.iterdir()) == []
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_write_mjcf_writes_a_file_mujoco_loads(tmp_path, cases):

@@ -34,6 +34,9 @@ with closure constraints. :func:`multibody` builds it, exactly equivalent to pkm
 Redundant rows (a planar loop's point constraint, the platform welds of a translational PKM)
 are consistent: both peers accept them (Pinocchio's proximal solver, MuJoCo's soft constraints).
 
+A task space with an ``ideal_constraint`` (a workless constraint holding the platform where the
+limbs leave it free, :class:`pkm.description.spec.TaskSpec`) is not modelled either: refused.
+
 Joint terms (drives' armature, viscous and Coulomb friction, :mod:`pkm.description.drives`) are
 not exported: a robot with any is refused in one line rather than exported without them.
 
@@ -256,6 +259,9 @@ def multibody(robot) -> Multibody:
                     "which the export does not carry; expected a robot without [drive]/friction")
         if "H" in limb.tree.axis_kind:
             _refuse(robot, f"limb {limb.name!r} has a helical joint, which MuJoCo cannot model")
+    if spec.task.ideal:
+        _refuse(robot, f"its task holds the platform by an ideal constraint (ideal_constraint: "
+                f"{', '.join(spec.task.ideal)}), which the export does not model; expected limbs that hold it")
     jby = {j.name: j for j in spec.expanded()[1]}
     raw = []          # [name, joint, parent (limb-local or global), kind, point, axis, mass, com, inertia]
     tree_index, chains, constraints = [], [], []
