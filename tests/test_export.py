@@ -233,3 +233,21 @@ def test_write_mjcf_writes_a_file_mujoco_loads(tmp_path, cases):
     m = mujoco.MjModel.from_xml_path(str(out))
     assert m.nu == robot.n_act and m.neq == len(robot.limbs) - 1 + sum(len(l.loops) for l in robot.limbs)
     assert [p.name for p in tmp_path.iterdir()] == ["irsbot2.xml"]
+
+
+@pytest.mark.parametrize("call", [
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf("robots/delta_3rr2rrr.toml", p),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p, solref=(0.02,)),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p, solimp=("a", 1, 2)),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p, timestep=-1),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p, integrator="leapfrog"),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p.parent / "no such dir" / "a.xml"),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).state({"nope": [0.0]}),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).state([[np.nan] * 6] * 3),
+])
+def test_bad_arguments_are_one_line_pkm_errors(call, tmp_path, cases):
+    robot = cases["delta_3rr2rrr"][0]
+    with pytest.raises(pkm.PkmError) as exc:
+        call(robot, tmp_path / "out.xml")
+    assert "\n" not in str(exc.value)
+    assert list(tmp_path.iterdir()) == []

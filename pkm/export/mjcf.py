@@ -61,6 +61,19 @@ def _quat(R) -> str:
     return _f(q / np.linalg.norm(q))
 
 
+def _soft(name, value, sizes):
+    """``value`` as a tuple of finite numbers of one of the ``sizes``, or None; InputError otherwise."""
+    if value is None:
+        return None
+    try:
+        v = np.asarray(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        v = np.array([np.nan])
+    if v.size not in sizes or not np.isfinite(v).all():
+        raise InputError(f"{name} must be {' or '.join(map(str, sizes))} finite numbers, got {value!r}")
+    return tuple(float(x) for x in v)
+
+
 def _pose(el, P):
     el.set("pos", _f(P[:3, 3]))
     el.set("quat", _quat(P[:3, :3]))
@@ -79,6 +92,8 @@ def mjcf_string(robot, *, timestep=STIFF["timestep"], integrator="Euler", solref
         raise InputError(f"timestep must be a positive number of seconds, got {timestep!r}")
     if integrator not in ("Euler", "RK4", "implicit", "implicitfast"):
         raise InputError(f"integrator must be Euler, RK4, implicit or implicitfast, got {integrator!r}")
+    solref = _soft("solref", solref, (2,))
+    solimp = _soft("solimp", solimp, (3, 5))
     mb = multibody(robot)
     G = joint_frames(mb)
     root = ET.Element("mujoco", model=mb.name)

@@ -53,7 +53,7 @@ import numpy as np
 
 from pkm.algorithms.dynamics import body_mass_properties
 from pkm.description.model import AXIS_KINDS, screw_coordinates
-from pkm.errors import PkmError, TopologyError
+from pkm.errors import InputError, PkmError, TopologyError
 from pkm.lie import Ad, exp_se3, inv_se3, log_se3
 
 
@@ -152,11 +152,18 @@ class Multibody:
         return q, v
 
     def _per_limb(self, x):
-        if isinstance(x, dict):
-            x = [x[n] for n in self.limb_names]
-        out = [np.asarray(a, float).reshape(-1) for a in x]
+        what = "expected each limb's tree variables, a dict by limb name or a list in limb order " \
+               "(res.joints[limb][sample])"
+        try:
+            if isinstance(x, dict):
+                x = [x[n] for n in self.limb_names]
+            out = [np.asarray(a, float).reshape(-1) for a in x]
+        except (KeyError, TypeError, ValueError):
+            raise InputError(what) from None
         if len(out) != len(self.tree_index) or any(len(a) != len(i) for a, i in zip(out, self.tree_index)):
-            raise PkmError("expected each limb's tree variables (res.joints[limb][sample])")
+            raise InputError(what)
+        if not all(np.isfinite(a).all() for a in out):
+            raise InputError("the tree variables and rates must be finite")
         return out
 
     def tau(self, u):
@@ -250,6 +257,10 @@ def _refuse(robot, what):
 def multibody(robot) -> Multibody:
     """The robot as one tree plus constraints (see the module docstring); TopologyError (one line)
     for what has no exact equivalent."""
+    from pkm.robot import Robot
+
+    if not isinstance(robot, Robot):
+        raise InputError(f"expected a pkm.Robot (pkm.load(PATH)), got {type(robot).__name__}")
     spec = robot.spec
     L = len(robot.limbs)
     for limb in robot.limbs:
