@@ -10,7 +10,7 @@ Skipped where Pinocchio (≥ 4) or MuJoCo is not installed (``pip install "pkm[e
 * MuJoCo: the MJCF *is* the same multibody (its joint-space inertia and bias forces equal
   Pinocchio's to 1e-10, its equality constraints hold at the exported state), and ``mj_forward``
   with the stiffest settings (:data:`pkm.export.mjcf.STIFF`: solref 2e-4 1, solimp 0.9999 0.9999
-  0.001 0.5 2; Newton solver, tolerance 1e-15, 1000 iterations) gives pkm's accelerations up to
+  0.001 0.5 2; :data:`pkm.export.mjcf.SOLVER`: Newton, tolerance 1e-12, 200 iterations) gives pkm's accelerations up to
   MuJoCo's constraint softness: the error is linear in the softness ``(1 − d)/d`` (ten times larger
   at d = 0.999 than at 0.9999) and, at d = 0.9999, below ``TOL_SHARE`` of the constraint forces'
   share of the accelerations (``|a − a_smooth|``).
@@ -121,9 +121,7 @@ def _mujoco(robot, **options):
     mujoco = pytest.importorskip("mujoco")
     from pkm.export.mjcf import mjcf_string
 
-    m = mujoco.MjModel.from_xml_string(mjcf_string(robot, **options))
-    m.opt.tolerance = 1e-15
-    m.opt.iterations = 1000
+    m = mujoco.MjModel.from_xml_string(mjcf_string(robot, **options))   # the file's solver settings
     return mujoco, m, mujoco.MjData(m)
 
 

@@ -17,7 +17,7 @@ collides); joints without limits or friction (the export refuses robots with dri
 the rigid accelerations are reached only to about ``(1 − d)/d`` ≈ 1e-4 of the constraint
 forces' share. :data:`STIFF` are the stiffest settings (``solref`` time constant 2·timestep,
 critical damping; ``solimp`` d = 0.9999 everywhere), the defaults here; ``solref=None,
-solimp=None`` leaves MuJoCo's own defaults (0.02 1, 0.9 0.95 0.001 0.5 2).
+solimp=None`` leaves MuJoCo's own defaults (0.02 1, 0.9 0.95 0.001 0.5 2). The solver: :data:`SOLVER`.
 """
 from __future__ import annotations
 
@@ -35,6 +35,12 @@ from pkm.export.pinocchio_model import _inv, joint_frames
 #: The stiffest soft constraints MuJoCo offers, for timestep 1e-4 (solref: time constant 2·dt,
 #: damping ratio 1; solimp: impedance at its cap 0.9999 over the whole width).
 STIFF = dict(timestep=1e-4, solref=(2e-4, 1.0), solimp=(0.9999, 0.9999, 0.001, 0.5, 2.0))
+
+
+#: The constraint solver written into ``<option>``: Newton (MuJoCo's default), run to 1e-12 so that
+#: the solver's own error stays far below the softness's (MuJoCo's default 1e-8, 100 iterations,
+#: passes tests/test_export.py as well: the softness dominates).
+SOLVER = dict(iterations=200, tolerance=1e-12)
 
 
 def _f(a) -> str:
@@ -98,7 +104,8 @@ def mjcf_string(robot, *, timestep=STIFF["timestep"], integrator="Euler", solref
     G = joint_frames(mb)
     root = ET.Element("mujoco", model=mb.name)
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
-    ET.SubElement(root, "option", timestep=repr(timestep), integrator=integrator, gravity=_f(mb.gravity))
+    ET.SubElement(root, "option", timestep=repr(timestep), integrator=integrator, gravity=_f(mb.gravity),
+                  solver="Newton", iterations=str(SOLVER["iterations"]), tolerance=repr(SOLVER["tolerance"]))
     world = ET.SubElement(root, "worldbody")
     sites = {}   # body -> [(site name, world pose)]
     for c in mb.constraints:
