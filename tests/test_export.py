@@ -249,3 +249,22 @@ def test_bad_arguments_are_one_line_pkm_errors(call, tmp_path, cases):
         call(robot, tmp_path / "out.xml")
     assert "\n" not in str(exc.value)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name", ["irsbot2", "delta_3r2us"])
+def test_cut_chains_hung_from_the_child_give_the_same_dynamics(name, cases, monkeypatch):
+    """The other way of modelling a U/R cut joint (its axes in reverse order from the child to a
+    copy of the parent, used where the child is the ground): the same accelerations, to 1e-10."""
+    pytest.importorskip("pinocchio", minversion="4")
+    from pkm.export import multibody, pinocchio, tree
+
+    robot, res, _ = cases[name]
+    default = [(ch.base, ch.tip) for ch in multibody(robot).chains]
+    monkeypatch.setattr(tree, "_from_child", lambda tip, mass: True)
+    ex = pinocchio(robot)
+    assert default and [(ch.tip, ch.base) for ch in ex.multibody.chains] == default
+    for s in range(len(SAMPLES)):
+        q, v = ex.state(*_state(res, s))
+        ref = _tree(robot, res, s)
+        got = np.concatenate(ex.tree_accelerations(ex.forward(q, v, res.tau[s])))
+        assert np.abs(got - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max()), (name, s)

@@ -1,7 +1,7 @@
 """A pkm robot as an MJCF model for MuJoCo: :func:`write_mjcf` (``pkm convert ROBOT OUT.xml``) and
 :func:`mjcf_string`.
 
-The model is :func:`pkm.export.multibody.multibody`'s (its docstring), written as a MuJoCo user
+The model is :func:`pkm.export.tree.multibody`'s (its docstring), written as a MuJoCo user
 would: one ``<body>`` per tree variable, nested as the tree, its frame the joint frame (z on the
 axis, origin on it; :func:`pkm.export.pinocchio_model.joint_frames`) with one ``hinge`` (R) or
 ``slide`` (P) about z; ``<inertial>`` with mass, centre of mass and full inertia about it
@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from pkm.errors import InputError, PkmError
-from pkm.export.multibody import multibody
+from pkm.export.tree import multibody
 from pkm.export.pinocchio_model import _inv, joint_frames
 
 #: The stiffest soft constraints MuJoCo offers, for timestep 1e-4 (solref: time constant 2·dt,

@@ -1,6 +1,6 @@
 """A pkm robot as a Pinocchio model with its constraint models (``pkm.export.pinocchio(robot)``).
 
-The model is :func:`pkm.export.multibody.multibody`'s (its docstring: the limb trees side by side,
+The model is :func:`pkm.export.tree.multibody`'s (its docstring: the limb trees side by side,
 the platform split into welded copies, the cut joints as point constraints or as tree joints
 welded to a copy of the child). Every tree variable is a ``JointModelRZ`` / ``JointModelPZ`` about
 a joint frame with z on the axis, origin on it (R) and at the reference all variables zero (so
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pkm.errors import PkmError
-from pkm.export.multibody import Multibody, multibody
+from pkm.export.tree import Multibody, multibody
 
 
 def frame_with_z(e, origin) -> np.ndarray:

@@ -250,6 +250,12 @@ def _planar(tree, cj):
     return all(np.linalg.norm(np.cross(tree.Y[i, :3], e)) < 1e-12 and tree.axis_kind[i] == "R" for i in loop)
 
 
+def _from_child(tip, mass) -> bool:
+    """Whether a cut chain hangs from the cut joint's child (ending in a copy of the parent): where
+    the child is the ground or massless (a massless leaf would make the mass matrix singular)."""
+    return tip < 0 or mass[tip][0] <= 0.0
+
+
 def _refuse(robot, what):
     raise TopologyError(f"{robot.spec.source or robot.name}: cannot export: {what}")
 
@@ -310,7 +316,7 @@ def multibody(robot) -> Multibody:
             kinds = AXIS_KINDS[cj.type]
             Y = np.array([screw_coordinates(kd, cj.point, ax, cj.pitch) for kd, ax in zip(kinds, cj.axes)])
             base, tip, order = ends[0], ends[1], list(range(len(kinds)))
-            if tip < 0 or mass[tip][0] <= 0.0:   # hang the chain from the child, ending in a copy of the parent
+            if _from_child(tip, mass):   # hang the chain from the child, ending in a copy of the parent
                 base, tip, order = ends[1], ends[0], order[::-1]
                 if tip < 0 or mass[tip][0] <= 0.0:
                     _refuse(robot, f"both bodies of cut joint {cj.name!r} are massless or the ground")
