@@ -242,6 +242,8 @@ def test_write_mjcf_writes_a_file_mujoco_loads(tmp_path, cases):
     lambda r, p: __import__("pkm.export", fromlist=["x"]).write_mjcf(r, p.parent / "no such dir" / "a.xml"),
     lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).state({"nope": [0.0]}),
     lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).state([[np.nan] * 6] * 3),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).tau([1.0, 2.0]),
+    lambda r, p: __import__("pkm.export", fromlist=["x"]).multibody(r).tau([1.0, 2.0, "x"]),
 ])
 def test_bad_arguments_are_one_line_pkm_errors(call, tmp_path, cases):
     robot = cases["delta_3rr2rrr"][0]

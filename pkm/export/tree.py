@@ -168,8 +168,14 @@ class Multibody:
 
     def tau(self, u):
         """Generalised forces (n,): the actuator forces ``u`` (n_act,) on the actuated variables."""
+        try:
+            u = np.asarray(u, dtype=float).reshape(-1)
+        except (TypeError, ValueError):
+            u = np.array([np.nan])
+        if u.shape != (len(self.actuated),) or not np.isfinite(u).all():
+            raise InputError(f"u must be {len(self.actuated)} finite actuator forces ({', '.join(self.actuator_names)})")
         out = np.zeros(self.n)
-        out[self.actuated] = np.asarray(u, float)
+        out[self.actuated] = u
         return out
 
 
