@@ -193,7 +193,8 @@ def test_mujoco_accelerations_equal_pkm_within_the_softness(name, cases):
 
 
 # ============================================================================ refusals and files
-def _with_drive():
+def _delta_with(**joints):
+    """The Delta with keys added to its limb joints by index (``j0={...}``), as tests/test_drives.py."""
     import tomllib
 
     from pkm.description.robotfile import parse_spec
@@ -201,17 +202,25 @@ def _with_drive():
 
     with open(ROOT / "robots" / "delta_3rr2rrr.toml", "rb") as fh:
         data = tomllib.load(fh)
-    data["limb"]["joints"][0]["drive"] = {"gear_ratio": 50, "rotor_inertia": 0.347e-4}
+    for key, extra in joints.items():
+        data["limb"]["joints"][int(key[1:])].update(extra)
     return Robot(parse_spec(data, path="delta.toml"))
 
 
-@pytest.mark.parametrize("which, words", [("drive", "drive"), ("delta_rus", "ideal constraint"),
+#: A 1:50 gear on a 0.347e-4 kg·m² rotor (armature n²J_m = 0.087 kg·m²), as tests/test_drives.py's servo.
+DRIVE = {"gear_ratio": 50, "rotor_inertia": 0.347e-4}
+
+
+@pytest.mark.parametrize("which, words", [("coulomb", "Coulomb"), ("delta_rus", "ideal constraint"),
                                           ("tilt_heave_3ups", "ideal constraint")])
 def test_what_cannot_be_exported_is_refused_in_one_line(which, words, tmp_path):
-    """Drive/friction terms and an ideal platform constraint are not exported: one line, no file."""
+    """Coulomb friction and an ideal platform constraint are not exported: one line, no file."""
     from pkm.export import multibody, write_mjcf
 
-    robot = _with_drive() if which == "drive" else pkm.load(ROOT / "tests" / "robots_ok" / f"{which}.toml")
+    if which == "coulomb":
+        robot = _delta_with(j0={"drive": dict(DRIVE, coulomb=0.5)})
+    else:
+        robot = pkm.load(ROOT / "tests" / "robots_ok" / f"{which}.toml")
     with pytest.raises(TopologyError) as exc:
         multibody(robot)
     msg = str(exc.value)
@@ -220,6 +229,68 @@ def test_what_cannot_be_exported_is_refused_in_one_line(which, words, tmp_path):
     with pytest.raises(TopologyError):
         write_mjcf(robot, out)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def drive_cases():
+    """The Delta with drives (armature) on its actuated joints, without and with viscous friction
+    (drive 0.2 N·m·s, passive joint 0.01 N·m·s), and pkm's inverse dynamics at the Delta's states."""
+    from pkm.trajectory import from_spec
+
+    robots = {"armature": _delta_with(j0={"drive": DRIVE}),
+              "viscous": _delta_with(j0={"drive": dict(DRIVE, viscous=0.2)}, j1={"friction": {"viscous": 0.01}})}
+    r = robots["armature"]
+    tr = from_spec(dict(r.spec.trajectory, period=1.0, duration=1.0, dt=0.05), r.task.coordinate_names())
+    s = list(SAMPLES)
+    return {k: (r, r.inverse_dynamics(tr.x[s], tr.xd[s], tr.xdd[s])) for k, r in robots.items()}
+
+
+def test_drive_armature_reaches_pinocchio_and_viscous_friction_is_refused_there(drive_cases):
+    pytest.importorskip("pinocchio", minversion="4")
+    from pkm.export import pinocchio
+
+    robot, res = drive_cases["armature"]
+    ex = pinocchio(robot)
+    assert np.count_nonzero(ex.model.armature) == robot.n_act
+    for s in range(len(SAMPLES)):
+        q, v = ex.state(*_state(res, s))
+        ref = _tree(robot, res, s)
+        got = np.concatenate(ex.tree_accelerations(ex.forward(q, v, res.tau[s])))
+        assert np.abs(got - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max()), s
+    with pytest.raises(TopologyError, match="viscous"):
+        pinocchio(drive_cases["viscous"][0])
+
+
+@pytest.mark.parametrize("which", ["armature", "viscous"])
+def test_drive_armature_and_viscous_friction_reach_mujoco(which, drive_cases):
+    """MuJoCo's joint armature and damping are pkm's n²J_m q̈ and F_v q̇: its mass matrix equals
+    Pinocchio's with the armature (which gives pkm's accelerations above) and its passive forces are
+    −F_v q̇, to 1e-10; its accelerations equal pkm's within the softness bound of the robots above."""
+    pytest.importorskip("mujoco")
+    pin = pytest.importorskip("pinocchio", minversion="4")
+
+    from pkm.export import multibody, pinocchio
+
+    robot, res = drive_cases[which]
+    mb = multibody(robot, viscous=True)
+    ex = pinocchio(drive_cases["armature"][0])
+    mujoco, m, d = _mujoco(robot)
+    assert np.count_nonzero(m.dof_armature) == robot.n_act
+    damping = np.array([b.damping for b in mb.bodies])
+    assert np.count_nonzero(damping) == (0 if which == "armature" else 2 * robot.n_act)
+    idx = np.concatenate(mb.tree_index)
+    for s in range(len(SAMPLES)):
+        q, v = mb.state(*_state(res, s))
+        a, a0 = _forward(mujoco, m, d, q, v, res.tau[s])
+        M = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, M, d.qM) if hasattr(d, "qM") else mujoco.mj_fullM(m, d, M)
+        Mp = pin.crba(ex.model, ex.model.createData(), q)
+        Mp = np.triu(Mp) + np.triu(Mp, 1).T
+        assert np.abs(M - Mp).max() <= 1e-10 * np.abs(Mp).max()
+        assert np.abs(d.qfrc_passive + damping * v).max() <= 1e-12 * max(1.0, np.abs(damping * v).max())
+        ref = _tree(robot, res, s)
+        err, share = np.abs(a[idx] - ref).max(), np.abs(a0[idx] - ref).max()
+        assert err <= TOL_SHARE * share, (which, s, err / share)
 
 
 def test_write_mjcf_writes_a_file_mujoco_loads(tmp_path, cases):

@@ -9,7 +9,8 @@ axis, origin on it; :func:`pkm.export.pinocchio_model.joint_frames`) with one ``
 frame; ``<connect site1 site2>`` for a point constraint (3 rows), ``<weld site1 site2>`` for a
 weld (6 rows: the sites' frames coincide); a ``<motor>`` (gear 1, no control limits) on every
 actuated joint, named as pkm's actuator; gravity from the robot file; no geoms (nothing
-collides); joints without limits or friction (the export refuses robots with drive/friction terms).
+collides); joints without limits, with a drive's ``armature`` (n²J_m) and viscous ``damping`` (F_v)
+where the robot has them (Coulomb friction is refused, :mod:`pkm.export.tree`).
 
 **MuJoCo's constraints are soft.** At a consistent state its constraint force is
 ``f = −(A + R)⁻¹(J a₀ − a_ref)`` with ``A = J M⁻¹ Jᵀ`` and the regulariser
@@ -100,7 +101,7 @@ def mjcf_string(robot, *, timestep=STIFF["timestep"], integrator="Euler", solref
         raise InputError(f"integrator must be Euler, RK4, implicit or implicitfast, got {integrator!r}")
     solref = _soft("solref", solref, (2,))
     solimp = _soft("solimp", solimp, (3, 5))
-    mb = multibody(robot)
+    mb = multibody(robot, viscous=True)
     G = joint_frames(mb)
     root = ET.Element("mujoco", model=mb.name)
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
@@ -135,8 +136,9 @@ def mjcf_string(robot, *, timestep=STIFF["timestep"], integrator="Euler", solref
             el = elements[h] = ET.SubElement(parent, "body", name=mb.bodies[h].name)
             _pose(el, _inv(Gp) @ G[h])
         el, Gh = elements[h], _inv(G[h])
+        terms = {k: repr(v) for k, v in (("armature", b.armature), ("damping", b.damping)) if v != 0.0}
         ET.SubElement(el, "joint", name=b.joint, type="hinge" if b.kind == "R" else "slide",
-                      pos=_f(Gh[:3, :3] @ b.point + Gh[:3, 3]), axis=_f(Gh[:3, :3] @ b.axis))
+                      pos=_f(Gh[:3, :3] @ b.point + Gh[:3, 3]), axis=_f(Gh[:3, :3] @ b.axis), **terms)
         if h != i:
             continue
         if b.mass > 0.0:

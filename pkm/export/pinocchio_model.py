@@ -143,6 +143,7 @@ def pinocchio(robot) -> PinocchioExport:
         cms.append(cm)
     _, Pp = placement(mb.platform, mb.platform_frame)
     fid = model.addFrame(pin.Frame("platform", jid[mb.platform], Pp, pin.FrameType.OP_FRAME))
+    model.armature = np.array([b.armature for b in mb.bodies])   # drives' n²J_m (crba adds it to M's diagonal)
     if not model.check(model.createData()):
         raise AssertionError("Pinocchio rejects the exported model (model.check)")
     return PinocchioExport(model=model, constraint_models=cms, platform_frame=fid, multibody=mb)

@@ -37,8 +37,11 @@ are consistent: both peers accept them (Pinocchio's proximal solver, MuJoCo's so
 A task space with an ``ideal_constraint`` (a workless constraint holding the platform where the
 limbs leave it free, :class:`pkm.description.spec.TaskSpec`) is not modelled either: refused.
 
-Joint terms (drives' armature, viscous and Coulomb friction, :mod:`pkm.description.drives`) are
-not exported: a robot with any is refused in one line rather than exported without them.
+Joint terms (:mod:`pkm.description.drives`): a drive's reflected rotor inertia ``n²J_m`` is the
+joint's ``armature`` in both codes (added to the mass matrix's diagonal, exactly pkm's
+``armature_i θ̈_i``); viscous friction ``F_v q̇`` is MuJoCo's joint ``damping`` (the MJCF carries
+it, a Pinocchio model cannot: refused there); the smooth Coulomb term ``F_c tanh(q̇/v_c)`` has no
+equivalent (MuJoCo's ``frictionloss`` is dry friction): refused in one line.
 
 :meth:`Multibody.state` maps a pkm state (each limb's tree variables and rates, ``res.joints``
 and ``res.joints_d`` of :meth:`pkm.Robot.inverse_dynamics`) to the tree's ``(q, v)``; the cut
@@ -63,7 +66,9 @@ class Body:
 
     ``parent``: index of the parent body (−1: the ground); ``kind``: ``"R"`` or ``"P"``; ``point``:
     a point of the axis (R) or the joint frame's origin (P); ``axis``: unit direction; ``mass``,
-    ``com`` (world) and ``inertia`` (3×3 about the centre of mass, world axes)."""
+    ``com`` (world) and ``inertia`` (3×3 about the centre of mass, world axes); ``armature`` (a
+    drive's reflected rotor inertia n²J_m, added to the joint's diagonal of the mass matrix) and
+    ``damping`` (viscous friction F_v: joint force −F_v q̇) of the joint's terms."""
 
     name: str
     joint: str
@@ -74,6 +79,8 @@ class Body:
     mass: float
     com: np.ndarray
     inertia: np.ndarray
+    armature: float = 0.0
+    damping: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -266,9 +273,10 @@ def _refuse(robot, what):
     raise TopologyError(f"{robot.spec.source or robot.name}: cannot export: {what}")
 
 
-def multibody(robot) -> Multibody:
+def multibody(robot, *, viscous: bool = False) -> Multibody:
     """The robot as one tree plus constraints (see the module docstring); TopologyError (one line)
-    for what has no exact equivalent."""
+    for what has no exact equivalent. ``viscous``: whether the caller carries viscous joint
+    friction (MuJoCo's joint ``damping`` does; Pinocchio's model does not)."""
     from pkm.robot import Robot
 
     if not isinstance(robot, Robot):
@@ -277,9 +285,12 @@ def multibody(robot) -> Multibody:
     L = len(robot.limbs)
     for limb in robot.limbs:
         jt = limb.tree.joint_terms
-        if jt is not None and np.any(jt[:, :3] != 0.0):
-            _refuse(robot, f"limb {limb.name!r} has drive or friction terms (armature, viscous, Coulomb), "
-                    "which the export does not carry; expected a robot without [drive]/friction")
+        if jt is not None and np.any(jt[:, 2] != 0.0):
+            _refuse(robot, f"limb {limb.name!r} has Coulomb friction (drive or friction 'coulomb'), whose smooth "
+                    "tanh model has no equivalent there; expected coulomb = 0")
+        if jt is not None and not viscous and np.any(jt[:, 1] != 0.0):
+            _refuse(robot, f"limb {limb.name!r} has viscous friction (drive or friction 'viscous'), which a "
+                    "Pinocchio model does not carry; expected viscous = 0 (the MJCF export carries it)")
         if "H" in limb.tree.axis_kind:
             _refuse(robot, f"limb {limb.name!r} has a helical joint, which MuJoCo cannot model")
     if spec.task.ideal:
@@ -302,7 +313,8 @@ def multibody(robot) -> Multibody:
             point = np.cross(Y[:3], Y[3:]) if kind == "R" else t.A[i, :3, 3]
             bname = t.body_names[i] if i != limb.platform else f"{limb.name}/{t.body_names[i]}"
             p = int(t.parent[i])
-            raw.append([bname, t.variable_names[i], off + p if p >= 0 else -1, kind, point, axis, *mass[i]])
+            terms = (float(t.joint_terms[i, 0]), float(t.joint_terms[i, 1])) if t.joint_terms is not None else (0.0, 0.0)
+            raw.append([bname, t.variable_names[i], off + p if p >= 0 else -1, kind, point, axis, *mass[i], *terms])
         tree_index.append(np.arange(off, off + t.n))
         plat_global.append(off + limb.platform)
         for lp in limb.loops:
@@ -336,7 +348,8 @@ def multibody(robot) -> Multibody:
                 ids.append(len(raw))
                 raw.append([f"{cj.name}/{t.body_names[tip]}" if last else f"{cj.name}.{n_ + 1}",
                             f"{cj.name}.{j + 1}" if len(order) > 1 else cj.name, prev, kinds[j],
-                            np.array(cj.point, float), ax, *((m / 2, c, I / 2) if last else (0.0, c, np.zeros((3, 3))))])
+                            np.array(cj.point, float), ax, *((m / 2, c, I / 2) if last else (0.0, c, np.zeros((3, 3)))),
+                            0.0, 0.0])
                 prev = ids[-1]
             C = np.array(t.A[tip], float)
             constraints.append(Constraint("weld", ids[-1], off + tip, C, f"{cj.name} (weld)"))
@@ -358,7 +371,8 @@ def multibody(robot) -> Multibody:
     new[order] = np.arange(len(raw))
     nb = lambda i: int(new[i]) if i >= 0 else -1  # noqa: E731
     bodies = tuple(Body(r[0], r[1], nb(r[2]), r[3], np.asarray(r[4], float), np.asarray(r[5], float) /
-                        np.linalg.norm(r[5]), float(r[6]), np.asarray(r[7], float), np.asarray(r[8], float))
+                        np.linalg.norm(r[5]), float(r[6]), np.asarray(r[7], float), np.asarray(r[8], float),
+                        float(r[9]), float(r[10]))
                    for r in (raw[i] for i in order))
     act = np.array([new[tree_index[k][a]] for k, limb in enumerate(robot.limbs) for a in limb.actuated], dtype=int)
     mb = Multibody(name=robot.name, gravity=np.asarray(spec.gravity, float), bodies=bodies,
