@@ -341,3 +341,12 @@ def test_cut_chains_hung_from_the_child_give_the_same_dynamics(name, cases, monk
         ref = _tree(robot, res, s)
         got = np.concatenate(ex.tree_accelerations(ex.forward(q, v, res.tau[s])))
         assert np.abs(got - ref).max() <= 1e-10 * max(1.0, np.abs(ref).max()), (name, s)
+
+
+def test_the_exports_are_one_attribute_away_from_import_pkm():
+    import subprocess
+    import sys
+
+    code = "import pkm; print(pkm.export.pinocchio.__name__, pkm.export.write_mjcf.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert out.stdout.split() == ["pinocchio", "write_mjcf"], out.stderr[-2000:]
