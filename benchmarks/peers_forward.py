@@ -6,7 +6,8 @@ solution and timings (``python benchmarks/peers_forward.py`` prints both).
 Pinocchio (≥ 4, ``pip install pin``; written against 4.1) and MuJoCo are imported lazily: this
 module loads without them.
 
-**The model (both peers).** The three limb trees of pkm (``limb.tree``: 6 revolute joints each for
+**The model (both peers)** (Pinocchio's is now built by the package, :func:`pkm.export.pinocchio`,
+which generalises it to every robot; MuJoCo's here keeps its ``platform="hinge"`` variant). The three limb trees of pkm (``limb.tree``: 6 revolute joints each for
 the 3RR[2RR]R; zero configuration = pkm's reference) side by side, renumbered depth-first
 (:func:`depth_first`, which Pinocchio needs), each ending in its own copy of the platform that
 carries **one third of the platform's spatial inertia** (mass/3, same centre of mass, Θ/3), so
@@ -46,7 +47,6 @@ from dataclasses import replace
 
 import numpy as np
 
-from peers import _inv, pinocchio_model
 
 
 def have_pinocchio4() -> bool:
@@ -158,27 +158,20 @@ class PinocchioDeltaFD:
     def __init__(self, robot, *, accuracy=1e-12, mu=1e-8, max_iter=3, baumgarte=(0.0, 0.0)):
         import pinocchio as pin
 
+        from pkm.export import pinocchio as export_pinocchio
+
         self.pin, self.robot = pin, robot
-        trees, orders = split_platform_trees(robot)
-        self.pt = pinocchio_model(trees, robot.spec.gravity, names=[l.name for l in robot.limbs])
-        model = self.model = self.pt.model
-        if not model.check(model.createData()):
-            raise AssertionError("Pinocchio rejects the model (model.check)")
+        # the package's export (pkm.export.pinocchio): for the Delta exactly the model of the module
+        # docstring (limb trees depth-first, platform thirds welded, planar parallelograms as points)
+        self.export = export_pinocchio(robot)
+        model = self.model = self.export.model
+        mb = self.export.multibody
+        if mb.chains:
+            raise NotImplementedError("a robot with cut joints modelled as welded chains: use pkm.export directly")
         # Pinocchio's q = pkm's stacked tree variables [θ_(1); θ_(2); …] taken at perm
-        self.perm = np.concatenate([o + order for o, order in zip(self.pt.offsets, orders)])
-        spec = robot.spec
-        A_p = spec.body(spec.platform).frame
-        plat = [t.body_index(spec.platform) for t in trees]
-        self.platform_frame = self.pt.add_frame("platform", 0, plat[0], A_p)
-        self.constraints = pin.StdVec_RigidConstraintModel()
-        for k, cj in _loop_cuts(robot):
-            C = np.eye(4)
-            C[:3, 3] = cj.point
-            self.constraints.append(self._rigid(pin.ContactType.CONTACT_3D, k, trees[k].body_index(cj.child),
-                                                k, trees[k].body_index(cj.parent), C, cj.name))
-        for k in range(1, len(robot.limbs)):
-            self.constraints.append(self._rigid(pin.ContactType.CONTACT_6D, k, plat[k], 0, plat[0], A_p,
-                                                f"platform weld {k + 1}-1"))
+        self.perm = np.argsort(np.concatenate(mb.tree_index))
+        self.platform_frame = self.export.platform_frame
+        self.constraints = self.export.constraint_models
         if baumgarte != (0.0, 0.0):
             for cm in self.constraints:
                 cm.setBaumgarteCorrectorParameters(pin.BaumgarteCorrectorParameters(*map(float, baumgarte)))
@@ -188,8 +181,7 @@ class PinocchioDeltaFD:
             self.cdatas.append(cm.createData())
         pin.initConstraintDynamics(model, self.data, self.constraints, self.cdatas)
         self.prox = pin.ProximalSettings(accuracy, mu, max_iter)
-        inv = np.argsort(self.perm)
-        self.act = np.array([inv[o + int(a)] for o, l in zip(self.pt.offsets, robot.limbs) for a in l.actuated])
+        self.act = np.asarray(mb.actuated)
         self.nv = model.nv
         self.rows = sum(3 if cm.type == pin.ContactType.CONTACT_3D else 6 for cm in self.constraints)
 
@@ -197,17 +189,6 @@ class PinocchioDeltaFD:
         """Pinocchio's ``(q, v)`` from pkm's tree variables and rates, stacked by limb (as
         :func:`pkm_state` gives them)."""
         return np.asarray(theta, float)[self.perm], np.asarray(thetad, float)[self.perm]
-
-    def _rigid(self, kind, k1, b1, k2, b2, C_world, name):
-        pin = self.pin
-        P1 = _inv(self.pt.G[k1][b1]) @ C_world
-        P2 = _inv(self.pt.G[k2][b2]) @ C_world
-        cm = pin.RigidConstraintModel(kind, self.model,
-                                      self.pt.joint_ids[k1][b1], pin.SE3(P1[:3, :3].copy(), P1[:3, 3].copy()),
-                                      self.pt.joint_ids[k2][b2], pin.SE3(P2[:3, :3].copy(), P2[:3, 3].copy()),
-                                      pin.ReferenceFrame.LOCAL)
-        cm.name = name
-        return cm
 
     def tau(self, u):
         """Generalised forces (nv,): the actuator torques ``u`` on the actuated joints."""

@@ -19,8 +19,8 @@ def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) fre
         from pkm import robot
 
         return getattr(robot, name)
-    if name in ("sweep", "workspace"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...) a map
-        import importlib
+    if name in ("sweep", "workspace", "export"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...)
+        import importlib                           # a map; pkm.export.pinocchio(robot), pkm.export.write_mjcf(...)
 
         return importlib.import_module(f"pkm.{name}")
     raise AttributeError(f"module 'pkm' has no attribute {name!r}")

@@ -9,7 +9,7 @@ The layers (README, "Architecture"), bottom to top::
     4 kernels                    batched numba kernels over trajectories
     5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
     6 robot                      the Robot facade
-    7 sweep, plotting            applications
+    7 sweep, plotting, export    applications
     8 cli                        the pkm command
 
 A module may import its own sub-package and any *lower* layer; peers of one layer do not import
