@@ -38,8 +38,9 @@ carried the motion when. The task and joint forms stop with a one-line error nam
 a limb's singularity, the actuator form at a forward-kinematics one.
 The --out CSV holds t, task coordinates, their rates (suffix d), actuator positions
 q_<actuator> [rad or m], forces/torques tau_<actuator> [N·m or N], the energy E = T + V, the actuator work W, E − E(0) − W and the
-largest loop-closure residual; the plot shows actuator angles, platform position and the
-energy error against time.
+largest loop-closure residual; the plot shows actuator angles, actuator torques/forces, platform
+position (with computed-torque also the tracking error against the trajectory) and the energy
+error against time.
 
 example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --plot fall.png""")
     p.add_argument("robot", help="path to a robot file (TOML)")
@@ -143,7 +144,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             from pkm.plotting import plot_simulation
 
             plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
-                            title=f"{robot.name}: {kind}", kinds=robot.actuator_kinds)
+                            title=f"{robot.name}: simulated under {what}", kinds=robot.actuator_kinds,
+                            reference=None if kind != "computed-torque" else (traj.t, traj.x))
             written.append(f"the plot to {args.plot}")
     files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."
     xs = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sim.x[-1]))

@@ -1,0 +1,132 @@
+"""The first hour's frictions (issue 30, item 5), one test per friction: the compile message, the
+notebooks' working directory (tests/test_notebooks.py), the plots' names and panels, `pkm eom`'s
+equation, progress on stderr."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkm
+
+from conftest import ROBOTS
+from test_bad_input import DELTA_PATH, one_line_error, run_main
+
+RPR = ROBOTS / "planar_3rpr.toml"
+
+
+# ====================================================================== pkm eom: the sides of the equation
+def test_eom_says_on_which_side_each_term_stands(capsys):
+    """`pkm eom` printed W_t^grav without the equation it belongs to: a user could not tell whether
+    the actuators hold +W_t^grav or −W_t^grav."""
+    code, out, err = run_main(capsys, "eom", DELTA_PATH, "--at", 0.05, 0.0, -0.9)
+    assert code == 0, err
+    assert "M_t V̇_t + C_t V_t + W_t^grav = J_IKᵀ u + W^EE" in out
+    labels = {line.split()[0]: line for line in out.splitlines() if line[:1] in "MCWJ" and line.endswith(":")}
+    for term in ("M_t", "C_t·V_t", "W_t^grav"):
+        assert "left side" in labels[term], labels
+    assert "right side" in labels["J_IK"]
+    # the stated side is the one the numbers obey: at rest the actuators' J_IKᵀ u equals +W_t^grav
+    robot = pkm.load(DELTA_PATH)
+    x = np.array([0.05, 0.0, -0.9])
+    e = robot.eom(x, np.zeros(3))
+    u = robot.inverse_dynamics(x, np.zeros(3), np.zeros(3)).tau[0]
+    np.testing.assert_allclose(e.J_IK.T @ u, e.W_t_grav, rtol=1e-9, atol=1e-9)
+    assert np.abs(e.W_t_grav).max() > 1.0
+
+
+# ====================================================================== the compile message
+def test_compile_message_on_stderr_without_a_terminal(monkeypatch):
+    """The message showed only on a terminal: a user piping stderr to a log (or a notebook) waited
+    without a word. Now always, unless PKM_COMPILE_MESSAGE=0."""
+    from pkm.cli.main import _announcer, build_parser
+
+    monkeypatch.delenv("PKM_COMPILE_MESSAGE", raising=False)
+    monkeypatch.setattr("sys.stderr.isatty", lambda: False, raising=False)
+    messages = []
+    args = build_parser().parse_args(["eom", str(RPR), "--at", "0", "0", "0"])
+    ann = _announcer(args, messages.append)
+    ann.write("x")
+    assert messages == ["x"]
+    assert ann.key == f"one-point|eom|{RPR.resolve()}" and ann.kind == "one-point"
+    monkeypatch.setenv("PKM_COMPILE_MESSAGE", "0")
+    _announcer(args, messages.append).write("y")
+    assert messages == ["x"]
+
+
+def test_compile_estimate_from_the_robot_not_the_slowest_ever(tmp_path):
+    """The message said "~90 s" (the slowest compile ever recorded here) before a 17.6 s compile: the
+    estimate is now the last measurement of the same command and robot, else of the same kind of
+    command, else the figure measured for that kind (a one-point command compiles ~1 s, not ~10 s)."""
+    import json
+
+    import numba
+
+    from pkm.lie.numba_cache import DEFAULT_COMPILE_SECONDS, TIMING, CompileAnnouncer, compile_estimate
+
+    root = tmp_path / "pkg"
+    (root / "__pycache__").mkdir(parents=True)
+    assert compile_estimate(root, "one-point|eom|a.toml", "one-point") == round(DEFAULT_COMPILE_SECONDS["one-point"])
+    assert compile_estimate(root, "trajectory|simulate|a.toml", "trajectory") == 10
+    (root / "__pycache__" / TIMING).write_text(json.dumps({"trajectory|inverse-dynamics|big.toml": 90.0,
+                                                           "trajectory|inverse-dynamics|small.toml": 17.6}))
+    assert compile_estimate(root, "trajectory|inverse-dynamics|small.toml", "trajectory") == 20
+    assert compile_estimate(root, "trajectory|inverse-dynamics|big.toml", "trajectory") == 90
+    assert compile_estimate(root, "trajectory|simulate|new.toml", "trajectory") == 55   # median of this machine's
+    assert compile_estimate(root, "compile|compile|a,b,c", "compile", robots=3) == 65  # 53.8 + 2 × 6
+    # a run that compiles records its own time under its key
+    messages = []
+    f = numba.njit(lambda v: v * 3.5 + 1)
+    with CompileAnnouncer(messages.append, root=root, key="trajectory|sweep|c.toml") as ann:
+        assert f(2.0) == 8.0
+    assert messages and messages[0].startswith("compiling kernels (first run only, ~55 s")
+    times = json.loads((root / "__pycache__" / TIMING).read_text())
+    if ann.seconds > 0.5:
+        assert times["trajectory|sweep|c.toml"] == pytest.approx(ann.seconds, abs=0.06)
+
+
+# ====================================================================== plots
+@pytest.fixture
+def captured(monkeypatch):
+    """The figures pkm's plotting functions return during a CLI run, by function name."""
+    import pkm.plotting as plotting
+
+    figs = {}
+    for name in ("plot_simulation", "plot_actuators"):
+        original = getattr(plotting, name)
+
+        def wrapper(*a, _original=original, _name=name, **kw):
+            figs[_name] = _original(*a, **kw)
+            return figs[_name]
+        monkeypatch.setattr(plotting, name, wrapper)
+    return figs
+
+
+def test_computed_torque_plot_shows_torques_and_tracking_error(tmp_path, capsys, captured):
+    """The simulation plot of computed-torque control showed neither the torques nor how well the
+    trajectory was tracked, and its title named the input by its option value ("…: zero")."""
+    png = tmp_path / "ct.png"
+    code, out, err = run_main(capsys, "simulate", RPR, "--torques", "computed-torque", "--duration", 0.1, "--dt",
+                              0.01, "--plot", png)
+    assert code == 0, err
+    fig = captured["plot_simulation"]
+    labels = [ax.get_ylabel() for ax in fig.axes]
+    assert labels == ["actuator position [m]", "actuator force [N]", "task coordinate [m, rad]",
+                      "tracking error [m, rad]", "E − E(0) − W [J]"]
+    assert ": simulated under computed-torque control along the 0.1 s trajectory" in fig._suptitle.get_text()
+    err_lines = fig.axes[3].get_lines()
+    assert [l.get_label() for l in err_lines] == ["rz − rz_ref [rad]", "x − x_ref [m]", "y − y_ref [m]"]
+    tracking = np.concatenate([l.get_ydata() for l in err_lines])
+    assert np.all(np.isfinite(tracking)) and np.abs(tracking).max() < 1e-3      # it tracks
+    forces = np.concatenate([l.get_ydata() for l in fig.axes[1].get_lines()])
+    assert np.abs(forces).max() > 0
+
+
+def test_simulation_plot_title_names_the_input(tmp_path, capsys, captured):
+    code, _, err = run_main(capsys, "simulate", RPR, "--torques", "zero", "--duration", 0.02, "--plot",
+                            tmp_path / "z.png")
+    assert code == 0, err
+    fig = captured["plot_simulation"]
+    title = fig._suptitle.get_text()
+    assert title.endswith(": simulated under zero torque") and not title.endswith(": zero")
+    assert len(fig.axes) == 4      # no reference: no tracking-error panel
