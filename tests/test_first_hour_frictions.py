@@ -130,3 +130,72 @@ def test_simulation_plot_title_names_the_input(tmp_path, capsys, captured):
     title = fig._suptitle.get_text()
     assert title.endswith(": simulated under zero torque") and not title.endswith(": zero")
     assert len(fig.axes) == 4      # no reference: no tracking-error panel
+
+
+def test_reactions_plot_one_panel_per_limb():
+    """The reactions plot drew the Delta's 21 joints as 21 curves in one panel, labelled "limb1, joint 1"
+    …: one panel per limb now (titled by the limb), its joints labelled by their own names."""
+    from pkm.plotting.reactions import plot_reactions
+
+    names = [f"limb{l}/{j}" for l in (1, 2, 3) for j in range(1, 8)]
+    t = np.linspace(0.0, 1.0, 5)
+    F = np.random.default_rng(0).normal(size=(5, 21, 6))
+    fig = plot_reactions(t, F, names, title="Delta: joint reaction forces")
+    assert len(fig.axes) == 3 and [ax.get_title(loc="left") for ax in fig.axes] == ["limb1", "limb2", "limb3"]
+    for ax, l in zip(fig.axes, (1, 2, 3)):
+        lines = ax.get_lines()
+        assert [x.get_label() for x in lines] == [f"joint {j}" for j in range(1, 8)]
+        k = names.index(f"limb{l}/2")
+        np.testing.assert_allclose(lines[1].get_ydata(), np.linalg.norm(F[:, k, :3], axis=1))
+    rpr = plot_reactions(t, F[:, :9], [f"leg{l}/{j}" for l in (1, 2, 3) for j in ("base", "leg", "top")])
+    assert [x.get_label() for x in rpr.axes[0].get_lines()] == ["base", "leg", "top"]
+
+
+def test_reactions_progress_bar_and_one_error_line_after_it(tmp_path, capsys, monkeypatch):
+    """`pkm reactions` ran ~1 s per sample in silence (67 s for 50 Delta samples): a bar on stderr
+    above PROGRESS_ABOVE samples; an error after the bar started still ends stderr with one error
+    line (the bar's lines, holding "%|", are not errors: tests/test_corpus.py check_run)."""
+    import pkm.cli.reactions as reactions
+
+    code, out, err = run_main(capsys, "reactions", RPR, "--samples", reactions.PROGRESS_ABOVE + 1)
+    assert code == 0, err
+    assert "joint reactions: 100%|" in err and f"{reactions.PROGRESS_ABOVE + 1}/{reactions.PROGRESS_ABOVE + 1}" in err
+    code, out, err = run_main(capsys, "reactions", RPR, "--samples", 2)
+    assert code == 0 and err == ""                                  # short: no bar
+    original, calls = reactions.ik_configuration, []
+
+    def failing(*a, **kw):
+        calls.append(1)
+        if len(calls) == 4:
+            raise pkm.PkmError("sample 4 cannot be assembled")
+        return original(*a, **kw)
+    monkeypatch.setattr(reactions, "ik_configuration", failing)
+    code, _, err = run_main(capsys, "reactions", RPR, "--samples", 8)
+    line = one_line_error(code, err, "sample 4 cannot be assembled")
+    assert err.rstrip("\n").splitlines()[-1] == line and "joint reactions:" in err
+    assert all("%|" in l for l in err.splitlines()[:-1] if l.strip())
+
+
+def test_animation_progress_and_a_larger_mechanism_panel(tmp_path, capsys, monkeypatch):
+    """`pkm animate` wrote its frames for ~50 s in silence, and the mechanism had half of a small figure."""
+    import pkm.plotting as plotting
+    import pkm.cli.show as show
+
+    made = {}
+    original = plotting.animate
+
+    def spy(*a, **kw):
+        made["anim"] = original(*a, **kw)
+        return made["anim"]
+    monkeypatch.setattr(plotting, "animate", spy)
+    frames = show.ANIMATE_PROGRESS_ABOVE + 1
+    code, _, err = run_main(capsys, "animate", RPR, "--trajectory", "line", "--end", 0.02, 0.0, 0.0, "--duration",
+                            0.2, "--dt", 0.01, "--frames", frames, "--out", tmp_path / "a.gif")
+    assert code == 0, err
+    assert f"animation: 100%|" in err and f"{frames}/{frames}" in err
+    fig = made["anim"]._fig
+    mech, forces = fig.axes[0], fig.axes[1]
+    assert mech.name == "3d"
+    w, h = fig.get_size_inches()
+    assert mech.get_position().width * w >= 6.0 > forces.get_position().width * w     # was 10 × 0.35 in
+    assert mech.get_position().width > 1.3 * forces.get_position().width

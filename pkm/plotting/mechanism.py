@@ -165,13 +165,14 @@ def _check_path(path, animation=False):
 MAX_FRAMES = 2000
 
 
-def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100):
+def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100, progress=None):
     """Animate ``robot`` along the task coordinates ``x`` (N, δ_p) at times ``t`` (default: the
     sample index): at most ``frames`` evenly spaced samples, each drawn as :func:`show_robot`
     draws one pose (the IK followed along the motion from ``start``), beside the actuator forces
     ``tau`` (N, n_act) against time with a cursor at the frame's time, if given. Returns the
     :class:`matplotlib.animation.FuncAnimation`; ``path``: save it (GIF through Pillow; MP4 needs
-    ffmpeg) at ``fps`` frames per second."""
+    ffmpeg) at ``fps`` frames per second, calling ``progress(k, n)`` (if given) as frame k of n is
+    written. The mechanism takes the wider panel (three fifths of the figure beside the forces)."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     from matplotlib.figure import Figure
 
@@ -193,11 +194,13 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
     sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True, limits=False)
     drawings = [mechanism(robot, X[s], joints=[sol.joints[l.name][k] for l in robot.limbs]) for k, s in enumerate(pick)]
-    fig = Figure(figsize=(10 if tau is not None else 7, 6), dpi=100)
-    ax3 = fig.add_subplot(1, 2 if tau is not None else 1, 1, projection="3d")
+    fig = Figure(figsize=(13 if tau is not None else 7.5, 7.5), dpi=100)
+    grid = fig.add_gridspec(1, 2, width_ratios=(3, 2), left=0.0, right=0.97, bottom=0.1, top=0.95, wspace=0.12) \
+        if tau is not None else fig.add_gridspec(1, 1, left=0.0, right=1.0, bottom=0.02, top=0.98)
+    ax3 = fig.add_subplot(grid[0, 0], projection="3d")
     cursor = None
     if tau is not None:
-        ax2 = fig.add_subplot(1, 2, 2)
+        ax2 = fig.add_subplot(grid[0, 1])
         tau = np.asarray(tau, dtype=float)
         from pkm.plotting.style import axis_labels, display_name, styled
 
@@ -212,7 +215,6 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     # one box for all frames: the view does not jump
     allp = np.vstack([p for m in drawings for p in [m.base, m.platform, m.tcp[None]] + list(m.joints.values())])
     centre, half = allp.mean(axis=0), max(float(np.ptp(allp, axis=0).max()) / 2, 1e-3) * 1.1
-    fig.subplots_adjust(wspace=0.35)
 
     def draw(k):
         ax3.clear()
@@ -227,7 +229,7 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     anim.samples = pick  # the sample drawn in each frame
     if path is not None:
         if str(path).lower().endswith(".gif"):
-            anim.save(str(path), writer=PillowWriter(fps=fps))
+            anim.save(str(path), writer=PillowWriter(fps=fps), progress_callback=progress)
         else:
-            anim.save(str(path), fps=fps)
+            anim.save(str(path), fps=fps, progress_callback=progress)
     return anim
