@@ -199,3 +199,53 @@ def test_animation_progress_and_a_larger_mechanism_panel(tmp_path, capsys, monke
     w, h = fig.get_size_inches()
     assert mech.get_position().width * w >= 6.0 > forces.get_position().width * w     # was 10 × 0.35 in
     assert mech.get_position().width > 1.3 * forces.get_position().width
+
+
+# ====================================================================== pkm show: prismatic joints
+LINEAR_DELTA = ROBOTS.parent / "tests" / "robots_ok" / "linear_delta_3puu.toml"
+
+
+def _pose(robot):
+    return robot.x_ref + 0.02 * np.sin(np.arange(1, robot.task_dof + 1))
+
+
+@pytest.mark.parametrize("path", [LINEAR_DELTA, RPR], ids=["linear_delta", "planar_3rpr"])
+def test_show_draws_prismatic_guides(path):
+    """`pkm show` drew a prismatic joint as a point and nothing of the guide it slides on: every
+    prismatic joint now has its guide, a segment along the joint's axis that holds the joint's point
+    (and its reference point, carried by the parent body)."""
+    from pkm.plotting import mechanism, show_robot
+
+    robot = pkm.load(path)
+    x = _pose(robot)
+    fig = show_robot(robot, x)
+    m = mechanism(robot, x)
+    for limb in robot.limbs:
+        prismatic = [i for i in range(limb.n) if limb.tree.axis_kind[i] == "P"]
+        assert prismatic
+        drawn = [l for l in fig.axes[0].get_lines() if l.get_gid() == f"guides:{limb.name}"]
+        assert len(drawn) == len(prismatic) == len(m.guides[limb.name])
+        for line, i in zip(drawn, prismatic):
+            a, b = np.array(line.get_data_3d()).T
+            p = m.joints[limb.name][i]
+            e = (b - a) / np.linalg.norm(b - a)
+            assert abs(abs(e @ m.axes[limb.name][i]) - 1.0) < 1e-9                      # along the axis
+            off = (p - a) - e * (e @ (p - a))
+            assert np.linalg.norm(off) < 1e-9 and 0.0 < e @ (p - a) < np.linalg.norm(b - a)   # holds the joint
+
+
+def test_show_base_outline_joins_fixed_points_not_carriages():
+    """The linear Delta's base outline joined the carriages (the prismatic first joints' moving
+    points), so it moved with the actuators: it joins the guides' fixed points now."""
+    from pkm.plotting import show_robot
+
+    robot = pkm.load(LINEAR_DELTA)
+    assert all(limb.tree.axis_kind[0] == "P" for limb in robot.limbs)
+    bases = []
+    for x in (robot.x_ref, _pose(robot)):
+        fig = show_robot(robot, x)
+        [line] = [l for l in fig.axes[0].get_lines() if l.get_gid() == "base"]
+        bases.append(np.array(line.get_data_3d()).T)
+    np.testing.assert_allclose(bases[0], bases[1], atol=1e-12)
+    q = robot.inverse_kinematics(_pose(robot)).q_act[0]
+    assert np.abs(q - robot.inverse_kinematics(robot.x_ref).q_act[0]).max() > 1e-3   # the carriages did move

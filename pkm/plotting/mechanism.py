@@ -27,14 +27,18 @@ class Mechanism:
     """What :func:`show_robot` draws: ``x`` the task coordinates; per limb (name → array)
     ``joints`` (n, 3) the tree joints' points, ``axes`` (n, 3) their unit axes, ``sticks`` (m, 2, 3)
     the segments of the limb's bodies, ``cuts`` (c, 2, 3) each cut joint's point seen from body k
-    and from body r; ``base`` (L, 3) the limbs' first joints, ``platform`` (L, 3) the joints that
-    carry the platform, ``tcp`` (3,) the platform frame's origin."""
+    and from body r; ``guides`` (g, 2, 3) each prismatic joint's guide (the ends of a segment along
+    its axis, fixed in the joint's parent body, covering the joint's travel from the reference
+    configuration with a margin); ``base`` (L, 3) the limbs' first joints where they are fixed to the
+    ground (a prismatic first joint: its guide's reference point, not the moving carriage),
+    ``platform`` (L, 3) the joints that carry the platform, ``tcp`` (3,) the platform frame's origin."""
 
     x: np.ndarray
     joints: dict = field(default_factory=dict)
     axes: dict = field(default_factory=dict)
     sticks: dict = field(default_factory=dict)
     cuts: dict = field(default_factory=dict)
+    guides: dict = field(default_factory=dict)
     base: np.ndarray = None
     platform: np.ndarray = None
     tcp: np.ndarray = None
@@ -52,6 +56,25 @@ def _reference_points(tree):
             p = np.cross(e, v)  # a point of the axis: v = p × e + h e  ⇒  e × v = p − e(e·p)
             P[i], E[i] = p + e * (e @ (tree.A[i, :3, 3] - p)), e  # the axis point nearest the body's origin
     return P, E
+
+
+def _guides(tree, rel, P0, E0, J) -> np.ndarray:
+    """The guide of each prismatic joint i: the line through its reference point along its axis,
+    carried by its parent body (``rel`` of the parent, the ground's identity), from the reference
+    point to the joint's point now, extended by a margin (a fifth of the travel, at least 0.3 of
+    the limb's size) on both sides. Returns (g, 2, 3)."""
+    size = max(float(np.ptp(J, axis=0).max()), 1e-3)
+    out = []
+    for i in range(tree.n):
+        if tree.axis_kind[i] != "P":
+            continue
+        p = tree.parent[i]
+        R, r = (np.eye(3), np.zeros(3)) if p < 0 else (rel[p, :3, :3], rel[p, :3, 3])
+        g0, e = R @ P0[i] + r, R @ E0[i]
+        d = float(e @ (J[i] - g0))
+        margin = max(0.2 * abs(d), 0.3 * size)
+        out.append((g0 + (min(0.0, d) - margin) * e, g0 + (max(0.0, d) + margin) * e))
+    return np.array(out, dtype=float).reshape(-1, 2, 3)
 
 
 def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
@@ -89,7 +112,9 @@ def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
             cuts.append(ends)
         m.sticks[limb.name] = np.array(sticks).reshape(-1, 2, 3)
         m.cuts[limb.name] = np.array(cuts).reshape(-1, 2, 3)
-        base.append(J[int(np.flatnonzero(tree.parent < 0)[0])])
+        m.guides[limb.name] = _guides(tree, rel, P0, E0, J)
+        root = int(np.flatnonzero(tree.parent < 0)[0])
+        base.append(P0[root])   # fixed in the ground: a revolute root's axis point, a prismatic root's guide point
         plat.append(J[limb.platform])
     m.base, m.platform = np.array(base), np.array(plat)
     m.tcp = robot.platform_pose(x)[:3, 3]
@@ -100,7 +125,7 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     """Draw ``robot`` at task coordinates ``x`` (default: the reference pose; see :func:`mechanism`):
     the limbs' sticks and joints (one colour per limb), cut joints (open circles, drawn from both
     bodies), base and platform polygons, the platform frame's origin; ``axes``: each joint's axis
-    as a short arrow. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
+    as a short arrow; each prismatic joint's guide as a wide pale bar along its axis. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
     axes instead); ``path``: save it (PNG, PDF, SVG by the suffix); ``drawing``: a
     :class:`Mechanism` already computed at ``x`` (then ``x`` and ``start`` are not used)."""
     from matplotlib.figure import Figure
@@ -119,6 +144,9 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
         for a, b in m.sticks[limb.name]:
             ax.plot(*np.array([a, b]).T, color=colour, lw=2, solid_capstyle="round")
         ax.plot(*J.T, ls="none", marker="o", ms=4, color=colour, label=limb.name, gid=f"joints:{limb.name}")
+        for a, b in m.guides.get(limb.name, ()):   # prismatic guides: wide, pale, under the sticks
+            ax.plot(*np.array([a, b]).T, color=colour, lw=6, alpha=0.25, solid_capstyle="butt",
+                    gid=f"guides:{limb.name}")
         cuts = m.cuts[limb.name].reshape(-1, 3)
         if len(cuts):
             ax.plot(*cuts.T, ls="none", marker="o", ms=7, mfc="none", color=colour, gid=f"cuts:{limb.name}")
