@@ -249,3 +249,24 @@ def test_show_base_outline_joins_fixed_points_not_carriages():
     np.testing.assert_allclose(bases[0], bases[1], atol=1e-12)
     q = robot.inverse_kinematics(_pose(robot)).q_act[0]
     assert np.abs(q - robot.inverse_kinematics(robot.x_ref).q_act[0]).max() > 1e-3   # the carriages did move
+
+
+# ====================================================================== legends: the file's names
+def test_legends_name_the_actuators_as_the_robot_file_does(tmp_path, capsys, captured):
+    """The legends read "limb1, joint 1" (pkm's numbering of the Delta's joints "1"…"7"): the body the
+    actuator moves, as the file names it, is in the label now ("limb1, joint 1 (arm)")."""
+    from pkm.plotting.style import joint_labels
+
+    code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--duration", 0.2, "--dt", 0.02, "--plot",
+                            tmp_path / "d.png")
+    assert code == 0, err
+    fig = captured["plot_actuators"]
+    expected = [f"limb{k}, joint 1 (arm)" for k in (1, 2, 3)]
+    assert [l.get_label() for l in fig.axes[0].get_lines()] == expected
+    rpr = pkm.load(RPR)
+    assert joint_labels(rpr) == ["leg1, leg (rod)", "leg2, leg (rod)", "leg3, leg (rod)"]
+    assert joint_labels(rpr, ["leg1/base", "leg1/top", "other"]) == ["leg1, base (cylinder)", "leg1, top (platform)", "other"]
+    code, _, err = run_main(capsys, "simulate", RPR, "--torques", "zero", "--duration", 0.02, "--plot", tmp_path / "s.png")
+    assert code == 0, err
+    assert [l.get_label() for l in captured["plot_simulation"].axes[0].get_lines()] == \
+        [f"leg{k}, leg (rod)" for k in (1, 2, 3)]

@@ -185,9 +185,11 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                            f"{args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_actuators
+            from pkm.plotting.style import joint_labels
 
             plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory",
-                           kinds=robot.actuator_kinds, degrees=getattr(args, "degrees", False))
+                           kinds=robot.actuator_kinds, degrees=getattr(args, "degrees", False),
+                           labels=joint_labels(robot))
             written.append(f"the torque/angle plot to {args.plot}")
 
     peak, rms = peak_and_rms(result.tau)

@@ -129,8 +129,10 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
                     fh.write(",".join(repr(float(v)) for v in row) + "\n")
         if args.plot is not None:
             from pkm.plotting.reactions import plot_reactions
+            from pkm.plotting.style import joint_labels
 
-            plot_reactions(t, F, names, path=out[args.plot], title=f"{robot.name}: joint reaction forces")
+            plot_reactions(t, F, names, path=out[args.plot], title=f"{robot.name}: joint reaction forces",
+                           labels=joint_labels(robot, names))
     peak = np.linalg.norm(F[..., :3], axis=2).max(axis=0)
     k = int(np.argmax(peak))
     print(f"{robot.name}: joint reactions at {len(pick)} samples of {traj.t[-1] - traj.t[0]:.6g} s "

@@ -142,10 +142,12 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             written.append(f"the CSV to {args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_simulation
+            from pkm.plotting.style import joint_labels
 
             plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
                             title=f"{robot.name}: simulated under {what}", kinds=robot.actuator_kinds,
-                            reference=None if kind != "computed-torque" else (traj.t, traj.x))
+                            reference=None if kind != "computed-torque" else (traj.t, traj.x),
+                            labels=joint_labels(robot))
             written.append(f"the plot to {args.plot}")
     files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."
     xs = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sim.x[-1]))

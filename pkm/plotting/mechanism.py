@@ -230,11 +230,11 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     if tau is not None:
         ax2 = fig.add_subplot(grid[0, 1])
         tau = np.asarray(tau, dtype=float)
-        from pkm.plotting.style import axis_labels, display_name, styled
+        from pkm.plotting.style import axis_labels, joint_labels, styled
 
         force_label, _, suffix = axis_labels(robot.actuator_kinds)
-        for a, name in enumerate(robot.actuator_names):
-            ax2.plot(t, tau[:, a], label=display_name(name) + suffix[a], **styled(a, t.size))
+        for a, label in enumerate(joint_labels(robot)):
+            ax2.plot(t, tau[:, a], label=label + suffix[a], **styled(a, t.size))
         ax2.set_xlabel("t [s]")
         ax2.set_ylabel(force_label)
         ax2.legend(fontsize=7)
