@@ -151,6 +151,20 @@ def test_reactions_plot_one_panel_per_limb():
     assert [x.get_label() for x in rpr.axes[0].get_lines()] == ["base", "leg", "top"]
 
 
+def test_pkm_reactions_plot_has_a_panel_per_limb(tmp_path, capsys, monkeypatch):
+    import pkm.plotting.reactions as module
+
+    figs = []
+    original = module.plot_reactions
+    monkeypatch.setattr(module, "plot_reactions", lambda *a, **kw: figs.append(original(*a, **kw)) or figs[-1])
+    code, _, err = run_main(capsys, "reactions", DELTA_PATH, "--samples", 2, "--plot", tmp_path / "r.png")
+    assert code == 0, err
+    [fig] = figs
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["limb1", "limb2", "limb3"]
+    assert [x.get_label() for x in fig.axes[0].get_lines()][:3] == ["joint 1 (arm)", "joint 2 (upper_link)",
+                                                                    "joint 3 (rod1)"]
+
+
 def test_reactions_progress_bar_and_one_error_line_after_it(tmp_path, capsys, monkeypatch):
     """`pkm reactions` ran ~1 s per sample in silence (67 s for 50 Delta samples): a bar on stderr
     above PROGRESS_ABOVE samples; an error after the bar started still ends stderr with one error
