@@ -284,3 +284,13 @@ def test_legends_name_the_actuators_as_the_robot_file_does(tmp_path, capsys, cap
     assert code == 0, err
     assert [l.get_label() for l in captured["plot_simulation"].axes[0].get_lines()] == \
         [f"leg{k}, leg (rod)" for k in (1, 2, 3)]
+
+
+def test_pkm_compile_shows_a_bar_over_the_robots(capsys):
+    """`pkm compile` of several robots said nothing between robots on a quiet terminal: a bar over
+    the robots, each robot's line above it."""
+    code, out, err = run_main(capsys, "compile", RPR, RPR)
+    assert code == 0, err
+    assert "compile: 100%|" in err and "2/2" in err and err.count(f"{RPR}: kernels ready") == 2
+    code, out, err = run_main(capsys, "compile", RPR)
+    assert code == 0 and "%|" not in err and f"{RPR}: kernels ready" in err

@@ -1,6 +1,6 @@
 """Progress bars on stderr for the commands that take long (issue 30): ``pkm inverse-dynamics`` above
 :data:`pkm.cli.main.PROGRESS_ABOVE` samples, ``pkm reactions`` (about 1 s per sample), ``pkm animate``
-(the poses, then the frames written). tqdm's bar, as ``inverse-dynamics`` draws it: on stderr, left
+(the frames written), ``pkm compile`` (the robots). tqdm's bar, as ``inverse-dynamics`` draws it: on stderr, left
 in place when done (``leave``), so that an error after it still ends stderr with its one
 ``pkm: error: …`` line (tests/test_corpus.py: bar lines, holding ``%|``, are not errors)."""
 from __future__ import annotations
