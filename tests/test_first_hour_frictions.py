@@ -294,3 +294,18 @@ def test_pkm_compile_shows_a_bar_over_the_robots(capsys):
     assert "compile: 100%|" in err and "2/2" in err and err.count(f"{RPR}: kernels ready") == 2
     code, out, err = run_main(capsys, "compile", RPR)
     assert code == 0 and "%|" not in err and f"{RPR}: kernels ready" in err
+
+
+def test_computed_torque_simulation_shows_progress_and_the_same_motion(tmp_path, capsys, monkeypatch):
+    """A long computed-torque simulation (the controller runs in Python at every step) ran in silence:
+    a bar of the simulated time now, which changes nothing of the motion."""
+    import pkm.cli.simulate as simulate
+
+    args = ["simulate", RPR, "--torques", "computed-torque", "--duration", 0.3, "--dt", 0.01, "--out"]
+    code, out, err = run_main(capsys, *args, tmp_path / "a.csv")
+    assert code == 0, err
+    assert "simulate: 100%|" in err and "1000/1000" in err
+    monkeypatch.setattr(simulate, "PROGRESS_SPAN", 10.0)
+    code, out2, err2 = run_main(capsys, *args, tmp_path / "b.csv")
+    assert code == 0 and "%|" not in err2, err2
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()

@@ -66,6 +66,24 @@ example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --
     return p
 
 
+#: Show a progress bar for a controller's simulation (computed-torque) longer than this [s of motion].
+PROGRESS_SPAN = 0.25
+
+
+class _Progress:
+    """The controller ``u(t, x, xd)`` reporting the simulated time to a bar of 1000 steps over
+    ``span`` (the furthest time asked for: adaptive steps are retried at earlier times)."""
+
+    def __init__(self, u, bar, span):
+        self.u, self.bar, self.t0, self.length = u, bar, span[0], max(span[1] - span[0], 1e-300)
+
+    def __call__(self, t, x, xd):
+        done = min(1000, int(1000 * (t - self.t0) / self.length))
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+        return self.u(t, x, xd)
+
+
 def _cmd_simulate(args: argparse.Namespace) -> int:
     import time
 
@@ -128,12 +146,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:
         options.update(rtol=args.rtol, atol=args.rtol * 1e-3, dt=args.step)
     t0 = time.perf_counter()
-    try:
-        sim = robot.simulate(u, span, x0, xd0, **options)
-    except ValueError as exc:
-        if isinstance(exc, PkmError):
-            raise
-        raise PkmError(str(exc)) from None
+    from pkm.cli.progress import progress_bar
+
+    length = span[1] - span[0]
+    shown = callable(u) and length > PROGRESS_SPAN    # a controller: run in Python at every step, slow
+    with progress_bar(1000, "simulate", "‰", above=0 if shown else 1000) as bar:
+        try:
+            sim = robot.simulate(_Progress(u, bar, span) if shown else u, span, x0, xd0, **options)
+        except ValueError as exc:
+            if isinstance(exc, PkmError):
+                raise
+            raise PkmError(str(exc)) from None
+        bar.update(bar.total - bar.n)
     elapsed = time.perf_counter() - t0
     written = []
     with outputs(args.out, args.plot) as out:
