@@ -117,7 +117,9 @@ def test_computed_torque_plot_shows_torques_and_tracking_error(tmp_path, capsys,
     err_lines = fig.axes[3].get_lines()
     assert [l.get_label() for l in err_lines] == ["rz − rz_ref [rad]", "x − x_ref [m]", "y − y_ref [m]"]
     tracking = np.concatenate([l.get_ydata() for l in err_lines])
-    assert np.all(np.isfinite(tracking)) and np.abs(tracking).max() < 1e-3      # it tracks
+    # the controller's own reference x_d(t) (its splines), not the samples interpolated linearly (whose
+    # chords differ from the motion by ~1e-5 m here): an exact model tracks to round-off and the gain's lag
+    assert np.all(np.isfinite(tracking)) and 0 < np.abs(tracking).max() < 1e-7
     forces = np.concatenate([l.get_ydata() for l in fig.axes[1].get_lines()])
     assert np.abs(forces).max() > 0
 

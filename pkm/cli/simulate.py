@@ -170,7 +170,8 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
             plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
                             title=f"{robot.name}: simulated under {what}", kinds=robot.actuator_kinds,
-                            reference=None if kind != "computed-torque" else (traj.t, traj.x),
+                            reference=None if kind != "computed-torque" else   # the controller's own x_d(t)
+                            (sim.t, np.array([u.desired(float(ti))[0] for ti in sim.t])),
                             labels=joint_labels(robot))
             written.append(f"the plot to {args.plot}")
     files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."

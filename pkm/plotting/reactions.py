@@ -48,7 +48,7 @@ def plot_reactions(t, F, names, path=None, title=None, *, labels=None):
         ax.set_title(limb, fontsize="medium", loc="left")
         ax.set_ylabel("|F| [N]")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small", ncol=2 if len(members) > 4 else 1, loc="upper right")
+        ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))   # beside the curves
     axes[-1].set_xlabel("time t [s]")
     if title:
         fig.suptitle(title)
