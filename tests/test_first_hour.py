@@ -314,7 +314,7 @@ def test_compile_announcer_says_so_once_and_only_on_a_compile():
 
 def test_first_run_message_in_a_fresh_cache(tmp_path):
     """`pkm ik` with an empty numba cache says it compiles before it does; the second run does not.
-    (The message goes to a terminal; PKM_COMPILE_MESSAGE=1 forces it into the captured stderr.)"""
+    (PKM_COMPILE_MESSAGE=1 overrides the tests' quiet default, tests/conftest.py.)"""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"), PKM_COMPILE_MESSAGE="1")
 
     def run():

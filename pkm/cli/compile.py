@@ -44,12 +44,16 @@ def run(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.robots] or sorted(ROBOTS.glob("*.toml"))
     if not paths:
         raise PkmError(f"no robot files given and none in {ROBOTS}")
+    from pkm.cli.progress import progress_bar
+
     t_all = time.perf_counter()
-    for path in paths:
-        t0 = time.perf_counter()
-        robot = load(path)
-        warm(robot)
-        print(f"{path}: kernels ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr, flush=True)
+    with progress_bar(len(paths), "compile", "robot", above=1) as bar:   # a bar for more than one robot
+        for path in paths:
+            t0 = time.perf_counter()
+            robot = load(path)
+            warm(robot)
+            bar.write(f"{path}: kernels ready in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+            bar.update(1)
     print(f"pkm compile: {len(paths)} robot file(s) in {time.perf_counter() - t_all:.1f} s; later runs load the "
           f"kernels from numba's cache")
     return 0

@@ -185,9 +185,11 @@ def _cmd_inverse_dynamics(args: argparse.Namespace) -> int:
                            f"{args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_actuators
+            from pkm.plotting.style import joint_labels
 
             plot_actuators(result, traj.t, path=out[args.plot], title=f"{robot.name}: {traj_dict['type']} trajectory",
-                           kinds=robot.actuator_kinds, degrees=getattr(args, "degrees", False))
+                           kinds=robot.actuator_kinds, degrees=getattr(args, "degrees", False),
+                           labels=joint_labels(robot))
             written.append(f"the torque/angle plot to {args.plot}")
 
     peak, rms = peak_and_rms(result.tau)
@@ -249,11 +251,14 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     given = "SI units, rotations in deg" if args.degrees and rot.any() else "SI units"
     print(f"{robot.name}: equations of motion at {coords}; {vel} ({given}; the terms below in SI units)")
     print(f"task coordinates: {', '.join(names)}; actuators: {', '.join(robot.actuator_names)}")
+    print("task-space equations of motion (eq. 107): M_t V̇_t + C_t V_t + W_t^grav = J_IKᵀ u + W^EE "
+          "(left side: the terms below marked so; right side: the actuator forces/torques u through J_IKᵀ and "
+          "an external platform wrench W^EE; at rest without W^EE, J_IKᵀ u = W_t^grav holds the robot)")
     labels = {
-        "M_t": "M_t      task-space mass matrix (eq. 108)",
-        "C_t_V_t": "C_t·V_t  Coriolis/centrifugal wrench",
-        "W_t_grav": "W_t^grav gravity wrench",
-        "J_IK": "J_IK     IK Jacobian, θ̇_act = J_IK V_t",
+        "M_t": "M_t      task-space mass matrix (eq. 108; left side, times V̇_t)",
+        "C_t_V_t": "C_t·V_t  Coriolis/centrifugal wrench (left side)",
+        "W_t_grav": "W_t^grav gravity wrench (left side, with this sign)",
+        "J_IK": "J_IK     IK Jacobian, θ̇_act = J_IK V_t (right side: J_IKᵀ u)",
         "M_a": "M_a      actuator-space mass matrix J_FKᵀ M_t J_FK" + (", J_FK = J_IK⁺ (redundant actuation)"
                                                                         if robot.redundancy else ""),
         "P_a": "P_a      projector onto the forces that do work (M_a θ̈ + C_a θ̇ + Q_a^grav = P_a u)",
@@ -403,19 +408,38 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
 
 
 def _announcer(args, write):
-    """Says "compiling kernels (first run only, ~N s)" on stderr before numba compiles, when stderr
-    is a terminal (someone is waiting; logs, pipes and captured output stay one line per error) or
-    ``PKM_COMPILE_MESSAGE=1`` (``0`` silences it). Only commands that load a robot compile."""
+    """Says "compiling kernels (first run only, ~N s)" on stderr before numba compiles, always (one
+    line, before any other; not an error: an error still ends stderr with its one ``pkm: error:``
+    line), unless ``PKM_COMPILE_MESSAGE=0``. N is estimated from the robot and the command
+    (:func:`pkm.lie.numba_cache.compile_estimate`: this machine's last measurement of the same
+    command and robot file, else of the same kind of command, else a figure measured on 2 cores).
+    Only commands that load a robot compile."""
     import contextlib
     import os
+    from pathlib import Path
 
     if getattr(args, "robot", None) is None and getattr(args, "command", None) != "compile":
         return contextlib.nullcontext()
     from pkm.lie.numba_cache import CompileAnnouncer
 
-    wanted = os.environ.get("PKM_COMPILE_MESSAGE")
-    loud = wanted == "1" or (wanted is None and sys.stderr.isatty())
-    return CompileAnnouncer(write if loud else (lambda message: None))
+    loud = os.environ.get("PKM_COMPILE_MESSAGE") != "0"
+    if args.command == "compile":
+        from pkm.cli.compile import ROBOTS
+
+        robots = list(getattr(args, "robots", None) or [])
+        kind, names = "compile", robots or [ROBOTS]
+        count = len(robots) if robots else max(1, len(list(ROBOTS.glob("*.toml"))))
+    else:
+        kind, names, count = ("one-point" if args.command in ONE_POINT else "trajectory"), [args.robot], 1
+
+    def where(p):
+        try:
+            return str(Path(p).resolve())
+        except (OSError, ValueError, RuntimeError):
+            return str(p)
+
+    key = f"{kind}|{args.command}|{','.join(where(p) for p in names)}"
+    return CompileAnnouncer(write if loud else (lambda message: None), key=key, kind=kind, robots=count)
 
 
 #: Commands that evaluate the reference algorithms at one point (or a few): they run the numba
@@ -438,8 +462,8 @@ def main(argv: list[str] | None = None) -> int:
     def show(message, category, *rest, **kw):  # one line, no source location
         print(f"pkm: warning: {message}", file=sys.stderr)
 
-    def announce(message):
-        print(f"\npkm: {message} …", file=sys.stderr, flush=True)
+    def announce(message):   # on a terminal after a blank line (a bar or a prompt may precede it)
+        print(f"{chr(10) if sys.stderr.isatty() else ''}pkm: {message} …", file=sys.stderr, flush=True)
 
     from pkm.lie.interpret import python_kernels
 

@@ -68,9 +68,14 @@ example: pkm reactions robots/delta_3rr2rrr.toml --samples 50 --out reactions.cs
     add_trajectory_options(p)
     p.add_argument("--samples", type=int, default=50, help="number of evenly spaced samples (default 50)")
     p.add_argument("--out", metavar="CSV", help="write the reactions to CSV")
-    p.add_argument("--plot", metavar="PNG", help="plot each joint's force magnitude against time")
+    p.add_argument("--plot", metavar="PNG", help="plot each joint's force magnitude against time, one panel per limb")
     p.set_defaults(func=_cmd_reactions)
     return p
+
+
+#: Show a progress bar above this many samples (each takes about a second: the absolute model's
+#: instantaneous solution, :mod:`pkm.absolute`).
+PROGRESS_ABOVE = 5
 
 
 def _cmd_reactions(args: argparse.Namespace) -> int:
@@ -89,7 +94,7 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
         raise PkmError(f"{args.robot}: pkm reactions models rigid joints without drives and friction; this robot "
                        "file has drive/friction tables (remove them for the rigid-body reactions)")
     traj = load_trajectory(robot, args)
-    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)   # fast: the reactions below take the time
     model = load_spec(robot.spec)
     missing = [a.name for a in model.actuators if a.name not in robot.actuator_names]
     if missing:
@@ -99,14 +104,18 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
     names = list(model.joints)
     F = np.empty((len(pick), len(names), 6))
     tau = np.empty((len(pick), len(model.actuators)))
-    for r, s in enumerate(pick):
-        th, thd, thdd = (a[s, order] for a in (res.q_act, res.qd_act, res.qdd_act))
-        q0 = ik_configuration(robot, model, res.joints, s)
-        tau[r], q, _, _, lam, sysd = model.solve_instant(th, thd, thdd, q0, on_branch=True)
-        W = sysd.reactions(q, lam)
-        for k, name in enumerate(names):
-            w_child = W[name][1]
-            F[r, k] = np.concatenate([w_child[3:], w_child[:3]])  # (force; moment)
+    from pkm.cli.progress import progress_bar
+
+    with progress_bar(len(pick), "joint reactions", "sample", above=PROGRESS_ABOVE) as bar:
+        for r, s in enumerate(pick):
+            th, thd, thdd = (a[s, order] for a in (res.q_act, res.qd_act, res.qdd_act))
+            q0 = ik_configuration(robot, model, res.joints, s)
+            tau[r], q, _, _, lam, sysd = model.solve_instant(th, thd, thdd, q0, on_branch=True)
+            W = sysd.reactions(q, lam)
+            for k, name in enumerate(names):
+                w_child = W[name][1]
+                F[r, k] = np.concatenate([w_child[3:], w_child[:3]])  # (force; moment)
+            bar.update(1)
     t = traj.t[pick]
     with outputs(args.out, args.plot) as out:
         if args.out is not None:
@@ -119,19 +128,11 @@ def _cmd_reactions(args: argparse.Namespace) -> int:
                 for row in rows:
                     fh.write(",".join(repr(float(v)) for v in row) + "\n")
         if args.plot is not None:
-            from matplotlib.figure import Figure
+            from pkm.plotting.reactions import plot_reactions
+            from pkm.plotting.style import joint_labels
 
-            fig = Figure(figsize=(9, 5), dpi=150)
-            ax = fig.add_subplot()
-            from pkm.plotting.style import display_name, styled
-
-            for k, name in enumerate(names):
-                ax.plot(t, np.linalg.norm(F[:, k, :3], axis=1), label=display_name(name), **styled(k, t.size))
-            ax.set_xlabel("t [s]")
-            ax.set_ylabel("joint force |F| [N]")
-            ax.set_title(f"{robot.name}: joint reaction forces", fontsize=9)
-            ax.legend(fontsize=6, ncol=3)
-            fig.savefig(out[args.plot])
+            plot_reactions(t, F, names, path=out[args.plot], title=f"{robot.name}: joint reaction forces",
+                           labels=joint_labels(robot, names))
     peak = np.linalg.norm(F[..., :3], axis=2).max(axis=0)
     k = int(np.argmax(peak))
     print(f"{robot.name}: joint reactions at {len(pick)} samples of {traj.t[-1] - traj.t[0]:.6g} s "

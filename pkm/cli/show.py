@@ -63,6 +63,10 @@ def add_animate_parser(sub) -> argparse.ArgumentParser:
     return p
 
 
+#: Show a progress bar above this many frames (a frame takes 0.5–1 s to draw and write).
+ANIMATE_PROGRESS_ABOVE = 10
+
+
 def _cmd_animate(args: argparse.Namespace) -> int:
     import math
 
@@ -78,9 +82,12 @@ def _cmd_animate(args: argparse.Namespace) -> int:
         raise PkmError(f"--fps must be from 0.01 to 100, got {args.fps}")
     robot = load(args.robot)
     traj = load_trajectory(robot, args)
-    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
-    with outputs(args.out) as out:
+    from pkm.cli.progress import progress_bar
+
+    res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)   # fast: drawing the frames takes the time
+    n = min(args.frames, len(traj.t))
+    with outputs(args.out) as out, progress_bar(n, "animation", "frame", above=ANIMATE_PROGRESS_ABOVE) as bar:
         animate(robot, traj.x, traj.t, tau=res.tau, path=out[args.out], fps=args.fps, frames=args.frames,
-                start=[res.joints[l.name][0] for l in robot.limbs])
+                start=[res.joints[l.name][0] for l in robot.limbs], progress=lambda k, total: bar.update(1))
     print(f"{robot.name}: wrote {min(args.frames, len(traj.t))} frames of {traj.t[-1] - traj.t[0]:.6g} s to {args.out}.")
     return 0

@@ -38,8 +38,9 @@ carried the motion when. The task and joint forms stop with a one-line error nam
 a limb's singularity, the actuator form at a forward-kinematics one.
 The --out CSV holds t, task coordinates, their rates (suffix d), actuator positions
 q_<actuator> [rad or m], forces/torques tau_<actuator> [N·m or N], the energy E = T + V, the actuator work W, E − E(0) − W and the
-largest loop-closure residual; the plot shows actuator angles, platform position and the
-energy error against time.
+largest loop-closure residual; the plot shows actuator angles, actuator torques/forces, platform
+position (with computed-torque also the tracking error against the trajectory) and the energy
+error against time.
 
 example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --plot fall.png""")
     p.add_argument("robot", help="path to a robot file (TOML)")
@@ -63,6 +64,24 @@ example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --
     p.add_argument("--plot", metavar="PNG", help="save a plot of the motion and the energy error")
     p.set_defaults(func=_cmd_simulate)
     return p
+
+
+#: Show a progress bar for a controller's simulation (computed-torque) longer than this [s of motion].
+PROGRESS_SPAN = 0.25
+
+
+class _Progress:
+    """The controller ``u(t, x, xd)`` reporting the simulated time to a bar of 1000 steps over
+    ``span`` (the furthest time asked for: adaptive steps are retried at earlier times)."""
+
+    def __init__(self, u, bar, span):
+        self.u, self.bar, self.t0, self.length = u, bar, span[0], max(span[1] - span[0], 1e-300)
+
+    def __call__(self, t, x, xd):
+        done = min(1000, int(1000 * (t - self.t0) / self.length))
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+        return self.u(t, x, xd)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -127,12 +146,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     else:
         options.update(rtol=args.rtol, atol=args.rtol * 1e-3, dt=args.step)
     t0 = time.perf_counter()
-    try:
-        sim = robot.simulate(u, span, x0, xd0, **options)
-    except ValueError as exc:
-        if isinstance(exc, PkmError):
-            raise
-        raise PkmError(str(exc)) from None
+    from pkm.cli.progress import progress_bar
+
+    length = span[1] - span[0]
+    shown = callable(u) and length > PROGRESS_SPAN    # a controller: run in Python at every step, slow
+    with progress_bar(1000, "simulate", "‰", above=0 if shown else 1000) as bar:
+        try:
+            sim = robot.simulate(_Progress(u, bar, span) if shown else u, span, x0, xd0, **options)
+        except ValueError as exc:
+            if isinstance(exc, PkmError):
+                raise
+            raise PkmError(str(exc)) from None
+        bar.update(bar.total - bar.n)
     elapsed = time.perf_counter() - t0
     written = []
     with outputs(args.out, args.plot) as out:
@@ -141,9 +166,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
             written.append(f"the CSV to {args.out}")
         if args.plot is not None:
             from pkm.plotting import plot_simulation
+            from pkm.plotting.style import joint_labels
 
             plot_simulation(sim, robot.task.coordinate_names(), path=out[args.plot],
-                            title=f"{robot.name}: {kind}", kinds=robot.actuator_kinds)
+                            title=f"{robot.name}: simulated under {what}", kinds=robot.actuator_kinds,
+                            reference=None if kind != "computed-torque" else   # the controller's own x_d(t)
+                            (sim.t, np.array([u.desired(float(ti))[0] for ti in sim.t])),
+                            labels=joint_labels(robot))
             written.append(f"the plot to {args.plot}")
     files = ("Wrote " + " and ".join(written) + ".") if written else "No files written (use --out CSV and --plot PNG)."
     xs = ", ".join(f"{n} = {v:.6g}" for n, v in zip(robot.task.coordinate_names(), sim.x[-1]))

@@ -106,34 +106,73 @@ def check(root: Path = PACKAGE) -> bool:
     return True
 
 
-#: File beside the stamp holding how many seconds the last first run spent compiling on this machine.
-TIMING = "numba-compile-seconds"
-#: The estimate shown before the first compile when no timing is recorded (2 cores, one robot).
-DEFAULT_COMPILE_SECONDS = 15
+#: File beside the stamp holding the seconds the last compiling run of each (command, robot) spent
+#: compiling on this machine (JSON: ``{"inverse-dynamics|/path/robot.toml": 9.3, …}``).
+TIMING = "numba-compile-seconds.json"
+#: Seconds of compiling before a first run, by kind of command, when this machine has measured
+#: neither the robot nor any robot for that kind. Calibrated on an AMD EPYC Zen 5 VM, 2 vCPUs
+#: (``python benchmarks/bench_startup.py``, benchmarks/README.md "Start-up per robot": the cold run
+#: minus the cached one): the single-point commands compile only what loading a robot compiles
+#: (0.8–1.3 s), the trajectory commands the batch kernels too (8.3–14.2 s for the files in robots/,
+#: the complex limbs of the IRSBot-2 and the 3R[2US] Delta the longest), ``pkm compile`` every kernel
+#: (about one trajectory command per robot; a second robot reuses its shared kernels, 4–9 s).
+DEFAULT_COMPILE_SECONDS = {"one-point": 1.0, "trajectory": 10.0}
+#: Seconds for each further robot of ``pkm compile`` (the shared kernels are compiled by then).
+FURTHER_ROBOT_SECONDS = 6.0
 
 
-def compile_estimate(root: Path = PACKAGE) -> int:
-    """Seconds the longest compile of a run took here (a first run; rounded to 5 s), else
-    :data:`DEFAULT_COMPILE_SECONDS`."""
+def _timings(root: Path) -> dict:
+    import json
+
     try:
-        seconds = float(_stamp(root).with_name(TIMING).read_text())
+        doc = json.loads(_stamp(root).with_name(TIMING).read_text())
     except (OSError, ValueError):
-        return DEFAULT_COMPILE_SECONDS
-    return int(max(5, 5 * round(seconds / 5))) if seconds == seconds else DEFAULT_COMPILE_SECONDS
+        return {}
+    return {k: float(v) for k, v in doc.items() if isinstance(v, (int, float)) and v == v} \
+        if isinstance(doc, dict) else {}
+
+
+def _rounded(seconds: float) -> int:
+    """Whole seconds below 10 s, else 5 s steps."""
+    return int(max(1, round(seconds))) if seconds < 10 else int(5 * round(seconds / 5))
+
+
+def compile_estimate(root: Path = PACKAGE, key: str | None = None, kind: str = "trajectory", robots: int = 1) -> int:
+    """Seconds the compile about to start should take, for the run named by ``key``
+    (``"COMMAND|robot file"``, :func:`pkm.cli.main._announcer`) of ``kind`` (``"one-point"``,
+    ``"trajectory"``, ``"compile"``): the measurement of that same run on this machine when there is
+    one (its last compile, not the slowest ever), else the median of this machine's measurements of
+    runs of the same kind (another robot), else :data:`DEFAULT_COMPILE_SECONDS` (a measured
+    figure). ``pkm compile`` of ``robots`` files: the first robot's figure plus
+    :data:`FURTHER_ROBOT_SECONDS` for each further one."""
+    import statistics
+
+    times = _timings(root)
+    if key is not None and key in times:
+        return _rounded(times[key])
+    base = "trajectory" if kind == "compile" else kind
+    same = [v for k, v in times.items() if k.split("|", 1)[0] == base]
+    first = statistics.median(same) if same else DEFAULT_COMPILE_SECONDS.get(base, DEFAULT_COMPILE_SECONDS["trajectory"])
+    return _rounded(first + FURTHER_ROBOT_SECONDS * max(0, robots - 1) if kind == "compile" else first)
 
 
 class CompileAnnouncer:
     """Says so before numba compiles anything (a cache miss: the first run, a changed source, a new
     robot structure) and measures the time spent compiling. ``with CompileAnnouncer(write):`` —
-    ``write(message)`` is called once, when the first compile starts; :attr:`seconds` is the wall
-    time of the top-level compiles; on exit, a run that compiled for longer than any before records
-    it for the next estimate (:func:`compile_estimate`). numba emits its ``numba:compile`` event only
-    when a function is neither in memory nor in the disk cache, so a cached run says nothing."""
+    ``write(message)`` is called once, when the first compile starts, with the estimate of
+    :func:`compile_estimate` for ``key``/``kind``/``robots``; :attr:`seconds` is the wall time of
+    the top-level compiles; on exit, a run that compiled records it under ``key`` (and under its
+    kind, for other robots' first estimates). numba emits its ``numba:compile`` event only when a
+    function is neither in memory nor in the disk cache, so a cached run says nothing."""
 
-    def __init__(self, write, root: Path = PACKAGE):
-        self.write, self.root = write, root
+    def __init__(self, write, root: Path = PACKAGE, key: str | None = None, kind: str = "trajectory",
+                 robots: int = 1):
+        self.write, self.root, self.key, self.kind, self.robots = write, root, key, kind, robots
         self.announced, self.depth, self.seconds, self._t0 = False, 0, 0.0, 0.0
         self._listener = None
+
+    def estimate(self) -> int:
+        return compile_estimate(self.root, self.key, self.kind, self.robots)
 
     def __enter__(self):
         import time
@@ -149,7 +188,7 @@ class CompileAnnouncer:
                 announcer.depth += 1
                 if not announcer.announced:
                     announcer.announced = True
-                    announcer.write(f"compiling kernels (first run only, ~{compile_estimate(announcer.root)} s; "
+                    announcer.write(f"compiling kernels (first run only, ~{announcer.estimate()} s; "
                                     "later runs load them from the cache)")
 
             def on_end(self, ev):
@@ -162,17 +201,20 @@ class CompileAnnouncer:
         return self
 
     def __exit__(self, *exc):
+        import json
+
         from numba.core import event
 
         event.unregister("numba:compile", self._listener)
-        if self.seconds > 1.0:   # the longest compile seen here (a full first run, not a partial one)
+        if self.seconds > 0.5 and self.key is not None and exc[0] is None:   # a compile of a run that ended
+            times = _timings(self.root)
+            times[self.key] = round(self.seconds, 1)
             path = _stamp(self.root).with_name(TIMING)
             try:
-                previous = float(path.read_text())
-            except (OSError, ValueError):
-                previous = 0.0
-            try:
-                path.write_text(f"{max(previous, self.seconds):.1f}\n")
+                path.parent.mkdir(exist_ok=True)
+                tmp = path.with_name(f"{TIMING}.{os.getpid()}")
+                tmp.write_text(json.dumps(times, indent=0, sort_keys=True) + "\n")
+                os.replace(tmp, path)
             except OSError:
                 pass
         return False

@@ -34,7 +34,7 @@ from pkm.plotting.style import DPI, FIGSIZE, axis_labels, check_kinds, display_n
 
 __all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate", "display_name"]
 
-def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, kinds=None):
+def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, kinds=None, labels=None):
     """Two panels against time ``t``: actuator forces/torques (top) and positions/angles (bottom).
 
     ``result`` is a :class:`pkm.algorithms.manipulator.DynamicsResult` (anything with ``tau`` and ``q_act``
@@ -44,6 +44,8 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     or in degrees with ``degrees=True`` (the axis label says which).  With ``path`` the figure is
     also saved there (format from the suffix, e.g. ``.png``; :data:`DPI` dpi).
     With drives (``result.tau_motor`` not None) a middle panel shows the motor torques.
+    ``labels``: the actuators' legend labels (e.g. :func:`pkm.plotting.style.joint_labels` of the
+    robot: "limb1, joint 1 (arm)"; default: their names as :func:`display_name` shows them).
     Returns the :class:`matplotlib.figure.Figure`.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -64,6 +66,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
         raise InputError("t must be finite times")
     names = list(result.actuator_names)
     kinds = check_kinds(kinds, len(names))
+    shown = _labels(labels, names)
     if degrees:
         for k, kind in enumerate(kinds):
             if kind != "P":
@@ -79,11 +82,11 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     axes = fig.subplots(panels, 1, sharex=True)
     ax_tau, ax_q = axes[0], axes[-1]
     for k, name in enumerate(names):
-        label = display_name(name) + suffix[k]
+        label = shown[k] + suffix[k]
         ax_tau.plot(t, tau[:, k], label=label, **styled(k, t.size))
         ax_q.plot(t, q[:, k], label=label, **styled(k, t.size))
         if motor is not None:
-            axes[1].plot(t, np.asarray(motor, dtype=float)[:, k], label=display_name(name), **styled(k, t.size))
+            axes[1].plot(t, np.asarray(motor, dtype=float)[:, k], label=shown[k], **styled(k, t.size))
     ax_tau.set_ylabel(force_label if motor is None else force_label.replace("actuator", "joint-side"))
     if motor is not None:
         axes[1].set_ylabel("motor torque [N·m]")
@@ -99,31 +102,59 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     return fig
 
 
-def plot_simulation(sim, names, path=None, title=None, *, kinds=None):
-    """Three panels against time: actuator positions/angles, task coordinates, and the energy
-    error E − E(0) − W of a :class:`pkm.sim.simulate.SimulationResult`; saved to ``path`` if given.
-    ``kinds`` as in :func:`plot_actuators`. Returns the figure (Agg, no window)."""
+def _labels(labels, names) -> list[str]:
+    if labels is None:
+        return [display_name(n) for n in names]
+    labels = [str(v) for v in labels]
+    if len(labels) != len(names):
+        raise InputError(f"labels must name the {len(names)} actuators, got {len(labels)}")
+    return labels
+
+
+def plot_simulation(sim, names, path=None, title=None, *, kinds=None, reference=None, labels=None):
+    """Panels against time: actuator positions/angles, actuator forces/torques (the simulation's
+    input ``sim.tau``), task coordinates, with ``reference`` = ``(t_ref, x_ref)`` (a trajectory the
+    simulation tracks, e.g. computed-torque control) the tracking error x − x_ref (x_ref
+    interpolated linearly at ``sim.t``), and the energy error E − E(0) − W of a
+    :class:`pkm.sim.simulate.SimulationResult`; saved to ``path`` if given. ``kinds`` as in
+    :func:`plot_actuators`, ``labels`` too. Returns the figure (Agg, no window)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     kinds = check_kinds(kinds, len(sim.actuator_names))
-    _, position_label, suffix = axis_labels(kinds)
-    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * 8 / 6), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = fig.subplots(3, 1, sharex=True)
+    shown = _labels(labels, sim.actuator_names)
+    force_label, position_label, suffix = axis_labels(kinds)
     t = np.asarray(sim.t)
+    error = None
+    if reference is not None:
+        t_ref, x_ref = (np.asarray(a, dtype=float) for a in reference)
+        if x_ref.ndim != 2 or x_ref.shape != (t_ref.size, len(names)) or t_ref.size < 2:
+            raise InputError(f"reference must be (t (M,), x (M, {len(names)})) with M >= 2, got "
+                             f"{t_ref.shape} and {x_ref.shape}")
+        error = np.column_stack([np.asarray(sim.x)[:, k] - np.interp(t, t_ref, x_ref[:, k])
+                                 for k in range(len(names))])
+    panels = 4 if error is None else 5
+    fig = Figure(figsize=(FIGSIZE[0], FIGSIZE[1] * (2 + 2 * panels) / 6), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = list(fig.subplots(panels, 1, sharex=True))
     for k, name in enumerate(sim.actuator_names):
-        axes[0].plot(t, sim.q_act[:, k], label=display_name(name) + suffix[k], **styled(k, t.size))
+        axes[0].plot(t, sim.q_act[:, k], label=shown[k] + suffix[k], **styled(k, t.size))
+        axes[1].plot(t, np.asarray(sim.tau)[:, k], label=shown[k] + suffix[k], **styled(k, t.size))
     axes[0].set_ylabel(position_label)
+    axes[1].set_ylabel(force_label)
+    rot = any(str(n).startswith("r") for n in names)
     for k, name in enumerate(names):
         unit = "rad" if str(name).startswith("r") else "m"
-        axes[1].plot(t, sim.x[:, k], label=f"{name} [{unit}]", **styled(k, t.size))
-    axes[1].set_ylabel("task coordinate [m, rad]" if any(str(n).startswith("r") for n in names) else
-                       "task coordinate [m]")
-    axes[2].plot(t, sim.energy_error)
-    axes[2].set_ylabel("E − E(0) − W [J]")
-    axes[2].set_xlabel("time t [s]")
-    for ax in axes[:2]:
+        axes[2].plot(t, sim.x[:, k], label=f"{name} [{unit}]", **styled(k, t.size))
+        if error is not None:
+            axes[3].plot(t, error[:, k], label=f"{name} − {name}_ref [{unit}]", **styled(k, t.size))
+    axes[2].set_ylabel("task coordinate [m, rad]" if rot else "task coordinate [m]")
+    if error is not None:
+        axes[3].set_ylabel("tracking error [m, rad]" if rot else "tracking error [m]")
+    axes[-1].plot(t, sim.energy_error)
+    axes[-1].set_ylabel("E − E(0) − W [J]")
+    axes[-1].set_xlabel("time t [s]")
+    for ax in axes[:-1]:
         ax.legend(loc="best", fontsize="small")
     for ax in axes:
         ax.grid(True, alpha=0.3)

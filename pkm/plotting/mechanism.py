@@ -27,14 +27,18 @@ class Mechanism:
     """What :func:`show_robot` draws: ``x`` the task coordinates; per limb (name → array)
     ``joints`` (n, 3) the tree joints' points, ``axes`` (n, 3) their unit axes, ``sticks`` (m, 2, 3)
     the segments of the limb's bodies, ``cuts`` (c, 2, 3) each cut joint's point seen from body k
-    and from body r; ``base`` (L, 3) the limbs' first joints, ``platform`` (L, 3) the joints that
-    carry the platform, ``tcp`` (3,) the platform frame's origin."""
+    and from body r; ``guides`` (g, 2, 3) each prismatic joint's guide (the ends of a segment along
+    its axis, fixed in the joint's parent body, covering the joint's travel from the reference
+    configuration with a margin); ``base`` (L, 3) the limbs' first joints where they are fixed to the
+    ground (a prismatic first joint: its guide's reference point, not the moving carriage),
+    ``platform`` (L, 3) the joints that carry the platform, ``tcp`` (3,) the platform frame's origin."""
 
     x: np.ndarray
     joints: dict = field(default_factory=dict)
     axes: dict = field(default_factory=dict)
     sticks: dict = field(default_factory=dict)
     cuts: dict = field(default_factory=dict)
+    guides: dict = field(default_factory=dict)
     base: np.ndarray = None
     platform: np.ndarray = None
     tcp: np.ndarray = None
@@ -52,6 +56,25 @@ def _reference_points(tree):
             p = np.cross(e, v)  # a point of the axis: v = p × e + h e  ⇒  e × v = p − e(e·p)
             P[i], E[i] = p + e * (e @ (tree.A[i, :3, 3] - p)), e  # the axis point nearest the body's origin
     return P, E
+
+
+def _guides(tree, rel, P0, E0, J) -> np.ndarray:
+    """The guide of each prismatic joint i: the line through its reference point along its axis,
+    carried by its parent body (``rel`` of the parent, the ground's identity), from the reference
+    point to the joint's point now, extended by a margin (a fifth of the travel, at least 0.3 of
+    the limb's size) on both sides. Returns (g, 2, 3)."""
+    size = max(float(np.ptp(J, axis=0).max()), 1e-3)
+    out = []
+    for i in range(tree.n):
+        if tree.axis_kind[i] != "P":
+            continue
+        p = tree.parent[i]
+        R, r = (np.eye(3), np.zeros(3)) if p < 0 else (rel[p, :3, :3], rel[p, :3, 3])
+        g0, e = R @ P0[i] + r, R @ E0[i]
+        d = float(e @ (J[i] - g0))
+        margin = max(0.2 * abs(d), 0.3 * size)
+        out.append((g0 + (min(0.0, d) - margin) * e, g0 + (max(0.0, d) + margin) * e))
+    return np.array(out, dtype=float).reshape(-1, 2, 3)
 
 
 def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
@@ -89,7 +112,9 @@ def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
             cuts.append(ends)
         m.sticks[limb.name] = np.array(sticks).reshape(-1, 2, 3)
         m.cuts[limb.name] = np.array(cuts).reshape(-1, 2, 3)
-        base.append(J[int(np.flatnonzero(tree.parent < 0)[0])])
+        m.guides[limb.name] = _guides(tree, rel, P0, E0, J)
+        root = int(np.flatnonzero(tree.parent < 0)[0])
+        base.append(P0[root])   # fixed in the ground: a revolute root's axis point, a prismatic root's guide point
         plat.append(J[limb.platform])
     m.base, m.platform = np.array(base), np.array(plat)
     m.tcp = robot.platform_pose(x)[:3, 3]
@@ -100,7 +125,7 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
     """Draw ``robot`` at task coordinates ``x`` (default: the reference pose; see :func:`mechanism`):
     the limbs' sticks and joints (one colour per limb), cut joints (open circles, drawn from both
     bodies), base and platform polygons, the platform frame's origin; ``axes``: each joint's axis
-    as a short arrow. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
+    as a short arrow; each prismatic joint's guide as a wide pale bar along its axis. Returns the :class:`matplotlib.figure.Figure` (``ax``: draw into this 3-D
     axes instead); ``path``: save it (PNG, PDF, SVG by the suffix); ``drawing``: a
     :class:`Mechanism` already computed at ``x`` (then ``x`` and ``start`` are not used)."""
     from matplotlib.figure import Figure
@@ -119,6 +144,9 @@ def show_robot(robot, x=None, *, start=None, path=None, axes=False, title=None, 
         for a, b in m.sticks[limb.name]:
             ax.plot(*np.array([a, b]).T, color=colour, lw=2, solid_capstyle="round")
         ax.plot(*J.T, ls="none", marker="o", ms=4, color=colour, label=limb.name, gid=f"joints:{limb.name}")
+        for a, b in m.guides.get(limb.name, ()):   # prismatic guides: wide, pale, under the sticks
+            ax.plot(*np.array([a, b]).T, color=colour, lw=6, alpha=0.25, solid_capstyle="butt",
+                    gid=f"guides:{limb.name}")
         cuts = m.cuts[limb.name].reshape(-1, 3)
         if len(cuts):
             ax.plot(*cuts.T, ls="none", marker="o", ms=7, mfc="none", color=colour, gid=f"cuts:{limb.name}")
@@ -165,13 +193,14 @@ def _check_path(path, animation=False):
 MAX_FRAMES = 2000
 
 
-def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100):
+def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames=100, progress=None):
     """Animate ``robot`` along the task coordinates ``x`` (N, δ_p) at times ``t`` (default: the
     sample index): at most ``frames`` evenly spaced samples, each drawn as :func:`show_robot`
     draws one pose (the IK followed along the motion from ``start``), beside the actuator forces
     ``tau`` (N, n_act) against time with a cursor at the frame's time, if given. Returns the
     :class:`matplotlib.animation.FuncAnimation`; ``path``: save it (GIF through Pillow; MP4 needs
-    ffmpeg) at ``fps`` frames per second."""
+    ffmpeg) at ``fps`` frames per second, calling ``progress(k, n)`` (if given) as frame k of n is
+    written. The mechanism takes the wider panel (three fifths of the figure beside the forces)."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     from matplotlib.figure import Figure
 
@@ -193,17 +222,19 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     pick = np.unique(np.linspace(0, N - 1, min(frames, N)).round().astype(int))
     sol = robot.inverse_kinematics(X[pick], start=start, warm_start=True, limits=False)
     drawings = [mechanism(robot, X[s], joints=[sol.joints[l.name][k] for l in robot.limbs]) for k, s in enumerate(pick)]
-    fig = Figure(figsize=(10 if tau is not None else 7, 6), dpi=100)
-    ax3 = fig.add_subplot(1, 2 if tau is not None else 1, 1, projection="3d")
+    fig = Figure(figsize=(13 if tau is not None else 7.5, 7.5), dpi=100)
+    grid = fig.add_gridspec(1, 2, width_ratios=(3, 2), left=0.0, right=0.97, bottom=0.1, top=0.95, wspace=0.12) \
+        if tau is not None else fig.add_gridspec(1, 1, left=0.0, right=1.0, bottom=0.02, top=0.98)
+    ax3 = fig.add_subplot(grid[0, 0], projection="3d")
     cursor = None
     if tau is not None:
-        ax2 = fig.add_subplot(1, 2, 2)
+        ax2 = fig.add_subplot(grid[0, 1])
         tau = np.asarray(tau, dtype=float)
-        from pkm.plotting.style import axis_labels, display_name, styled
+        from pkm.plotting.style import axis_labels, joint_labels, styled
 
         force_label, _, suffix = axis_labels(robot.actuator_kinds)
-        for a, name in enumerate(robot.actuator_names):
-            ax2.plot(t, tau[:, a], label=display_name(name) + suffix[a], **styled(a, t.size))
+        for a, label in enumerate(joint_labels(robot)):
+            ax2.plot(t, tau[:, a], label=label + suffix[a], **styled(a, t.size))
         ax2.set_xlabel("t [s]")
         ax2.set_ylabel(force_label)
         ax2.legend(fontsize=7)
@@ -212,7 +243,6 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     # one box for all frames: the view does not jump
     allp = np.vstack([p for m in drawings for p in [m.base, m.platform, m.tcp[None]] + list(m.joints.values())])
     centre, half = allp.mean(axis=0), max(float(np.ptp(allp, axis=0).max()) / 2, 1e-3) * 1.1
-    fig.subplots_adjust(wspace=0.35)
 
     def draw(k):
         ax3.clear()
@@ -227,7 +257,7 @@ def animate(robot, x, t=None, *, tau=None, path=None, fps=20, start=None, frames
     anim.samples = pick  # the sample drawn in each frame
     if path is not None:
         if str(path).lower().endswith(".gif"):
-            anim.save(str(path), writer=PillowWriter(fps=fps))
+            anim.save(str(path), writer=PillowWriter(fps=fps), progress_callback=progress)
         else:
-            anim.save(str(path), fps=fps)
+            anim.save(str(path), fps=fps, progress_callback=progress)
     return anim

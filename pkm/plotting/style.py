@@ -24,6 +24,22 @@ def display_name(name: str) -> str:
     return f"{mount}, joint {joint}" if joint[:1].isdigit() else f"{mount}, {joint}"
 
 
+def joint_labels(robot, names=None) -> list[str]:
+    """Legend labels of the joints ``names`` (default: the robot's actuators) as the robot file names
+    them: the limb, the joint and, in parentheses, the body it moves, e.g. ``"limb1/1"`` →
+    ``"limb1, joint 1 (arm)"``, ``"leg1/leg"`` → ``"leg1, leg (rod)"``; the body is left out where
+    it repeats the joint's name, and a name the file does not have is shown as
+    :func:`display_name` shows it."""
+    names = list(robot.actuator_names if names is None else names)
+    child = {j.name: j.child for j in robot.spec.expanded()[1]}
+    labels = []
+    for name in names:
+        body = str(child.get(name, "")).rpartition("/")[2]
+        joint = str(name).rpartition("/")[2]
+        labels.append(display_name(name) + (f" ({body})" if body and body != joint else ""))
+    return labels
+
+
 def styled(k: int, n_points: int) -> dict:
     """Keyword arguments for the ``k``-th line of a panel: its own line style and marker (about
     12 markers per line, staggered so that lines on top of each other show each one's)."""
