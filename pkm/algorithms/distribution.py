@@ -76,9 +76,12 @@ def check_preload(preload, n: int, r: int) -> np.ndarray | None:
         raise InputError(f"preload must be {r} finite numbers per sample, got {type(preload).__name__}") from None
     if z.ndim == 0 and r == 1:
         z = z.reshape(1)
-    if z.shape not in ((r,), (n, r)) or not np.all(np.isfinite(z)):
+    if z.shape not in ((r,), (n, r)):
         raise InputError(f"preload must be {r} finite number{'s' if r > 1 else ''} (the null-space coordinates z) or "
                          f"shape ({n}, {r}), got shape {z.shape}")
+    if not np.all(np.isfinite(z)):
+        raise InputError(f"preload must be {r} finite number{'s' if r > 1 else ''} (the null-space coordinates z), "
+                         f"got {np.array2string(z.ravel()[:6], precision=4)}")
     return np.broadcast_to(z, (n, r))
 
 
