@@ -48,17 +48,9 @@ def _designs(args) -> list[dict]:
     """The grid of ``--param`` values as a list of dicts (one empty dict without ``--param``)."""
     from itertools import product
 
-    from pkm.cli.sweep import parse_values
+    from pkm.cli.sweep import parse_params
 
-    params: dict[str, list[float]] = {}
-    for item in args.param or []:
-        name, sep, text = item.partition("=")
-        name = name.strip()
-        if not sep or not name:
-            raise PkmError(f"--param {item!r}: expected NAME=V1,V2,…")
-        if name in params:
-            raise PkmError(f"--param {name}: given twice")
-        params[name] = parse_values(text, f"--param {name}")
+    params = parse_params(args.param, "NAME=V1,V2,…")
     grid = [dict(zip(params, vals)) for vals in product(*params.values())]
     if len(grid) > 1000:
         raise PkmError(f"--param: {len(grid)} designs, more than 1000")

@@ -45,16 +45,23 @@ def parse_values(text: str, what: str) -> list[float]:
     return vals
 
 
-def _cmd_sweep(args: argparse.Namespace) -> int:
+def parse_params(items, expected: str = "NAME=V1,V2,… or NAME=START:STOP:COUNT") -> dict[str, list[float]]:
+    """``--param NAME=VALUES`` options as ``{name: values}`` (:func:`parse_values`), each name once;
+    one-line PkmErrors."""
     parameters: dict[str, list[float]] = {}
-    for item in args.param or []:
+    for item in items or []:
         name, sep, text = item.partition("=")
         name = name.strip()
         if not sep or not name:
-            raise PkmError(f"--param {item!r}: expected NAME=V1,V2,… or NAME=START:STOP:COUNT")
+            raise PkmError(f"--param {item!r}: expected {expected}")
         if name in parameters:
             raise PkmError(f"--param {name}: given twice")
         parameters[name] = parse_values(text, f"--param {name}")
+    return parameters
+
+
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    parameters = parse_params(args.param)
     kind = args.trajectory or ("pick-place" if args.cycle_time is not None else "default")
     pp_opts = {"lift": args.lift, "travel": args.travel, "dt": args.dt}
     if kind == "default":
