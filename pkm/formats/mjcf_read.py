@@ -30,10 +30,11 @@ keyframes are one-line notes (pkm does not model them).
 """
 from __future__ import annotations
 
-from pathlib import Path
+import xml.etree.ElementTree as ET
 
 import numpy as np
 
+from pkm.description.fileformat import MAX_LENGTH
 from pkm.description.robotfile import parse_spec
 from pkm.errors import RobotFileError
 
@@ -50,14 +51,41 @@ def _mujoco(path):
     return mujoco
 
 
+class _Warnings:
+    """MuJoCo's warnings (e.g. a NaN in the XML) collected instead of printed and logged to
+    ``MUJOCO_LOG.TXT`` in the working directory; any warning is a one-line refusal."""
+
+    def __init__(self, r, mujoco):
+        self.r, self.mujoco, self.got = r, mujoco, []
+
+    def __enter__(self):
+        self.old = self.mujoco.get_mju_user_warning()
+        self.mujoco.set_mju_user_warning(self.got.append)
+        return self
+
+    def __exit__(self, *exc):
+        self.mujoco.set_mju_user_warning(self.old)
+        if self.got and exc[0] is None:
+            self.r.fail("", f"MuJoCo warns: {' '.join(self.got[0].split())[:300]}")
+
+
 def _compile(r: _Reader, mujoco):
     if not r.path.exists():
         r.fail("", "file not found")
     if r.path.is_dir():
         r.fail("", "is a directory, not an MJCF file")
     try:
-        return mujoco.MjModel.from_xml_path(str(r.path))
+        tag = ET.parse(r.path).getroot().tag
+    except (ET.ParseError, OSError):
+        tag = "mujoco"   # MuJoCo's own message below
+    if tag != "mujoco":
+        r.fail("", f"the root element is <{tag}>, expected <mujoco> (a URDF is read as ROBOT.urdf)")
+    try:
+        with _Warnings(r, mujoco):
+            return mujoco.MjModel.from_xml_path(str(r.path))
     except Exception as exc:   # MuJoCo's compiler raises ValueError with its own (multi-line) text
+        if isinstance(exc, RobotFileError):
+            raise
         text = " ".join(str(exc).split())
         r.fail("", f"MuJoCo cannot compile the file: {text[:300]}")
 
@@ -237,7 +265,11 @@ def mjcf_document(path, *, side=None, platform=None, task=None):
     _notes(r, m, mujoco)
     d = mujoco.MjData(m)
     d.qpos[:] = m.qpos0
-    mujoco.mj_forward(m, d)
+    with _Warnings(r, mujoco):
+        mujoco.mj_forward(m, d)
+    if not (np.all(np.abs(d.xpos) <= MAX_LENGTH) and np.all(np.abs(d.xanchor) <= MAX_LENGTH)
+            and np.isfinite(d.xmat).all() and np.isfinite(d.xaxis).all()):
+        r.fail("", f"places a body or joint beyond {MAX_LENGTH:g} m from the origin (numbers too large)")
     links, joints, frames, bname, jname = _tree(r, m, d, mujoco)
     loops = _equalities(r, m, d, mujoco, bname)
     clos = {"closed_loop": [], "type": [], "name_mot": _actuated(r, m, mujoco, jname)}
