@@ -181,6 +181,10 @@ BAD = [
 
 
 BAD += [
+    ('<mujoco><worldbody><body name="a"><joint axis="1 0 0"/><joint axis="0 1 0" pos="0 0 1"/><inertial pos="0 0 0" '
+     'mass="1" diaginertia="1 1 1"/></body></worldbody></mujoco>', "are read only as one U or S joint"),
+    (fivebar_mjcf(extra_joint='<joint name="tilt" axis="1 0 0"/>',
+                  actuators='<motor joint="mot1"/><motor joint="mot2"/>'), "one axis of a U or S joint"),
     ('<robot name="r"><link name="a"/></robot>', "root element is <robot>, expected <mujoco>"),   # MuJoCo reads URDF too
     ('<mujoco><worldbody><body name="a" pos="nan 0 0"><joint/><inertial pos="0 0 0" mass="1" diaginertia="1 1 1"/>'
      '</body></worldbody></mujoco>', "MuJoCo warns: XML contains a 'NaN'"),

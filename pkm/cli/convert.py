@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"OUT {args.out!r}: directory {str(out.parent)!r} does not exist")
     options = {k: v for k, v in (("platform", args.platform), ("task", args.task)) if v is not None}
     if options and Path(args.robot).suffix.lower() not in (".urdf", ".xml"):
-        raise InputError(f"--{next(iter(options))} applies to a URDF or MJCF ROBOT only (a pkm robot file names its "
-                         f"platform and task)")
+        raise InputError(f"--{next(iter(options))} applies to a URDF ROBOT only (or an MJCF ROBOT; a pkm "
+                         f"robot file names its platform and task)")
     robot = load(args.robot, **options)
     written = [out]
     if suffix == ".toml":

@@ -30,7 +30,7 @@ def load_robot_spec(path, parameters=None, **options):
     if options:
         from pkm.errors import RobotFileError
 
-        raise RobotFileError(path, "", f"{', '.join(options)}: options of a URDF or MJCF robot only")
+        raise RobotFileError(path, "", f"{', '.join(options)}: options of a URDF robot only (or an MJCF)")
     return load_spec(path, parameters=parameters), []
 
 

@@ -38,7 +38,7 @@ from pkm.description.fileformat import MAX_LENGTH
 from pkm.description.robotfile import parse_spec
 from pkm.errors import RobotFileError
 
-from .urdf_graph import TOL, build_document
+from .urdf_graph import TOL, _meet, build_document
 from .urdf_read import _Reader, _side, side_paths
 
 
@@ -129,6 +129,23 @@ def _notes(r: _Reader, m, mujoco):
         r.fail("", "mocap bodies are not supported (pkm's bodies move by joints)")
 
 
+def _concurrent(r: _Reader, m, d, mujoco, b, bname, jname):
+    """Several joints of one body are read only as one U or S joint: two or three hinges whose axes
+    meet at one point (independent axes); anything else is refused in one line."""
+    js = list(range(int(m.body_jntadr[b]), int(m.body_jntadr[b] + m.body_jntnum[b])))
+    point = None
+    if len(js) <= 3 and all(int(m.jnt_type[j]) == int(mujoco.mjtJoint.mjJNT_HINGE) for j in js):
+        point = _meet(d.xanchor[js[0]], d.xaxis[js[0]], d.xanchor[js[1]], d.xaxis[js[1]])
+        if point is not None and len(js) == 3:
+            off = np.linalg.norm(np.cross(point - d.xanchor[js[2]], d.xaxis[js[2]]))
+            if off > TOL * max(1.0, np.abs(point).max()) or abs(np.linalg.det(d.xaxis[js])) < 1e-9:
+                point = None
+    if point is None:
+        r.fail(f"body '{bname[b]}'", f"its joints {', '.join(jname[j] for j in js)} are read only as one U or S "
+                                     f"joint (two or three hinges whose axes meet at one point); give the other "
+                                     f"joints bodies of their own")
+
+
 def _tree(r: _Reader, m, d, mujoco):
     """Links, joints (URDF-reader dicts) and world frames of the compiled model at qpos0."""
     jt, B, J = mujoco.mjtJoint, mujoco.mjtObj.mjOBJ_BODY, mujoco.mjtObj.mjOBJ_JOINT
@@ -149,8 +166,11 @@ def _tree(r: _Reader, m, d, mujoco):
         prev = bname[m.body_parentid[b]]
         first, count = int(m.body_jntadr[b]), int(m.body_jntnum[b])
         for j in range(first, first + count):
-            name = _name(m, mujoco, J, j, f"joint{j}")
-            jname[j] = name
+            jname[j] = _name(m, mujoco, J, j, f"joint{j}")
+        if count > 1:
+            _concurrent(r, m, d, mujoco, b, bname, jname)
+        for j in range(first, first + count):
+            name = jname[j]
             kind = int(m.jnt_type[j])
             q0 = float(m.qpos0[m.jnt_qposadr[j]])
             limits = {}
@@ -234,6 +254,9 @@ def _actuated(r: _Reader, m, mujoco, jname) -> list[str]:
         j = int(m.actuator_trnid[a, 0])
         if int(m.jnt_type[j]) not in (int(mujoco.mjtJoint.mjJNT_HINGE), int(mujoco.mjtJoint.mjJNT_SLIDE)):
             r.fail(f"actuator '{name}'", f"acts on ball joint '{jname[j]}': pkm actuates hinge and slide joints")
+        if int(m.body_jntnum[m.jnt_bodyid[j]]) > 1:
+            r.fail(f"actuator '{name}'", f"acts on joint '{jname[j]}', one axis of a U or S joint (a body with "
+                                         f"several joints): pkm actuates single hinge and slide joints")
         if float(m.actuator_gear[a, 0]) != 1.0:
             r.notes.append(f"actuator '{name}': gear {m.actuator_gear[a, 0]:g} is ignored (pkm's actuator forces "
                            f"are the joint's forces)")
@@ -281,7 +304,8 @@ def mjcf_document(path, *, side=None, platform=None, task=None):
         extra["platform"] = platform
     if task is not None:
         extra["task"] = {"type": task} if isinstance(task, str) else dict(task)
-    for key, how in (("platform", "the platform body (or a site on it)"), ("task", "the task type, e.g. task = \"translational\"")):
+    for key, how in (("platform", "the platform body (or a site on it)"),
+                     ("task", "the task type, e.g. task = \"translational\"")):
         if key not in extra:
             r.fail(key, f"an MJCF cannot say {how}: give it in {side_path.name} beside the file "
                         f"({key} = ...), as pkm.load(..., {key}=...) or pkm convert --{key}")
