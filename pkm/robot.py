@@ -503,7 +503,7 @@ ACTUATOR_UNITS = {"R": ("N·m", "rad"), "H": ("N·m", "rad"), "P": ("N", "m")}
 
 def load(path, parameters: dict | None = None, *, check: bool = True, **options) -> Robot:
     """Load and compile a robot file: ``robot = pkm.load("robots/delta_3rr2rrr.toml")``; a ``.urdf`` with its
-    closure YAML and side file (``options``: platform, task, closures, side; :func:`pkm.formats.load_robot_spec`). With
+    closure YAML and side file, an MJCF ``.xml`` (``options``: platform, task, closures, side; :func:`pkm.formats.load_robot_spec`). With
     ``check``: one actuated joint per task coordinate (``RobotSpec.check_actuation``, a square ``J_IK``,
     eq. 116), a platform that can move in every task component and in no other direction unless the
     file declares an ideal constraint (``freedom.check_task_mobility``), else a one-line

@@ -22,7 +22,7 @@ def add_parser(sub) -> None:
     p = sub.add_parser("convert", help="write a robot as pkm TOML, URDF + closure YAML, or MJCF",
                        description="Write ROBOT (a pkm TOML or a URDF) as OUT: .toml (pkm robot file, written out), "
                                    ".urdf (URDF + OUT.yaml closures + OUT.pkm.toml side file) or .xml (MJCF).")
-    p.add_argument("robot", metavar="ROBOT", help="robot file (.toml or .urdf)")
+    p.add_argument("robot", metavar="ROBOT", help="robot file (.toml, .urdf or .xml)")
     p.add_argument("out", metavar="OUT", help="output file: .toml, .urdf or .xml")
     p.add_argument("--platform", metavar="LINK", help="URDF input: the platform link (else from ROBOT.pkm.toml)")
     p.add_argument("--task", metavar="TYPE", help="URDF input: the task type, e.g. translational "
@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
     if not out.parent.is_dir():
         raise InputError(f"OUT {args.out!r}: directory {str(out.parent)!r} does not exist")
     options = {k: v for k, v in (("platform", args.platform), ("task", args.task)) if v is not None}
-    if options and Path(args.robot).suffix.lower() != ".urdf":
-        raise InputError(f"--{next(iter(options))} applies to a URDF ROBOT only (a pkm robot file names its "
-                         f"platform and task)")
+    if options and Path(args.robot).suffix.lower() not in (".urdf", ".xml"):
+        raise InputError(f"--{next(iter(options))} applies to a URDF ROBOT only (or an MJCF ROBOT; a pkm "
+                         f"robot file names its platform and task)")
     robot = load(args.robot, **options)
     written = [out]
     if suffix == ".toml":

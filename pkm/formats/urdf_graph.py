@@ -199,16 +199,17 @@ def _chains(r, moving, massless):
         for m in sorted(massless):
             into = [j for j in moving if j["child"] == m]
             out = [j for j in moving if j["parent"] == m]
-            if len(into) != 1 or len(out) != 1 or into[0]["type"] not in "RUS" or out[0]["type"] != "R":
+            if len(into) != 1 or len(out) != 1 or into[0]["type"] not in "RU" or out[0]["type"] not in "RU":
                 continue
             a, b = into[0], out[0]
-            if a["axes"] is None or a["actuated"] or b["actuated"] or len(a["axes"]) + 1 > 3:
+            if a["actuated"] or b["actuated"] or len(a["axes"]) + len(b["axes"]) > 3:
                 continue
-            if a["type"] == "R":
+            if a["type"] == "R" and b["type"] == "R":
                 point = _meet(a["point"], a["axes"][0], b["point"], b["axes"][0])
-            else:   # a U joint and a third axis through its centre: an S joint
-                off = np.linalg.norm(np.cross(a["point"] - b["point"], b["axes"][0]))
-                point = a["point"] if off <= TOL * max(1.0, np.abs(a["point"]).max()) else None
+            else:   # a U joint and a third axis through its centre (either order): an S joint
+                u, s = (a, b) if a["type"] == "U" else (b, a)
+                off = np.linalg.norm(np.cross(u["point"] - s["point"], s["axes"][0]))
+                point = u["point"] if off <= TOL * max(1.0, np.abs(u["point"]).max()) else None
             if point is None:
                 continue
             axes = a["axes"] + b["axes"]
