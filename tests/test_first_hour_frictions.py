@@ -311,25 +311,3 @@ def test_computed_torque_simulation_shows_progress_and_the_same_motion(tmp_path,
     code, out2, err2 = run_main(capsys, *args, tmp_path / "b.csv")
     assert code == 0 and "%|" not in err2, err2
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
-
-
-@pytest.mark.parametrize("torques", ["zero", "table"])
-def test_long_simulations_of_zero_or_tabulated_torques_show_progress(tmp_path, capsys, monkeypatch, torques):
-    """Issue 30.5: long `simulate` runs of zero or tabulated torques (DOP853: a Python loop) were
-    silent; the input now reports the simulated time to a bar, and the motion is the same to the
-    last digit with or without it."""
-    import pkm.cli.simulate as simulate
-
-    if torques == "table":
-        table = tmp_path / "tau.csv"
-        code, _, err = run_main(capsys, "inverse-dynamics", RPR, "--out", table)
-        assert code == 0, err
-        torques = table
-    args = ["simulate", RPR, "--torques", torques, "--duration", 0.3, "--dt", 0.01, "--out"]
-    code, out, err = run_main(capsys, *args, tmp_path / "a.csv")
-    assert code == 0, err
-    assert "simulate: 100%|" in err and "1000/1000" in err
-    monkeypatch.setattr(simulate, "PROGRESS_SPAN", 10.0)
-    code, out2, err2 = run_main(capsys, *args, tmp_path / "b.csv")
-    assert code == 0 and "%|" not in err2, err2
-    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()

@@ -149,16 +149,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from pkm.cli.progress import progress_bar
 
     length = span[1] - span[0]
-    # a controller (Python at every step), or any input but "hold" on the adaptive methods (a Python
-    # loop): the input reports the simulated time; RK4 with a constant or tabulated input runs in numba
-    wrap = length > PROGRESS_SPAN and (callable(u) or (args.method != "RK4" and not (isinstance(u, str) and u == "hold")))
-    if wrap and not callable(u):
-        from pkm.sim.inputs import actuator_input
-
-        u = actuator_input(robot, u)
-    with progress_bar(1000, "simulate", "‰", above=0 if wrap else 1000) as bar:
+    shown = callable(u) and length > PROGRESS_SPAN    # a controller: run in Python at every step, slow
+    with progress_bar(1000, "simulate", "‰", above=0 if shown else 1000) as bar:
         try:
-            sim = robot.simulate(_Progress(u, bar, span) if wrap else u, span, x0, xd0, **options)
+            sim = robot.simulate(_Progress(u, bar, span) if shown else u, span, x0, xd0, **options)
         except ValueError as exc:
             if isinstance(exc, PkmError):
                 raise
