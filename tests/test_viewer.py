@@ -202,3 +202,18 @@ def test_cli_serves_the_page(tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_cli_reference_pose_without_a_trajectory(tmp_path):
+    """A robot file without a [trajectory] table (and no trajectory options) shows its reference pose."""
+    out = tmp_path / "s.html"
+    code, stdout, _ = check_run(["view", ROBOTS / "serial_6r.toml", "--html", out], ok=True)
+    assert "6 bodies at one pose" in stdout and out.exists()
+
+
+def test_cli_without_the_extra_refuses_in_one_line(tmp_path, monkeypatch):
+    """Without meshcat (the optional extra 'view') pkm view says how to install it, writes nothing."""
+    monkeypatch.setitem(sys.modules, "meshcat", None)   # import meshcat now raises ImportError
+    out = tmp_path / "v.html"
+    code, _, err = check_run(["view", DELTA, "--html", out], ok=False)
+    assert "pkm[view]" in err and not out.exists()

@@ -15,7 +15,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
         "view", help="a 3-D viewer in the browser: the bodies' shapes along a trajectory or a simulated motion",
         description="Show the robot in the browser: every body as its primitive shape (the robot file's 'shape'; a "
                     "small sphere at the centre of mass for a body without one) at its pose from the inverse and "
-                    "forward kinematics, along the robot file's default trajectory (or the one set by the "
+                    "forward kinematics, along the robot file's default trajectory (its reference pose if it has none; or the one set by the "
                     "trajectory options, as for inverse-dynamics) or the motion in a CSV (--motion), with a time "
                     "slider and a play button. --html writes a self-contained page (opens without a server or "
                     "network); without it the page is served on a local port until Ctrl-C. Needs the optional "
@@ -44,10 +44,12 @@ def _motion(robot, args):
 
     from pkm.cli.options import _ALL_TRAJ_OPTIONS, _opt, load_trajectory
 
+    given = [_opt(d) for d in ("trajectory", *_ALL_TRAJ_OPTIONS) if getattr(args, d, None) is not None]
+    if args.motion is None and not given and robot.spec.trajectory is None:
+        return np.zeros(1), robot.x_ref.reshape(1, -1)   # no motion to play: the reference pose
     if args.motion is None:
         traj = load_trajectory(robot, args)
         return np.asarray(traj.t, dtype=float), np.asarray(traj.x, dtype=float).reshape(len(traj.t), -1)
-    given = [_opt(d) for d in ("trajectory", *_ALL_TRAJ_OPTIONS) if getattr(args, d, None) is not None]
     if given:
         raise PkmError(f"give either --motion or trajectory options, not both ({', '.join(given)})")
     from pkm.sim.inputs import read_table, table_columns
@@ -83,7 +85,8 @@ def _cmd_view(args: argparse.Namespace) -> int:
     pick = np.unique(np.linspace(0, len(t) - 1, min(args.samples, len(t))).round().astype(int))
     sc = scene(robot, x[pick], t[pick], axes=args.axes)
     page = html_page(sc, frames=args.frames, axes=args.axes)
-    what = f"{len(sc.names)} bodies, {len(pick)} frames over {t[pick[-1]] - t[pick[0]]:.6g} s"
+    what = (f"{len(sc.names)} bodies, {len(pick)} frames over {t[pick[-1]] - t[pick[0]]:.6g} s" if len(pick) > 1
+            else f"{len(sc.names)} bodies at one pose")
     if args.html is not None:
         with outputs(args.html) as out:
             with open(out[args.html], "w", encoding="utf-8") as fh:
