@@ -3,6 +3,7 @@ shapes carried with their bodies, the self-contained page, and the page in a rea
 Chromium (skipped when no chromium binary is installed: ``apt-get install chromium``)."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import shutil
@@ -19,8 +20,11 @@ from pkm.plotting.mechanism import mechanism
 from tests.test_corpus import check_run
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
-meshcat = pytest.importorskip("meshcat", reason="the optional extra 'view' (meshcat's three.js) is not installed")
-from pkm.viewer import html_page, scene  # noqa: E402
+from pkm.viewer import html_page, scene
+
+#: The page needs three.js from the optional extra 'view' (meshcat); the scene does not.
+needs_three = pytest.mark.skipif(importlib.util.find_spec("meshcat") is None,
+                                 reason="the optional extra 'view' (meshcat's three.js) is not installed")
 
 
 def _motion(robot, n=5):
@@ -88,16 +92,31 @@ def test_shape_ends_stay_on_their_joints(case):
     assert matched >= 6
 
 
+@needs_three
 def test_page_is_self_contained(case, tmp_path):
     robot, X, sc = case
     page = html_page(sc, frames=True, axes=True)
     assert not re.search(r"<(script|link|img|iframe)[^>]*\b(src|href)\s*=", page, re.I)
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page, re.I)
     assert "@import" not in page and "url(http" not in page
+    assert page.count("<script") == page.count("</script>") == 3   # nothing ends a script early
     data = json.loads(re.search(r'<script type="application/json" id="scene">(.*?)</script>', page, re.S)
-                      .group(1).replace("<\\/", "</"))
+                      .group(1))
     assert len(data["bodies"]) == len(sc.names) and len(data["poses"]) == len(X)
     np.testing.assert_array_equal(np.array(data["poses"]).reshape(len(X), -1, 3, 4), sc.poses[:, :, :3, :])
+
+
+@needs_three
+def test_page_escapes_names(case):
+    """A robot or body name with HTML in it stays text: in the title escaped, in the JSON as \\u003c."""
+    robot, X, sc = case
+    hostile = '</script><!--<script>alert(1)</script>&'
+    sc2 = scene(robot, X[:1])
+    sc2.robot, sc2.names = hostile, [hostile] + sc2.names[1:]
+    page = html_page(sc2)
+    assert page.count("<script") == page.count("</script>") == 3 and "<!--" not in page
+    data = json.loads(re.search(r'id="scene">(.*?)</script>', page, re.S).group(1))
+    assert data["robot"] == hostile and data["bodies"][0]["name"] == hostile
 
 
 def _chromium():
@@ -107,6 +126,7 @@ def _chromium():
 FLAGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--enable-unsafe-swiftshader", "--virtual-time-budget=5000"]
 
 
+@needs_three
 @pytest.mark.skipif(_chromium() is None, reason="no chromium binary (apt-get install chromium)")
 @pytest.mark.parametrize("webgl", [True, False], ids=["webgl", "canvas2d"])
 def test_page_in_headless_chromium(case, webgl, tmp_path):
@@ -149,15 +169,17 @@ def test_page_in_headless_chromium(case, webgl, tmp_path):
 DELTA = ROBOTS / "delta_3rr2rrr.toml"
 
 
+@needs_three
 def test_cli_writes_the_page(tmp_path):
     out = tmp_path / "d.html"
     code, stdout, _ = check_run(["view", DELTA, "--samples", "7", "--frames", "--axes",
                                  "--html", out], ok=True)
     assert "16 bodies, 7 frames" in stdout and out.exists()
-    data = json.loads(re.search(r'id="scene">(.*?)</script>', out.read_text(), re.S).group(1).replace("<\\/", "</"))
+    data = json.loads(re.search(r'id="scene">(.*?)</script>', out.read_text(), re.S).group(1))
     assert len(data["t"]) == 7 and data["showFrames"] and data["showAxes"]
 
 
+@needs_three
 def test_cli_motion_csv(tmp_path):
     """--motion: the task coordinates of a CSV (as pkm simulate --out writes them) are the frames."""
     robot = pkm.load(DELTA)
@@ -166,12 +188,13 @@ def test_cli_motion_csv(tmp_path):
     csv.write_text("t,x,y,z,q_a1\n" + "".join(f"{0.1 * k},{float(x[0])!r},{float(x[1])!r},{float(x[2])!r},0\n" for k, x in enumerate(X)))
     out = tmp_path / "m.html"
     check_run(["view", DELTA, "--motion", csv, "--html", out], ok=True)
-    data = json.loads(re.search(r'id="scene">(.*?)</script>', out.read_text(), re.S).group(1).replace("<\\/", "</"))
+    data = json.loads(re.search(r'id="scene">(.*?)</script>', out.read_text(), re.S).group(1))
     j = [b["name"] for b in data["bodies"]].index("platform")
     np.testing.assert_allclose([fr[j][3::4] for fr in data["poses"]], [robot.platform_pose(x)[:3, 3] for x in X],
                                atol=1e-12)
 
 
+@needs_three
 @pytest.mark.parametrize("argv", [
     ["--samples", "0"], ["--port", "70000"], ["--html", "/nonexistent-dir/v.html"],
     ["--motion", "/nonexistent.csv"], ["--motion", "BAD", "--trajectory", "line"], ["--motion", "NOCOLS"],
@@ -187,6 +210,7 @@ def test_cli_refuses_in_one_line(argv, tmp_path):
     assert not out.exists() and not list(tmp_path.glob("*.html"))
 
 
+@needs_three
 def test_cli_serves_the_page(tmp_path):
     """Without --html the page is served on a local port (a subprocess, stopped after one request)."""
     import urllib.request
@@ -204,6 +228,7 @@ def test_cli_serves_the_page(tmp_path):
         proc.wait(timeout=30)
 
 
+@needs_three
 def test_cli_reference_pose_without_a_trajectory(tmp_path):
     """A robot file without a [trajectory] table (and no trajectory options) shows its reference pose."""
     out = tmp_path / "s.html"

@@ -19,18 +19,30 @@ __all__ = ["html_page", "three_js"]
 
 
 def three_js() -> str:
-    """The three.js bundle shipped by ``meshcat`` (exports ``MeshCat.THREE``)."""
-    try:
-        from importlib.resources import files
+    """The three.js bundle shipped by ``meshcat`` (exports ``MeshCat.THREE``), read from the installed
+    package's files without importing it (its ``__init__`` loads zmq and tornado)."""
+    from importlib.util import find_spec
+    from pathlib import Path
 
-        return (files("meshcat") / "viewer" / "dist" / "main.min.js").read_text(encoding="utf-8")
-    except (ImportError, OSError):
-        raise PkmError("the 3-D viewer needs three.js from the optional extra 'view': "
-                       "pip install 'pkm[view]' (it installs meshcat)") from None
+    try:
+        spec = find_spec("meshcat")
+        for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
+            bundle = Path(folder) / "viewer" / "dist" / "main.min.js"
+            if bundle.is_file():
+                return bundle.read_text(encoding="utf-8")
+    except (ImportError, ValueError, OSError, UnicodeDecodeError):
+        pass
+    raise PkmError("the 3-D viewer needs three.js from the optional extra 'view': "
+                       "pip install 'pkm[view]' (it installs meshcat)")
 
 
 def _inline(text: str) -> str:
-    return text.replace("</", "<\\/")   # no "</script>" can end the script early
+    """``text`` safe inside a ``<script>`` element: no ``</script`` can end it early, no ``<!--``
+    change how it is parsed (both only occur inside JS strings, where ``\\/`` is ``/``, ``\\!`` is
+    ``!``; the inline JSON writes every ``<`` as ``\\u003c``)."""
+    import re
+
+    return re.sub(r"(?i)</(script)", r"<\\/\1", text).replace("<!--", "<\\!--")
 
 
 def html_page(sc, *, frames: bool = False, axes: bool = False) -> str:
@@ -40,7 +52,7 @@ def html_page(sc, *, frames: bool = False, axes: bool = False) -> str:
     data["showFrames"], data["showAxes"] = bool(frames), bool(axes and sc.axes is not None)
     title = sc.robot.replace("&", "&amp;").replace("<", "&lt;")
     return (_HEAD.replace("@TITLE@", title) + "<script>" + _inline(three_js()) + "</script>\n"
-            + '<script type="application/json" id="scene">' + _inline(json.dumps(data)) + "</script>\n"
+            + '<script type="application/json" id="scene">' + json.dumps(data).replace("<", "\\u003c") + "</script>\n"
             + "<script>" + _VIEWER + "</script>\n</body>\n</html>\n")
 
 
