@@ -100,6 +100,7 @@ def test_page_is_self_contained(case, tmp_path):
     assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", page, re.I)
     assert "@import" not in page and "url(http" not in page
     assert page.count("<script") == page.count("</script>") == 3   # nothing ends a script early
+    assert "Copyright 2010-2021 Three.js Authors" in page   # the bundle's licence notices come along
     data = json.loads(re.search(r'<script type="application/json" id="scene">(.*?)</script>', page, re.S)
                       .group(1))
     assert len(data["bodies"]) == len(sc.names) and len(data["poses"]) == len(X)

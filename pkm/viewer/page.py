@@ -19,7 +19,8 @@ __all__ = ["html_page", "three_js"]
 
 
 def three_js() -> str:
-    """The three.js bundle shipped by ``meshcat`` (exports ``MeshCat.THREE``), read from the installed
+    """The three.js bundle shipped by ``meshcat`` (exports ``MeshCat.THREE``; MIT, three.js MIT; its
+    licence notices, comments, go first), read from the installed
     package's files without importing it (its ``__init__`` loads zmq and tornado)."""
     from importlib.util import find_spec
     from pathlib import Path
@@ -28,8 +29,10 @@ def three_js() -> str:
         spec = find_spec("meshcat")
         for folder in (spec.submodule_search_locations or ()) if spec is not None else ():
             bundle = Path(folder) / "viewer" / "dist" / "main.min.js"
-            if bundle.is_file():
-                return bundle.read_text(encoding="utf-8")
+            if bundle.is_file():   # with its licence notices (comments), which the page carries along
+                notices = bundle.with_name("main.min.js.LICENSE.txt")
+                head = notices.read_text(encoding="utf-8") + "\n" if notices.is_file() else ""
+                return head + bundle.read_text(encoding="utf-8")
     except (ImportError, ValueError, OSError, UnicodeDecodeError):
         pass
     raise PkmError("the 3-D viewer needs three.js from the optional extra 'view': "
