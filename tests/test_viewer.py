@@ -17,7 +17,7 @@ import pytest
 import pkm
 from pkm.algorithms.kinematics import forward_kinematics
 from pkm.plotting.mechanism import mechanism
-from tests.test_corpus import check_run
+from test_corpus import check_run  # noqa: E402  (tests/conftest.py puts tests/ on the path)
 
 ROBOTS = Path(__file__).resolve().parents[1] / "robots"
 from pkm.viewer import html_page, scene
