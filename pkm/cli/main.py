@@ -391,6 +391,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     from pkm.cli.simulate import add_parser as add_simulate_parser
     from pkm.cli.size import add_parser as add_size_parser
     from pkm.cli.sweep import add_parser as add_sweep_parser
+    from pkm.cli.view import add_parser as add_view_parser
     from pkm.cli.workspace import add_parser as add_workspace_parser
 
     add_simulate_parser(sub)
@@ -404,6 +405,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_size_parser(sub)
     add_identify_parser(sub)
     add_convert_parser(sub)
+    add_view_parser(sub)
     return parser
 
 
