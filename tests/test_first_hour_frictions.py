@@ -311,3 +311,29 @@ def test_computed_torque_simulation_shows_progress_and_the_same_motion(tmp_path,
     code, out2, err2 = run_main(capsys, *args, tmp_path / "b.csv")
     assert code == 0 and "%|" not in err2, err2
     assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+
+
+@pytest.mark.parametrize("torques", ["zero", "table"])
+def test_long_simulations_show_progress_at_a_terminal_and_errors_stay_one_line(tmp_path, capsys, monkeypatch,
+                                                                               torques):
+    """Issue 30.5: long `simulate` runs of zero or tabulated torques were silent. At a terminal they
+    show a bar of the simulated time (the same motion to the last digit); in a log or pipe none, so
+    that a run ending in an error (the Delta's free fall into its singularity) keeps its one line."""
+    import pkm.cli.simulate as simulate
+
+    if torques == "table":
+        table = tmp_path / "tau.csv"
+        code, _, err = run_main(capsys, "inverse-dynamics", RPR, "--out", table)
+        assert code == 0, err
+        torques = table
+    args = ["simulate", RPR, "--torques", torques, "--duration", 0.3, "--dt", 0.01, "--out"]
+    code, _, err = run_main(capsys, *args, tmp_path / "b.csv")
+    assert code == 0 and "%|" not in err, err                     # not a terminal: no bar
+    monkeypatch.setattr(simulate, "_interactive", lambda: True)
+    code, _, err = run_main(capsys, *args, tmp_path / "a.csv")
+    assert code == 0, err
+    assert "simulate: 100%|" in err and "1000/1000" in err
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    monkeypatch.setattr(simulate, "_interactive", lambda: False)
+    code, _, err = run_main(capsys, "simulate", DELTA_PATH, "--torques", "zero", "--duration", 0.5, "--form", "task")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err

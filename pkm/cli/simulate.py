@@ -70,6 +70,11 @@ example: pkm simulate robots/delta_3rr2rrr.toml --torques zero --duration 0.2 --
 PROGRESS_SPAN = 0.25
 
 
+def _interactive() -> bool:
+    """Whether stderr is a terminal (a user watching, not a log or a pipe)."""
+    return bool(getattr(sys.stderr, "isatty", lambda: False)())
+
+
 class _Progress:
     """The controller ``u(t, x, xd)`` reporting the simulated time to a bar of 1000 steps over
     ``span`` (the furthest time asked for: adaptive steps are retried at earlier times)."""
@@ -149,7 +154,14 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from pkm.cli.progress import progress_bar
 
     length = span[1] - span[0]
-    shown = callable(u) and length > PROGRESS_SPAN    # a controller: run in Python at every step, slow
+    shown = kind == "computed-torque" and length > PROGRESS_SPAN   # a controller: Python at every step, slow
+    # zero or tabulated torques on the adaptive methods (a Python loop): a bar only for someone at a
+    # terminal, since such runs may end in a one-line error (a singularity) that bar lines would precede
+    if (not shown and length > PROGRESS_SPAN and args.method != "RK4" and not (isinstance(u, str) and u == "hold")
+            and _interactive()):
+        from pkm.sim.inputs import actuator_input
+
+        u, shown = (u if callable(u) else actuator_input(robot, u)), True
     with progress_bar(1000, "simulate", "‰", above=0 if shown else 1000) as bar:
         try:
             sim = robot.simulate(_Progress(u, bar, span) if shown else u, span, x0, xd0, **options)
