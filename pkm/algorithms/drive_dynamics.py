@@ -1,26 +1,22 @@
-"""Drives and joint friction in the inverse dynamics (issue 29; the model: :mod:`pkm.description.drives`).
+"""Drives and joint friction in the dynamics (issue 29; the model: :mod:`pkm.description.drives`).
 
-The rigid-body actuator forces ``u_rigid`` solve ``J_IKᵀ u = φ_t`` (eq. 140). The drives and the friction
-add, joint side,
+At load (:func:`joint_terms`) the drives and the joints' friction become each limb tree variable's
+joint terms (:attr:`pkm.description.model.TreeModel.joint_terms`: armature ``n² J_m`` on an actuated
+variable, viscous and smooth Coulomb friction), which the scalar kernel's RNEA and the Python reference
+add to the joint forces (the paper's ``Q`` of eq. 100). So the inverse dynamics gives, joint side,
 
     ``u = u_rigid + n² J_m q̈_act + τ_f,act(q̇_act) + u_f``,   ``J_IKᵀ u_f = Σ_l F_(l)ᵀ H_(l)ᵀ τ_f,(l)(θ̇_(l))``
 
-— the actuated joints' own reflected rotor inertia and friction act on their own coordinate; the
-passive joints' friction ``τ_f,(l)`` (the paper's ``Q̄_(l) = −τ_f,(l)`` of eq. 100) enters the task space
-by virtual work like the limb dynamics (eq. 113, 144: ``W̄_(l) = F_(l)ᵀ H_(l)ᵀ φ_(l)``), and is shared
-among the actuators as the rigid part is (``J_IK⁻ᵀ``, or the W-weighted pseudoinverse of a redundant
-robot, :func:`pkm.algorithms.distribution.distribute`). Power check: ``u_fᵀ q̇_act = Σ_l τ_f,(l)ᵀ θ̇_(l)``.
+(for a square ``J_IK``; with redundant actuation the whole task wrench is distributed,
+:mod:`pkm.algorithms.distribution`), and the task-space EOM (eq. 107) gain ``J_IKᵀ R J_IK`` in ``M_t``
+(``R = diag(n² J_m)``), ``J_IKᵀ R J̇_IK V_t`` and the friction wrenches in ``C_t V_t``; forward dynamics
+and simulation hold them alike (a lossless gear: η enters only the motor side).
 
-Cost: the batched kernel does not return ``H_(l)`` and ``F_(l) = L_p⁺ P(x)``, so :func:`passive_task_wrench`
-forms them here, per sample and limb, in Python (a forward-kinematics pass, the body Jacobians, the loops'
-``G_y`` solve and a 6×δ_l pseudoinverse: ~0.1–0.3 ms per limb and sample, ~1 s for the Delta's 1001
-samples), only when a passive joint has friction; the drives alone cost a few array operations.
-
-The same terms in the task-space EOM (eq. 107; forward dynamics with η = 1): with ``R = diag(n² J_m)`` and
-``q̇_act = J_IK V_t``, ``q̈_act = J_IK V̇_t + J̇_IK V_t``, the drives add ``J_IKᵀ R J_IK`` to ``M_t``,
-``J_IKᵀ R J̇_IK V_t`` to ``C_t V_t`` and the friction ``J_IKᵀ τ_f,act(q̇_act) + Σ_l F_(l)ᵀ H_(l)ᵀ τ_f,(l)``
-(:func:`passive_task_wrench`) to the generalized forces the actuators must overcome; the power they
-dissipate is :func:`dissipated_power`, the rotors' kinetic energy ``robot.drives.kinetic_energy(q̇_act)``.
+Here: :func:`joint_terms`; :func:`with_drives`, :func:`add_drive_terms` (the result's drive force and
+motor side); and, as references the tests check the kernel against, :func:`passive_task_wrench` (the
+passive friction's task wrench by virtual work, eq. 113, 144: ``H_(l)`` and ``F_(l)`` formed in Python
+per sample and limb, ~0.1–0.3 ms each) and :func:`dissipated_power` (from the drives' and the friction's
+own data, not the joint terms).
 """
 from __future__ import annotations
 

@@ -296,3 +296,19 @@ def limb_tree(spec: RobotSpec, mount: str | int = 0, cut: tuple[str, ...] | None
     cut_names = {instance_name(m.name, c) for c in cut}
     limb_joints = [j for j in joints if j.name.startswith(prefix) and j.name not in cut_names]
     return compile_tree(limb_bodies, limb_joints, spec.ground)
+
+
+def reference_axes(tree) -> tuple[np.ndarray, np.ndarray]:
+    """Each tree joint's point and unit axis at the reference configuration (world), (n, 3) each: a
+    prismatic joint's at its body's origin, a revolute or helical joint's the axis point nearest its
+    body's origin (from the screw ``Y = (e; v)``: ``v = p × e + h e``, so ``e × v = p − e(e·p)``)."""
+    P, E = np.empty((tree.n, 3)), np.empty((tree.n, 3))
+    for i in range(tree.n):
+        w, v = tree.Y[i, :3], tree.Y[i, 3:]
+        if tree.axis_kind[i] == "P" or not np.linalg.norm(w) > 0:
+            P[i], E[i] = tree.A[i, :3, 3], v / np.linalg.norm(v)
+        else:
+            e = w / np.linalg.norm(w)
+            p = np.cross(e, v)
+            P[i], E[i] = p + e * (e @ (tree.A[i, :3, 3] - p)), e
+    return P, E

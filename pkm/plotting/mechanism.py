@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from pkm.description.model import reference_axes
+
 __all__ = ["Mechanism", "mechanism", "show_robot", "animate"]
 
 
@@ -42,20 +44,6 @@ class Mechanism:
     base: np.ndarray = None
     platform: np.ndarray = None
     tcp: np.ndarray = None
-
-
-def _reference_points(tree):
-    """Each tree joint's point and unit axis at the reference configuration (world)."""
-    P, E = np.empty((tree.n, 3)), np.empty((tree.n, 3))
-    for i in range(tree.n):
-        w, v = tree.Y[i, :3], tree.Y[i, 3:]
-        if tree.axis_kind[i] == "P" or not np.linalg.norm(w) > 0:
-            P[i], E[i] = tree.A[i, :3, 3], v / np.linalg.norm(v)
-        else:
-            e = w / np.linalg.norm(w)
-            p = np.cross(e, v)  # a point of the axis: v = p × e + h e  ⇒  e × v = p − e(e·p)
-            P[i], E[i] = p + e * (e @ (tree.A[i, :3, 3] - p)), e  # the axis point nearest the body's origin
-    return P, E
 
 
 def _guides(tree, rel, P0, E0, J) -> np.ndarray:
@@ -93,7 +81,7 @@ def mechanism(robot, x=None, *, start=None, joints=None) -> Mechanism:
     for limb, theta in zip(robot.limbs, joints):
         tree = limb.tree
         C = forward_kinematics(tree, theta)
-        P0, E0 = _reference_points(tree)
+        P0, E0 = reference_axes(tree)
         Ainv = np.linalg.inv(tree.A)
         rel = C @ Ainv  # the motion of each body from the reference
         J = np.einsum("nij,nj->ni", rel[:, :3, :3], P0) + rel[:, :3, 3]

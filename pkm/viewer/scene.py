@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pkm.description.model import reference_axes
 from pkm.errors import InputError
 
 __all__ = ["Scene", "scene"]
@@ -88,20 +89,6 @@ def _local_shape(body, shape, M, p, A, size) -> dict:
     return out
 
 
-def _reference_axes(tree):
-    """Each tree joint's axis point and unit axis at the reference configuration (world)."""
-    P, E = np.empty((tree.n, 3)), np.empty((tree.n, 3))
-    for i in range(tree.n):
-        w, v = tree.Y[i, :3], tree.Y[i, 3:]
-        if tree.axis_kind[i] == "P" or not np.linalg.norm(w) > 0:
-            P[i], E[i] = tree.A[i, :3, 3], v / np.linalg.norm(v)
-        else:
-            e = w / np.linalg.norm(w)
-            q = np.cross(e, v)   # a point of the axis: v = q × e + h e
-            P[i], E[i] = q + e * (e @ (tree.A[i, :3, 3] - q)), e
-    return P, E
-
-
 def scene(robot, x=None, t=None, *, joints=None, start=None, axes=False) -> Scene:
     """The scene of ``robot`` along task coordinates ``x`` (F, δ) (one pose (δ,); default: the
     reference pose) at times ``t`` (default 0, 1, …): the limbs' joints from the inverse kinematics
@@ -156,7 +143,7 @@ def scene(robot, x=None, t=None, *, joints=None, start=None, axes=False) -> Scen
     if axes:
         parts = []
         for limb, Cl in zip(robot.limbs, C):
-            P0, E0 = _reference_axes(limb.tree)
+            P0, E0 = reference_axes(limb.tree)
             rel = Cl @ np.linalg.inv(limb.tree.A)   # (F, n, 4, 4) each body's motion from the reference
             pts = np.einsum("fnij,nj->fni", rel[..., :3, :3], P0) + rel[..., :3, 3]
             parts.append(np.stack([pts, np.einsum("fnij,nj->fni", rel[..., :3, :3], E0)], axis=2))
