@@ -167,17 +167,7 @@ def _joints(r: _Reader, root, links) -> list[dict]:
             r.fail(entry, f"link {child!r} is the child of two joints ('{parent_of[child]}' and '{name}'): a URDF "
                           f"is a tree; close loops in the closure YAML")
         parent_of[child] = name
-        axis = r.floats(el.find("axis"), "xyz", entry + ".axis", default=[1, 0, 0])
-        if jtype != "fixed" and np.linalg.norm(axis) < 1e-12:
-            r.fail(entry + ".axis", "zero axis")
-        lim = el.find("limit")
-        limits = {}
-        if lim is not None and jtype in ("revolute", "prismatic"):
-            lo, hi = r.scalar(lim, "lower", entry + ".limit", 0.0), r.scalar(lim, "upper", entry + ".limit", 0.0)
-            if lo > hi:
-                r.fail(entry + ".limit", f"lower {lo:g} > upper {hi:g}")
-            if lo < hi:
-                limits["range"] = [lo, hi]
+        axis, limits, lim = _axis_and_range(r, el, entry, jtype)
         if lim is not None and jtype != "fixed":
             vel = r.scalar(lim, "velocity", entry + ".limit", 0.0)
             if vel < 0:
@@ -187,6 +177,23 @@ def _joints(r: _Reader, root, links) -> list[dict]:
         joints.append(dict(name=name, type=jtype, parent=parent, child=child, origin=r.origin(el, entry),
                            axis=axis / np.linalg.norm(axis) if jtype != "fixed" else axis, limits=limits))
     return joints
+
+
+def _axis_and_range(r: _Reader, el, entry: str, kind: str):
+    """A joint's or loop's ``<axis xyz>`` (default x; not zero unless fixed), its ``<limit lower upper>``
+    as ``{"range": [lo, hi]}`` (revolute and prismatic; none where lower = upper), and the ``<limit>``."""
+    axis = r.floats(el.find("axis"), "xyz", entry + ".axis", default=[1, 0, 0])
+    if kind != "fixed" and np.linalg.norm(axis) < 1e-12:
+        r.fail(entry + ".axis", "zero axis")
+    lim = el.find("limit")
+    limits = {}
+    if lim is not None and kind in ("revolute", "prismatic"):
+        lo, hi = r.scalar(lim, "lower", entry + ".limit", 0.0), r.scalar(lim, "upper", entry + ".limit", 0.0)
+        if lo > hi:
+            r.fail(entry + ".limit", f"lower {lo:g} > upper {hi:g}")
+        if lo < hi:
+            limits["range"] = [lo, hi]
+    return axis, limits, lim
 
 
 LOOP_TYPES = {"revolute": "R", "continuous": "R", "prismatic": "P", "spherical": "S", "fixed": "fixed"}
@@ -219,17 +226,7 @@ def _loops(r: _Reader, root, links, names) -> list[dict]:
             holder = el.find(f"{side}_origin")
             ends[side] = (link, r.origin(e, f"{entry}.{side}") if holder is None
                           else _origin_of(r, holder, f"{entry}.{side}_origin"))
-        axis = r.floats(el.find("axis"), "xyz", entry + ".axis", default=[1, 0, 0])
-        if kind != "fixed" and np.linalg.norm(axis) < 1e-12:
-            r.fail(entry + ".axis", "zero axis")
-        lim = el.find("limit")
-        limits = {}
-        if lim is not None and kind in ("revolute", "prismatic"):
-            lo, hi = r.scalar(lim, "lower", entry + ".limit", 0.0), r.scalar(lim, "upper", entry + ".limit", 0.0)
-            if lo > hi:
-                r.fail(entry + ".limit", f"lower {lo:g} > upper {hi:g}")
-            if lo < hi:
-                limits["range"] = [lo, hi]
+        axis, limits, _ = _axis_and_range(r, el, entry, kind)
         out.append(dict(name=name, type=LOOP_TYPES[kind], pred=ends["predecessor"], succ=ends["successor"],
                         axis=axis / max(np.linalg.norm(axis), 1e-300), limits=limits))
     return out
