@@ -16,7 +16,7 @@ class ComputedTorque:
 
     ``model``: the robot the controller believes in (a :class:`pkm.robot.Robot`, e.g. loaded with
     other masses than the simulated one); ``desired``: a :class:`pkm.trajectory.Trajectory`
-    (interpolated by cubic splines of its x, ẋ, ẍ samples; held at its ends outside its times)
+    (interpolated by the piecewise quintic through its x, ẋ, ẍ samples; held at its ends outside its times)
     or a callable ``t → (x_d, ẋ_d, ẍ_d)``; ``kp`` [1/s²] and ``kd`` [1/s] the PD gains (scalars or
     one per task coordinate; ``kd`` defaults to ``2√kp``, critical damping).
     """
@@ -41,13 +41,18 @@ class ComputedTorque:
 
 
 def _splines(traj):
-    from scipy.interpolate import CubicSpline
+    """``t → (x_d, ẋ_d, ẍ_d)``: the piecewise quintic through the samples' x, ẋ and ẍ (Hermite,
+    scipy's ``BPoly.from_derivatives``) and its derivatives, so that the three are consistent
+    (ẋ_d = dx_d/dt exactly), which three separate splines of the samples are not."""
+    from scipy.interpolate import BPoly
 
     t = np.asarray(traj.t, dtype=float)
-    parts = [CubicSpline(t, getattr(traj, k), axis=0) for k in ("x", "xd", "xdd")]
+    x, xd, xdd = (np.asarray(getattr(traj, k), dtype=float) for k in ("x", "xd", "xdd"))
+    polys = [BPoly.from_derivatives(t, np.stack([x[:, i], xd[:, i], xdd[:, i]], axis=1)) for i in range(x.shape[1])]
+    parts = [[p.derivative(k) if k else p for p in polys] for k in range(3)]
 
     def desired(time):
         time = min(max(time, t[0]), t[-1])
-        return tuple(p(time) for p in parts)
+        return tuple(np.array([float(p(time)) for p in ps]) for ps in parts)
 
     return desired

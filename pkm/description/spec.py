@@ -320,6 +320,19 @@ class RobotSpec:
         body = replace(old, mass=M, com=com, inertia=inertia)
         return replace(self, bodies=tuple(body if b is old else b for b in self.bodies))
 
+    def with_inertia_scaled(self, factor: float) -> "RobotSpec":
+        """This robot with every body's mass and inertia (the limb template's too) multiplied by
+        ``factor`` > 0, centres of mass kept: a model that errs by ``factor − 1`` in all its rigid-body
+        parameters (drives and friction unchanged), e.g. a computed-torque controller's model."""
+        if not (np.isfinite(factor) and factor > 0.0):
+            raise RobotFileError(self.source, "bodies", f"an inertia scale must be a finite number > 0, got {factor!r}")
+
+        def scaled(bodies):
+            return tuple(replace(b, mass=b.mass * factor, inertia=b.inertia * factor) for b in bodies)
+
+        limb = None if self.limb is None else replace(self.limb, bodies=scaled(self.limb.bodies))
+        return replace(self, bodies=scaled(self.bodies), limb=limb)
+
     def joint(self, name: str) -> JointSpec:
         """The joint called ``name`` (after expansion); KeyError if there is none."""
         for j in self.expanded()[1]:
