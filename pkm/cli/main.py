@@ -382,6 +382,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
                             "printed terms and the JSON stay SI)")
     p_eom.set_defaults(func=_cmd_eom)
     from pkm.cli.compile import add_parser as add_compile_parser
+    from pkm.cli.cycle import add_parser as add_cycle_parser
     from pkm.cli.convert import add_parser as add_convert_parser
     from pkm.cli.fk import add_parser as add_fk_parser
     from pkm.cli.identify import add_parser as add_identify_parser
@@ -403,6 +404,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_fk_parser(sub)
     add_compile_parser(sub)
     add_size_parser(sub)
+    add_cycle_parser(sub)
     add_identify_parser(sub)
     add_convert_parser(sub)
     add_view_parser(sub)

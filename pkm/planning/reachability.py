@@ -20,13 +20,14 @@ Theorem). The end point's ``u`` (no step follows it) is its fastest admissible d
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from pkm.errors import PkmError
 
-__all__ = ["Profile", "reachability", "u_bounds"]
+__all__ = ["Profile", "reachability", "static_sets", "u_bounds"]
 
 #: Relative tolerance of the interval tests (numerical slack of the closed-form bounds).
 SLACK = 1e-9
@@ -72,20 +73,16 @@ def u_bounds(Lp, Lr, Up, Ur, x):
     return np.max(Lp * x + Lr, axis=-1), np.min(Up * x + Ur, axis=-1)
 
 
-def reachability(A, B, C, xmax, ds: float) -> Profile:
-    """The time-optimal ``(x, u)`` for rows ``A u + B x + C ≤ 0`` (N, m) and ``x ≤ xmax`` (N,) on a grid
-    of step ``ds``, starting and ending at rest. A path that cannot be run (the robot cannot hold a point
-    of it against gravity with the given limits, or not start or stop there) is a one-line PkmError."""
-    A, B, C = (np.asarray(v, dtype=float) for v in (A, B, C))
-    N = A.shape[0]
+def static_sets(A, B, C, xmax) -> np.ndarray:
+    """The static sets ``X_i`` (N, 2): the ``x`` at which some ``u`` meets every row, ``0 ≤ x ≤ xmax``; a point
+    with none (or none at rest at the path's ends) is a one-line PkmError."""
     Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
-    # static sets X_i: every lower bound below every upper bound, the pure-x rows, 0 ≤ x ≤ xmax
+    N = Lp.shape[0]
     k = (Lp[:, :, None] - Up[:, None, :]).reshape(N, -1)
     r = (Ur[:, None, :] - Lr[:, :, None]).reshape(N, -1)
     r = np.where(np.isnan(r), np.inf, r)
     lo, hi = _interval(k, r, np.zeros(N), np.asarray(xmax, dtype=float))
     lo, hi = _interval(Xb, -Xc, lo, hi)
-    X = np.column_stack([lo, hi])
     bad = np.flatnonzero(~(hi >= lo - SLACK * np.maximum(1.0, np.abs(hi))))
     if bad.size:
         raise PkmError(f"the path cannot be run at point {int(bad[0])} of {N}: no admissible acceleration at "
@@ -93,32 +90,52 @@ def reachability(A, B, C, xmax, ds: float) -> Profile:
     if lo[0] > SLACK or lo[-1] > SLACK:
         raise PkmError("the path cannot start or end at rest within the limits (the robot cannot hold its end "
                        "points against gravity with the given torque limits)")
+    return np.column_stack([lo, hi])
+
+
+def reachability(A, B, C, xmax, ds: float) -> Profile:
+    """The time-optimal ``(x, u)`` for rows ``A u + B x + C ≤ 0`` (N, m) and ``x ≤ xmax`` (N,) on a grid
+    of step ``ds``, starting and ending at rest. A path that cannot be run (the robot cannot hold a point
+    of it against gravity with the given limits, or not start or stop there) is a one-line PkmError."""
+    A, B, C = (np.asarray(v, dtype=float) for v in (A, B, C))
+    N = A.shape[0]
+    Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
+    X = static_sets(A, B, C, xmax)
     inv = 1.0 / (2.0 * ds)
-    K = np.empty((N, 2))
-    K[-1] = (0.0, 0.0)
+    # per point the valid bounds as Python floats: the passes are sequential, m is small
+    lows = [[(p, r) for p, r in zip(pp, rr) if r != -math.inf] for pp, rr in zip(Lp.tolist(), Lr.tolist())]
+    ups = [[(p, r) for p, r in zip(pp, rr) if r != math.inf] for pp, rr in zip(Up.tolist(), Ur.tolist())]
+    Xl = X.tolist()
+    K = [(0.0, 0.0)] * N
     for i in range(N - 2, -1, -1):
         klo, khi = K[i + 1]
+        a, b = Xl[i]
         # L_p(x) ≤ (khi − x)/(2Δ) and (klo − x)/(2Δ) ≤ U_q(x)
-        kk = np.concatenate([Lp[i] + inv, -inv - Up[i]])
-        rr = np.concatenate([khi * inv - Lr[i], Ur[i] - klo * inv])
-        rr = np.where(np.isnan(rr), np.inf, rr)
-        a, b = _interval(kk, rr, X[i, 0], X[i, 1])
+        for k, r in [(p + inv, khi * inv - q) for p, q in lows[i]] + [(-inv - p, q - klo * inv) for p, q in ups[i]]:
+            if k > 0.0:
+                b = min(b, r / k)
+            elif k < 0.0:
+                a = max(a, r / k)
+            elif r < 0.0:
+                a, b = math.inf, -math.inf
         if not b >= a - SLACK * max(1.0, abs(b)):
             raise PkmError(f"the path cannot be run: no controllable speed at point {i} of {N} (the limits "
                            f"cannot stop the motion before the end)")
         K[i] = (max(0.0, min(a, b)), max(0.0, b))
-    if K[0, 0] > SLACK:
+    if K[0][0] > SLACK:
         raise PkmError("the path cannot be run from rest within the limits")
-    x = np.empty(N)
-    u = np.empty(N)
-    x[0] = 0.0
+    x = [0.0] * N
+    u = [0.0] * N
     for i in range(N - 1):
-        L, U = u_bounds(Lp[i], Lr[i], Up[i], Ur[i], x[i])
+        xi = x[i]
+        L = max((p * xi + r for p, r in lows[i]), default=-math.inf)
+        U = min((p * xi + r for p, r in ups[i]), default=math.inf)
         klo, khi = K[i + 1]
-        ui = min(U, (khi - x[i]) * inv)
-        ui = max(ui, L if np.isfinite(L) else ui, (klo - x[i]) * inv)
+        ui = max(min(U, (khi - xi) * inv), L, (klo - xi) * inv)
         u[i] = ui
-        x[i + 1] = min(max(x[i] + 2.0 * ds * ui, klo), khi)
-    L, U = u_bounds(Lp[-1], Lr[-1], Up[-1], Ur[-1], 0.0)
-    u[-1] = L if np.isfinite(L) else min(U, 0.0)
+        x[i + 1] = min(max(xi + 2.0 * ds * ui, klo), khi)
+    L = max((r for p, r in lows[-1]), default=-math.inf)
+    U = min((r for p, r in ups[-1]), default=math.inf)
+    u[-1] = L if math.isfinite(L) else min(U, 0.0)
+    x, u, K = np.array(x), np.array(u), np.array(K)
     return Profile(x=x, u=u, K=K, X=X)

@@ -108,26 +108,15 @@ class CycleResult:
     def write_csv(self, path) -> None:
         """The trajectory as ``t, x…, xd…, xdd…`` (what ``pkm inverse-dynamics --trajectory file --file`` reads,
         non-uniform time steps as they are) and the path parameter's columns ``s, sd, sdd`` (read as one more
-        coordinate where no names are given); written whole (a temporary file renamed)."""
-        import os
-        import tempfile
-        from pathlib import Path
-
+        coordinate where no names are given). ``pkm cycle`` writes it through :func:`pkm.cli.output.outputs`
+        (a temporary file renamed: nothing half-written)."""
         tr = self.trajectory
         cols = ["t", *tr.names, *(n + "d" for n in tr.names), *(n + "dd" for n in tr.names), "s", "sd", "sdd"]
         data = np.column_stack([tr.t, tr.x, tr.xd, tr.xdd, self.s, self.sd, self.sdd])
-        p = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=p.resolve().parent, prefix=".cycle-", suffix=".csv")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write(",".join(cols) + "\n")
-                for row in data:
-                    f.write(",".join(repr(float(v)) for v in row) + "\n")
-            os.replace(tmp, p)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(",".join(cols) + "\n")
+            for row in data:
+                f.write(",".join(repr(float(v)) for v in row) + "\n")
 
 
 def _ratios(robot, tau, speed, qd, limits):

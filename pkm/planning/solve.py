@@ -58,7 +58,7 @@ def _points(n, route: Route) -> list[int]:
     return [int(k) for k in share]
 
 
-def _solve_piece(robot, path, n, limits, gains):
+def _solve_piece(robot, path, n, limits, gains, solve=reachability):
     pd = path_dynamics(robot, path, n)
     drives = robot.drives
     ds = path.length / (n - 1)
@@ -68,7 +68,7 @@ def _solve_piece(robot, path, n, limits, gains):
     sides = gear_sides(pd, drives, x, u)
     for it in range(1, MAX_ITERATIONS + 1):
         A, B, C = torque_rows(pd, gains, drives, limits, x, sides)
-        prof = reachability(A, B, C, xmax, ds)
+        prof = solve(A, B, C, xmax, ds)
         new_sides = gear_sides(pd, drives, prof.x, prof.u)
         sd_old, sd_new = np.sqrt(x), np.sqrt(prof.x)
         change = float(np.max(np.abs(sd_new - sd_old))) / max(float(np.max(sd_new)), 1e-300)
@@ -134,13 +134,16 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
     return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted
 
 
-def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000) -> CycleResult:
+def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000,
+                 solver: str = "reachability") -> CycleResult:
     """The time-optimal motion of ``robot`` along ``path`` (a :class:`pkm.planning.paths.Path`, a
     :class:`Route` or a sequence of paths, each run from rest to rest) under the actuators' torque and
     speed limits: ``torque_limit`` and ``speed_limit`` (one value for all actuators or one per
     actuator; motor side [N·m, rad/s] where the robot file has drives, else the joint-side actuator
     force and rate), by default the drives' ``peak_torque`` and ``max_speed``; plus the robot file's
     actuator velocity limits. ``n``: grid points in all (shared by the paths by length, at least 16 each).
+    ``solver``: ``"reachability"`` (pkm's closed-form TOPP-RA, :mod:`pkm.planning.reachability`) or
+    ``"toppra"`` (the optional ``toppra`` package on the same rows, :mod:`pkm.planning.toppra_solve`).
 
     The path is checked against the joint ranges first (:class:`pkm.LimitError`). Returns a
     :class:`pkm.planning.result.CycleResult` (trajectory, cycle time, picks per minute for a
@@ -154,12 +157,18 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     """
     route = _route(path)
     counts = _points(n, route)
+    if solver == "reachability":
+        solve = reachability
+    elif solver == "toppra":
+        from pkm.planning.toppra_solve import toppra_reachability as solve
+    else:
+        raise InputError(f"solver must be 'reachability' or 'toppra', got {solver!r}")
     limits = resolve_limits(robot, torque_limit, speed_limit)
     gains = motor_gains(robot.drives, robot.n_act)
     pieces = []
     t0, s0 = 0.0, 0.0
     for k, (p, m) in enumerate(zip(route.paths, counts)):
-        pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains)
+        pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains, solve)
         s, x, u, inserted = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
         sd = np.sqrt(x)
         step = np.diff(s)
