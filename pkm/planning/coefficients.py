@@ -31,7 +31,7 @@ import numpy as np
 from pkm.algorithms.limits import check_limits
 from pkm.errors import PkmError
 
-__all__ = ["PathDynamics", "path_dynamics", "MotorGains", "motor_gains"]
+__all__ = ["PathDynamics", "path_dynamics", "path_dynamics_at", "MotorGains", "motor_gains"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,7 +75,13 @@ def path_dynamics(robot, path, n: int) -> PathDynamics:
     if path.dim != robot.task_dof:
         raise PkmError(f"the path has {path.dim} coordinates, the robot's task space {robot.task_dof} "
                        f"({', '.join(robot.task.coordinate_names())})")
-    s = np.linspace(0.0, path.length, n)
+    return path_dynamics_at(robot, path, np.linspace(0.0, path.length, n))
+
+
+def path_dynamics_at(robot, path, s) -> PathDynamics:
+    """:func:`path_dynamics` at the path parameters ``s`` (increasing), one inverse dynamics over 3 len(s) samples."""
+    s = np.asarray(s, dtype=float)
+    n = s.size
     x, dx, ddx = path.evaluate(s)
     d = x.shape[1]
     X = np.repeat(x, 3, axis=0)

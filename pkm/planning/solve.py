@@ -14,9 +14,13 @@ the exact motor torque. The motor torques of the result are then recomputed with
 ``motor_torque`` and checked against the limits (a PkmError if they exceed them by more than 1e-6).
 
 **Switches.** Where the greedy forward pass turns from accelerating to braking inside a step (the step's
-``s̈`` lies strictly between its bounds), a sample is added at the switching point ``s*`` (acceleration
-``U_i`` from ``s_i``, the braking bound from ``s*``, rows interpolated linearly between the grid points), so
-that at every sample of the trajectory one limit is reached: bang–bang.
+``s̈`` lies strictly between its bounds), a sample is added at the switching point ``s*``: the largest
+admissible ``s̈`` from ``s_i`` up to ``s*``, found by bisection so that braking from ``s*`` to
+``x_{i+1}`` needs exactly the least admissible ``s̈`` there (coefficients interpolated linearly between
+the grid points for the search, then the switching sample's braking bound from its own coefficients, one
+more inverse dynamics), or ``s*`` on the speed limit where the acceleration reaches it first. So every
+sample of the trajectory meets a limit: bang–bang. The bounds at the switch are the exact ones (each gear
+side where it holds).
 """
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ import numpy as np
 
 from pkm.errors import InputError, PkmError
 
-from pkm.planning.coefficients import path_dynamics, motor_gains
+from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
 from pkm.planning.constraints import exact_u_interval, gear_sides, resolve_limits, speed_bound, torque_rows
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
@@ -97,7 +101,7 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
     ds = s[1] - s[0]
     L, U = u_bounds(Lp, Lr, Up, Ur, x)
     coef = {k: getattr(pd, k) for k in ("a", "b", "c", "dq", "ddq")}
-    out_s, out_x, out_u, inserted = [], [], [], []
+    out_s, out_x, out_u, inserted, on_speed = [], [], [], [], []
     for i in range(n):
         out_s.append(s[i]), out_x.append(x[i]), out_u.append(u[i])
         if i == n - 1:
@@ -106,32 +110,40 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
         if not ((U[i] - u[i] > 1e-6 * width) and (u[i] - L[i] > 1e-6 * width) and x[i] < xmax[i] * (1 - 1e-9)):
             continue
         ua = exact_u_interval({k: v[i] for k, v in coef.items()}, gains, drives, limits, x[i], u[i])[1]
-        ud = exact_u_interval({k: v[i + 1] for k, v in coef.items()}, gains, drives, limits, x[i + 1], u[i + 1])[0]
-        if not (np.isfinite(ua) and np.isfinite(ud) and ud < u[i] < ua):
+        if not (np.isfinite(ua) and ua > u[i]):
             continue
-        sig = (x[i + 1] - 2.0 * ds * ud - x[i]) / (2.0 * (ua - ud))
-        if not 0.0 < sig < ds:
-            continue
-        w = sig / ds
-        xs = x[i] + 2.0 * sig * ua
-        us = None
-        if xs > ((1 - w) * xmax[i] + w * xmax[i + 1]) * (1 + 1e-9):
-            # the accelerating line reaches the speed limit first: the switch sample is on it
-            slope = (xmax[i + 1] - xmax[i]) / ds
-            sig = (xmax[i] - x[i]) / (2.0 * ua - slope) if 2.0 * ua - slope > 0 else -1.0
-            if not 0.0 < sig < ds:
-                continue
+        slope = (xmax[i + 1] - xmax[i]) / ds
+        hit = (xmax[i] - x[i]) / (2.0 * ua - slope) if 2.0 * ua - slope > 0 else np.inf   # reaches the speed limit
+
+        def gap(sig):
+            """(needed − least admissible) deceleration from the switch at s_i + sig to x_{i+1}."""
             w = sig / ds
-            xs = min(x[i] + 2.0 * sig * ua, (1 - w) * xmax[i] + w * xmax[i + 1])
-            us = (x[i + 1] - xs) / (2.0 * (ds - sig))
-        lo, hi = exact_u_interval({k: (1 - w) * v[i] + w * v[i + 1] for k, v in coef.items()}, gains, drives, limits,
-                                  xs, ud if us is None else us)
-        if not lo <= hi or (us is not None and not lo <= us <= hi):
-            continue
+            xs = x[i] + 2.0 * sig * ua
+            need = (x[i + 1] - xs) / (2.0 * (ds - sig))
+            lo = exact_u_interval({k: (1 - w) * v[i] + w * v[i + 1] for k, v in coef.items()}, gains, drives, limits,
+                                  xs, need)[0]
+            return need - lo, xs, need
+
+        lo_s, hi_s = 0.0, min(ds * (1 - 1e-9), hit)
+        g_hi = gap(hi_s)
+        if g_hi[0] > 0.0:
+            if hit >= ds * (1 - 1e-9):
+                continue
+            sig, xs, us = hi_s, g_hi[1], g_hi[2]    # on the speed limit: the speed is the active limit
+            on_speed.append(len(out_s))
+        else:
+            for _ in range(60):
+                mid = 0.5 * (lo_s + hi_s)
+                if gap(mid)[0] > 0.0:
+                    lo_s = mid
+                else:
+                    hi_s = mid
+            sig = hi_s
+            _, xs, us = gap(sig)
         out_u[-1] = ua
-        out_s.append(s[i] + sig), out_x.append(xs), out_u.append(float(lo if us is None else us))
+        out_s.append(s[i] + sig), out_x.append(xs), out_u.append(float(us))
         inserted.append(len(out_s) - 1)
-    return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted
+    return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted, on_speed
 
 
 def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000,
@@ -169,7 +181,14 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     t0, s0 = 0.0, 0.0
     for k, (p, m) in enumerate(zip(route.paths, counts)):
         pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains, solve)
-        s, x, u, inserted = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
+        s, x, u, inserted, on_speed = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
+        if inserted:   # the switching samples' bounds again from their own coefficients (not interpolated)
+            at = path_dynamics_at(robot, p, s[inserted])
+            for j, k in enumerate(inserted):
+                lo, hi = exact_u_interval({c: getattr(at, c)[j] for c in ("a", "b", "c", "dq", "ddq")}, gains,
+                                          robot.drives, limits, x[k], u[k])
+                if lo <= hi:   # braking from the switch at its limit; on the speed limit: kept within
+                    u[k] = min(max(u[k], lo), hi) if k in on_speed else lo
         sd = np.sqrt(x)
         step = np.diff(s)
         denom = sd[:-1] + sd[1:]
