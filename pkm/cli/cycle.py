@@ -77,7 +77,8 @@ def _task_point(robot, values, what: str):
         return np.array(values, dtype=float)
     if len(values) == 3 and any(n in "xyz" for n in names):
         return np.array([values["xyz".index(n)] if n in ("x", "y", "z") else 0.0 for n in names])
-    raise PkmError(f"{what} takes {len(names)} values (the task coordinates {' '.join(names)}) or 3 (X Y Z), "
+    other = "" if len(names) == 3 or not any(n in "xyz" for n in names) else " or 3 (X Y Z in the world)"
+    raise PkmError(f"{what} takes {len(names)} values (the task coordinates {' '.join(names)}){other}, "
                    f"got {len(values)}")
 
 
@@ -112,7 +113,8 @@ def build_route(robot, args):
     kind = args.path
     if kind not in PATHS:
         if not Path(kind).is_file():
-            raise PkmError(f"--path {kind}: no such file (expected pick-place, line or a CSV of waypoints)")
+            what = "is a directory" if Path(kind).is_dir() else "no such file"
+            raise PkmError(f"--path {kind}: {what} (expected pick-place, line or a CSV of waypoints)")
         for opt in ("start", "end", "lift", "travel", "blend"):
             if getattr(args, opt) is not None:
                 raise PkmError(f"--{opt} does not apply to a path file (its points are the path)")
@@ -133,10 +135,10 @@ def build_route(robot, args):
     travel = _length(args.travel, "--travel", True) or 0.305
     blend = _length(args.blend, "--blend", False)
     blend = 0.5 * lift if blend is None else blend
-    vert = names.index("z")
-    if next(n for k, n in enumerate(names) if k != vert) != "x":
+    if "x" not in names:
         raise PkmError(f"a pick-place path travels along x, but the task coordinates are {', '.join(names)}")
-    return pick_place_route(start, lift, travel, blend, vertical_axis=vert)
+    return pick_place_route(start, lift, travel, blend, vertical_axis=names.index("z"),
+                            horizontal_axis=names.index("x"))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -157,8 +159,8 @@ def run(args: argparse.Namespace) -> int:
             _finite(v, f"--{opt.replace('_', '-')}")
             if any(not x > 0 for x in v):
                 raise PkmError(f"--{opt.replace('_', '-')} must be positive, got {' '.join(f'{x:g}' for x in v)}")
-    if not 16 <= args.points <= 10**6:
-        raise PkmError(f"--points must be from 16 to 1000000, got {args.points}")
+    if not 16 <= args.points <= 100_000:
+        raise PkmError(f"--points must be from 16 to 100000, got {args.points}")
     robot = load(args.robot)
     route = build_route(robot, args)
     res = time_optimal(robot, route, torque_limit=args.torque_limit, speed_limit=args.speed_limit, n=args.points)

@@ -18,6 +18,10 @@ import numpy as np
 from pkm.algorithms.limits import limit_table
 from pkm.errors import InputError, PkmError
 
+#: The robot file's velocity limits are kept this fraction inside, so that inverse dynamics along the result
+#: (which refuses any rate beyond them) replays it.
+VELOCITY_MARGIN = 1e-9
+
 __all__ = ["Limits", "resolve_limits", "torque_rows", "speed_bound", "gear_sides"]
 
 
@@ -76,9 +80,9 @@ def resolve_limits(robot, torque_limit=None, speed_limit=None) -> Limits:
         W = np.full(n, np.inf)
     vel = np.full(n, np.inf)
     vnames = [""] * n
-    for sp in limit_table(robot).speeds:
-        if sp.vmax < vel[sp.column]:
-            vel[sp.column], vnames[sp.column] = sp.vmax, sp.joint
+    for sp in limit_table(robot).speeds:   # 1e-9 inside: pkm's own check (check_limits) finds no rounding beyond
+        if sp.vmax * (1 - VELOCITY_MARGIN) < vel[sp.column]:
+            vel[sp.column], vnames[sp.column] = sp.vmax * (1 - VELOCITY_MARGIN), sp.joint
     return Limits(torque=T, speed=W, side=side, velocity=vel, velocity_names=tuple(vnames))
 
 

@@ -121,8 +121,11 @@ class BlendedPolyline(Path):
             raise InputError(f"blend must be a positive length, got {blend!r} (0: sharp corners, a stop at each)")
         seg = np.diff(P, axis=0)
         L = np.linalg.norm(seg, axis=1)
-        if np.any(L <= _TINY * max(1.0, float(np.max(np.abs(P))))):
-            raise InputError("polyline points must differ from their neighbours")
+        scale = max(1.0, float(np.max(np.abs(P))))
+        if np.any(L <= _TINY * scale):
+            k = int(np.flatnonzero(L <= _TINY * scale)[0])
+            raise InputError(f"polyline segment {k + 1} has length {L[k]:g}: zero, or lost against the points' "
+                             f"size {scale:g} (lengths in SI units, m)")
         U = seg / L[:, None]
         corners = len(P) - 2
         for k in range(corners):
@@ -247,9 +250,9 @@ def read_path_csv(path, names) -> SplinePath:
 
 # ---------------------------------------------------------------------- pick and place
 def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: float = 0.0125, *,
-                     vertical_axis: int = -1) -> Route:
+                     vertical_axis: int = -1, horizontal_axis: int | None = None) -> Route:
     """The pick-and-place cycle from the pick point ``start``: ``lift`` up along +``vertical_axis``,
-    ``travel`` across along the first other coordinate, ``lift`` down to the place point, and the same
+    ``travel`` across along ``horizontal_axis`` (default the first other coordinate), ``lift`` down to the place point, and the same
     way back — two paths (go, back), each rest to rest (the cycle reverses at the pick and place
     points). The top corners are cut by blends of length ``blend`` (≤ ``lift`` and ≤ ``travel/2``;
     :class:`BlendedPolyline`); ``blend = 0``: sharp corners, a stop at each, six lines (the path of
@@ -261,7 +264,10 @@ def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: f
     if not -d <= vertical_axis < d:
         raise InputError(f"vertical_axis {vertical_axis} out of range for {d} coordinates")
     vert = vertical_axis % d
-    horiz = next(k for k in range(d) if k != vert)
+    horiz = next(k for k in range(d) if k != vert) if horizontal_axis is None else horizontal_axis
+    if not (-d <= horiz < d) or horiz % d == vert:
+        raise InputError(f"horizontal_axis {horizontal_axis} must be another coordinate than the vertical {vert}")
+    horiz %= d
     vals = {}
     for what, v in (("lift", lift), ("travel", travel), ("blend", blend)):
         try:

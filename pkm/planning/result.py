@@ -79,7 +79,7 @@ class CycleResult:
                for k in ("t", "s", "sd", "sdd", "x", "xd", "xdd")}
         names = tuple(robot.task.coordinate_names())
         traj = Trajectory(t=cat["t"], x=cat["x"], xd=cat["xd"], xdd=cat["xdd"], names=names)
-        res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t)
+        res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, limits=False)   # checked below
         if robot.drives is not None and limits.side == "motor":
             tau, speed = np.asarray(res.tau_motor), np.asarray(res.speed_motor)
         else:
