@@ -64,12 +64,21 @@ def _points(n, route: Route) -> list[int]:
 
 def _solve_piece(robot, path, n, limits, gains, solve=reachability):
     pd = path_dynamics(robot, path, n)
-    drives = robot.drives
-    ds = path.length / (n - 1)
+    return (pd, *profile(pd, robot.drives, limits, gains, solve))
+
+
+def profile(pd, drives, limits, gains, solve=reachability):
+    """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
+    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile).
+    Returns the Profile, its final rows, the speed bound and the number of iterations."""
+    n = pd.s.size
+    ds = pd.s[1] - pd.s[0]
     xmax = speed_bound(pd, gains, limits)
     x = np.zeros(n)
     u = np.zeros(n)
     sides = gear_sides(pd, drives, x, u)
+    nonlinear = drives is not None and bool(np.any(drives.viscous) or np.any(drives.coulomb)
+                                            or np.any(drives.efficiency < 1))
     for it in range(1, MAX_ITERATIONS + 1):
         A, B, C = torque_rows(pd, gains, drives, limits, x, sides)
         prof = solve(A, B, C, xmax, ds)
@@ -79,16 +88,13 @@ def _solve_piece(robot, path, n, limits, gains, solve=reachability):
         x, u = prof.x, prof.u
         same = bool(np.all(new_sides == sides))
         sides = new_sides
-        if change <= TOLERANCE and same:
-            break
-        if not (drives is not None and (np.any(drives.viscous) or np.any(drives.coulomb)
-                                         or np.any(drives.efficiency < 1))) and same:
-            break   # nothing depends on the profile: the first solve is exact
+        if (change <= TOLERANCE or not nonlinear) and same:
+            break   # (without friction and efficiency nothing depends on the profile: the first solve is exact)
     else:
-        raise PkmError(f"{robot.name}: the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
+        raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
                        f"and gear efficiency frozen at the previous profile)")
     A, B, C = torque_rows(pd, gains, drives, limits, x, sides)
-    return pd, prof, (A, B, C), xmax, it
+    return prof, (A, B, C), xmax, it
 
 
 def _switches(pd, prof, rows, xmax, gains, drives, limits):
