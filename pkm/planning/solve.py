@@ -107,7 +107,7 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
     ds = s[1] - s[0]
     L, U = u_bounds(Lp, Lr, Up, Ur, x)
     coef = {k: getattr(pd, k) for k in ("a", "b", "c", "dq", "ddq")}
-    out_s, out_x, out_u, inserted, on_speed = [], [], [], [], []
+    out_s, out_x, out_u, inserted, on_speed, before = [], [], [], [], [], {}
     for i in range(n):
         out_s.append(s[i]), out_x.append(x[i]), out_u.append(u[i])
         if i == n - 1:
@@ -148,10 +148,11 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
             _, xs, us = gap(sig)
         if not 1e-6 * ds < sig < (1 - 1e-6) * ds:
             continue   # the switch is at a grid point: its own s̈ is at a bound already
+        before[len(out_s)] = out_u[-1]
         out_u[-1] = ua
         out_s.append(s[i] + sig), out_x.append(xs), out_u.append(float(us))
         inserted.append(len(out_s) - 1)
-    return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted, on_speed
+    return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted, on_speed, before
 
 
 def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000,
@@ -191,14 +192,21 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     t0, s0 = 0.0, 0.0
     for k, (p, m) in enumerate(zip(route.paths, counts)):
         pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains, solve)
-        s, x, u, inserted, on_speed = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
+        s, x, u, inserted, on_speed, before = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
         if inserted:   # the switching samples' bounds again from their own coefficients (not interpolated)
             at = path_dynamics_at(robot, p, s[inserted])
+            drop = []
             for j, k in enumerate(inserted):
                 lo, hi = exact_u_interval({c: getattr(at, c)[j] for c in ("a", "b", "c", "dq", "ddq")}, gains,
                                           robot.drives, limits, x[k], u[k])
                 if lo <= hi:   # braking from the switch at its limit; on the speed limit: kept within
                     u[k] = min(max(u[k], lo), hi) if k in on_speed else lo
+                else:          # beyond the true limit curve there (a coarse grid's interpolation): left out
+                    drop.append(k)
+                    u[k - 1] = before[k]
+            keep = np.setdiff1d(np.arange(s.size), drop)
+            s, x, u = s[keep], x[keep], u[keep]
+            inserted = [k - sum(d < k for d in drop) for k in inserted if k not in drop]
         sd = np.sqrt(x)
         step = np.diff(s)
         denom = sd[:-1] + sd[1:]
