@@ -366,3 +366,15 @@ def test_cli_bad_path_files_and_robot_files(tmp_path):
         if k % 3 == 0:
             code, _, err = check_run(["cycle", path], ok=False)
             assert str(path) in err, (name, err)
+
+
+def test_coarse_grid_without_drives_stays_within_joint_side_limits():
+    """Joint-side limits (no drives) on a coarse grid: a switching sample that the interpolated
+    coefficients put beyond the true limit curve is left out, not reported 15 % over its limit."""
+    robot = pkm.load("robots/irsbot2.toml")
+    res = pkm.time_optimal(robot, pick_place_route([-0.1525, -0.885]), torque_limit=50.0, speed_limit=10.0, n=300)
+    assert res.side == "joint"
+    tr = res.trajectory
+    out = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    assert np.max(np.abs(out.tau)) <= 50.0 * (1 + 1e-3) and np.max(np.abs(out.qd_act)) <= 10.0 * (1 + 1e-3)
+    assert np.mean(res.ratio >= 0.99) > 0.97
