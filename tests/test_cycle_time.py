@@ -372,7 +372,7 @@ def test_coarse_grid_without_drives_stays_within_joint_side_limits():
     """Joint-side limits (no drives) on a coarse grid: a switching sample that the interpolated
     coefficients put beyond the true limit curve is left out, not reported 15 % over its limit."""
     robot = pkm.load("robots/irsbot2.toml")
-    res = pkm.time_optimal(robot, pick_place_route([-0.1525, -0.885]), torque_limit=50.0, speed_limit=10.0, n=300)
+    res = pkm.time_optimal(robot, pick_place_route([0.0, -0.88511146]), torque_limit=50.0, speed_limit=10.0, n=300)
     assert res.side == "joint"
     tr = res.trajectory
     out = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
