@@ -378,3 +378,24 @@ def test_coarse_grid_without_drives_stays_within_joint_side_limits():
     out = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
     assert np.max(np.abs(out.tau)) <= 50.0 * (1 + 1e-3) and np.max(np.abs(out.qd_act)) <= 10.0 * (1 + 1e-3)
     assert np.mean(res.ratio >= 0.99) > 0.97
+
+
+def test_refused_models_are_one_line_errors(tmp_path):
+    """A drive without peak_torque and no torque limit given; friction on a passive joint (not separated
+    from the kernel's forces here): refused in one line, not run with a wrong model."""
+    text = open(ROBOTS["delta"]).read()
+    nopeak = tmp_path / "nopeak.toml"
+    nopeak.write_text(text.replace("peak_torque = 3.82, ", ""))
+    code, _, err = check_run(["cycle", nopeak, "--points", "200"], ok=False)
+    assert "no drive peak_torque" in err
+    check_run(["cycle", nopeak, "--points", "200", "--torque-limit", "3.82"], ok=True)
+    assert text.count('name = "2"\n') == 1
+    passive = tmp_path / "passive.toml"
+    passive.write_text(text.replace('name = "2"\n', 'name = "2"\nfriction = { viscous = 0.01 }\n'))
+    code, _, err = check_run(["cycle", passive, "--points", "200"], ok=False)
+    assert "passive joints" in err
+    robot = pkm.load(ROBOTS["delta"])
+    with pytest.raises(pkm.PkmError, match="2 coordinates"):
+        pkm.time_optimal(robot, LinePath([0, -0.9], [0.1, -0.9]))
+    with pytest.raises(pkm.InputError, match="Path"):
+        pkm.time_optimal(robot, "pick-place")
