@@ -252,9 +252,9 @@ def read_path_csv(path, names) -> SplinePath:
 def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: float = 0.0125, *,
                      vertical_axis: int = -1, horizontal_axis: int | None = None) -> Route:
     """The pick-and-place cycle from the pick point ``start``: ``lift`` up along +``vertical_axis``,
-    ``travel`` across along ``horizontal_axis`` (default the first other coordinate), ``lift`` down to the place point, and the same
-    way back — two paths (go, back), each rest to rest (the cycle reverses at the pick and place
-    points). The top corners are cut by blends of length ``blend`` (≤ ``lift`` and ≤ ``travel/2``;
+    ``travel`` across along ``horizontal_axis`` (default the first other coordinate), ``lift`` down to
+    the place point, and the same way back — two paths (go, back), each rest to rest (the cycle
+    reverses at the pick and place points). The top corners are cut by blends of length ``blend`` (≤ ``lift`` and ≤ ``travel/2``;
     :class:`BlendedPolyline`); ``blend = 0``: sharp corners, a stop at each, six lines (the path of
     :func:`pkm.trajectory.laws.pick_place` with ``blend = 0``)."""
     p0 = _points([start, start], "pick-place start")[0]
