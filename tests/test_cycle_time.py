@@ -331,6 +331,8 @@ def test_cli_robot_without_drives_needs_torque_limits(tmp_path):
     code, out, _ = check_run(["cycle", "robots/delta_3rr2rrr.toml", "--points", "200", "--torque-limit", "60",
                               "--speed-limit", "20"], ok=True)
     assert "joint side" in out and "cycle time" in out
+    code, out, _ = check_run(["cycle", "robots/delta_3rr2rrr.toml", "--points", "200", "--torque-limit", "60"], ok=True)
+    assert "speed none none none" in out    # no speed limit: said so, never an 'inf' in the output
 
 
 def test_joint_range_and_velocity_limits(tmp_path):

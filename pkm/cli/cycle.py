@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     side = "motor side" if res.side == "motor" else "joint side"
     print(f"{robot.name}: time-optimal {route.kind} path, {len(res.t)} samples ({side} limits: torque "
           f"{' '.join(f'{v:.4g}' for v in res.torque_limit)}, speed "
-          f"{' '.join(f'{v:.4g}' for v in res.speed_limit)})")
+          f"{' '.join(f'{v:.4g}' if math.isfinite(v) else 'none' for v in res.speed_limit)})")
     print(f"  cycle time {res.cycle_time:.4g} s" + (f", {res.picks_per_minute:.4g} picks per minute (one pick per "
                                                     f"full cycle)" if res.picks_per_minute is not None else ""))
     print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
