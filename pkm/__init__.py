@@ -23,7 +23,7 @@ def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) fre
         from pkm.planning import time_optimal
 
         return time_optimal
-    if name in ("sweep", "workspace", "export"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...)
+    if name in ("sweep", "workspace", "export", "planning"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...)
         import importlib                           # a map; pkm.export.pinocchio(robot), pkm.export.write_mjcf(...)
 
         return importlib.import_module(f"pkm.{name}")
