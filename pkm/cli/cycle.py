@@ -25,7 +25,9 @@ model (gear ratio, rotor inertia, friction, efficiency: docs/robot-file-format.m
 friction") and the motor speed = gear ratio x joint rate; plus the actuators' velocity limits of the
 robot file. --torque-limit / --speed-limit override them: one value for all actuators or one per
 actuator, motor side [N·m, rad/s] where the robot has drives, else joint side (actuator force and
-rate [N·m or N, rad/s or m/s]; a robot without drives needs --torque-limit).
+rate [N·m or N, rad/s or m/s]; a robot without drives needs --torque-limit). These are peak limits: the
+continuous (RMS, thermal) ratings are no constraint here, and a bang-bang cycle run back to back exceeds
+them — check it with pkm size ROBOT --trajectory file --file TRAJ.csv.
 
 Picks per minute = 60 / cycle time, one pick per full pick-and-place cycle (up, across, down, up,
 back, down). --out writes the trajectory CSV (t, x…, xd…, xdd… and s, sd, sdd: non-uniform time steps,
