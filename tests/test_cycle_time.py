@@ -401,3 +401,16 @@ def test_refused_models_are_one_line_errors(tmp_path):
         pkm.time_optimal(robot, LinePath([0, -0.9], [0.1, -0.9]))
     with pytest.raises(pkm.InputError, match="Path"):
         pkm.time_optimal(robot, "pick-place")
+
+
+def test_toppra_missing_is_a_one_line_error(monkeypatch):
+    """pkm does not need toppra: solver='toppra' without it is one PkmError line; the default solver runs."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "toppra", None)     # import toppra -> ImportError
+    robot = pkm.load(ROBOTS["delta"])
+    route = pick_place_route(_start(robot))
+    with pytest.raises(pkm.PkmError, match="toppra package is not installed") as info:
+        pkm.time_optimal(robot, route, n=200, solver="toppra")
+    assert "\n" not in str(info.value)
+    assert pkm.time_optimal(robot, route, n=200).cycle_time > 0
