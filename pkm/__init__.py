@@ -11,7 +11,7 @@ from pkm.errors import (AccuracyWarning, BranchError, BranchWarning, IKError, In
                         RobotFileError, SingularityError, TopologyError)
 
 __version__ = "0.1.0"
-__all__ = ["load", "Robot", "sweep", "workspace", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "InputError", "LimitError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
+__all__ = ["load", "Robot", "time_optimal", "sweep", "workspace", "AccuracyWarning", "BranchError", "BranchWarning", "IKError", "InputError", "LimitError", "PkmError", "RobotFileError", "SingularityError", "TopologyError"]
 
 
 def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) free of numba start-up
@@ -19,7 +19,11 @@ def __getattr__(name):  # lazy: keep `import pkm` (and the CLI's error path) fre
         from pkm import robot
 
         return getattr(robot, name)
-    if name in ("sweep", "workspace", "export"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...)
+    if name == "time_optimal":   # pkm.planning: the time-optimal motion along a path (issue 31)
+        from pkm.planning import time_optimal
+
+        return time_optimal
+    if name in ("sweep", "workspace", "export", "planning"):  # callable modules: pkm.sweep(...) runs a sweep, pkm.workspace(...)
         import importlib                           # a map; pkm.export.pinocchio(robot), pkm.export.write_mjcf(...)
 
         return importlib.import_module(f"pkm.{name}")

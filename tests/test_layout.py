@@ -9,7 +9,7 @@ The layers (README, "Architecture"), bottom to top::
     4 kernels                    batched numba kernels over trajectories
     5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
     6 robot                      the Robot facade
-    7 sweep, plotting, export, viewer  applications
+    7 sweep, plotting, export, viewer, planning  applications
     8 cli                        the pkm command
 
 A module may import its own sub-package and any *lower* layer; peers of one layer do not import
@@ -38,6 +38,7 @@ LAYERS = {
     "robot": 6,
     "sweep": 7, "plotting": 7, "workspace": 7, "export": 7,   # export: writers of a Robot (pkm convert .xml)
     "viewer": 7,   # viewer: the 3-D scene of a motion and its self-contained HTML page (pkm view)
+    "planning": 7,   # planning: time-optimal motion along a path under the drives' limits (pkm cycle)
     "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).

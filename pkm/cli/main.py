@@ -382,18 +382,17 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
                             "printed terms and the JSON stay SI)")
     p_eom.set_defaults(func=_cmd_eom)
     from pkm.cli.compile import add_parser as add_compile_parser
+    from pkm.cli.cycle import add_parser as add_cycle_parser
     from pkm.cli.convert import add_parser as add_convert_parser
     from pkm.cli.fk import add_parser as add_fk_parser
     from pkm.cli.identify import add_parser as add_identify_parser
     from pkm.cli.reactions import add_parser as add_reactions_parser
-    from pkm.cli.show import add_animate_parser
-    from pkm.cli.show import add_parser as add_show_parser
+    from pkm.cli.show import add_animate_parser, add_parser as add_show_parser
     from pkm.cli.simulate import add_parser as add_simulate_parser
     from pkm.cli.size import add_parser as add_size_parser
     from pkm.cli.sweep import add_parser as add_sweep_parser
     from pkm.cli.view import add_parser as add_view_parser
     from pkm.cli.workspace import add_parser as add_workspace_parser
-
     add_simulate_parser(sub)
     add_sweep_parser(sub)
     add_show_parser(sub)
@@ -403,6 +402,7 @@ example: pkm inverse-dynamics robots/delta_3rr2rrr.toml --out torques.csv --plot
     add_fk_parser(sub)
     add_compile_parser(sub)
     add_size_parser(sub)
+    add_cycle_parser(sub)
     add_identify_parser(sub)
     add_convert_parser(sub)
     add_view_parser(sub)

@@ -1,0 +1,189 @@
+"""``pkm cycle ROBOT``: the time-optimal motion along a path under the drives' limits (:func:`pkm.time_optimal`)."""
+from __future__ import annotations
+
+import argparse
+import math
+
+from pkm.errors import PkmError
+
+EPILOG = """\
+The fastest motion along a geometric path of the platform such that every actuator's torque and speed
+stay within their limits (time-optimal path parametrisation by reachability analysis, TOPP-RA, with
+pkm's torques along the path from one batched inverse dynamics).
+
+Paths (task coordinates in SI units, m and rad): --path pick-place (default): from --start (the pick
+point; default the robot file's pick-place or line start, else its reference position) --lift up
+along +z, --travel across along x, --lift down, and the same way back; the top corners are cut by
+blends reaching --blend along each side (0: sharp corners, a stop at each). --path line: from --start
+to --end. --path FILE: a CSV of waypoints (header naming the task coordinates, e.g. x,y,z), splined
+through by chord length. A path is run from rest to rest (a pick-and-place cycle stops at the pick and
+place points, where it reverses). The joints' ranges in the robot file are checked along the path first.
+
+Limits: by default the robot file's drives, MOTOR side: |motor torque| <= peak_torque and |motor
+speed| <= max_speed (a drive without max_speed: speed unlimited), with the motor torque of the drive
+model (gear ratio, rotor inertia, friction, efficiency: docs/robot-file-format.md, "Drives and
+friction") and the motor speed = gear ratio x joint rate; plus the actuators' velocity limits of the
+robot file. --torque-limit / --speed-limit override them: one value for all actuators or one per
+actuator, motor side [N·m, rad/s] where the robot has drives, else joint side (actuator force and
+rate [N·m or N, rad/s or m/s]; a robot without drives needs --torque-limit). These are peak limits: the
+continuous (RMS, thermal) ratings are no constraint here, and a bang-bang cycle run back to back exceeds
+them — check it with pkm size ROBOT --trajectory file --file TRAJ.csv.
+
+Picks per minute = 60 / cycle time, one pick per full pick-and-place cycle (up, across, down, up,
+back, down). --out writes the trajectory CSV (t, x…, xd…, xdd… and s, sd, sdd: non-uniform time steps,
+what pkm inverse-dynamics --trajectory file --file reads as it is); --plot the phase plane (s, ṡ) with
+the limit curve and the torques and speeds against their limits.
+
+examples: pkm cycle examples/delta_servo.toml --out cycle.csv --plot cycle.png
+          pkm cycle examples/delta_servo.toml --blend 0 --torque-limit 3.0
+          pkm inverse-dynamics examples/delta_servo.toml --trajectory file --file cycle.csv"""
+
+PATHS = ("pick-place", "line")
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("cycle", help="time-optimal motion along a path under the drives' limits: cycle time, "
+                                     "picks per minute, trajectory CSV",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG,
+                       description="Cycle time: the time-optimal parametrisation of a path under the actuators' "
+                                   "torque and speed limits.")
+    p.add_argument("robot", help="path to a robot file")
+    p.add_argument("--path", default="pick-place", metavar="pick-place|line|FILE",
+                   help="the path: pick-place (default), line, or a CSV of waypoints")
+    p.add_argument("--start", nargs="+", type=float, metavar="X",
+                   help="pick point or line start: the task coordinates, or X Y Z in the world [m]")
+    p.add_argument("--end", nargs="+", type=float, metavar="X", help="line: end point (as --start)")
+    p.add_argument("--lift", type=float, metavar="L", help="pick-place: lift along +z [m] (default 0.025)")
+    p.add_argument("--travel", type=float, metavar="T", help="pick-place: travel along x [m] (default 0.305)")
+    p.add_argument("--blend", type=float, metavar="B",
+                   help="pick-place: corner blend length [m] (default lift/2; 0: sharp corners, a stop at each)")
+    p.add_argument("--torque-limit", nargs="+", type=float, metavar="N",
+                   help="torque limits: one for all actuators or one per actuator (default: the drives' peak_torque)")
+    p.add_argument("--speed-limit", nargs="+", type=float, metavar="W",
+                   help="speed limits: one for all actuators or one per actuator (default: the drives' max_speed)")
+    p.add_argument("--points", type=int, default=1000, metavar="N", help="grid points along the path (default 1000)")
+    p.add_argument("--out", metavar="CSV", help="write the trajectory CSV")
+    p.add_argument("--plot", metavar="PNG", help="save the phase plane and the torques and speeds against their limits")
+    p.set_defaults(func=run)
+
+
+def _task_point(robot, values, what: str):
+    """Task coordinates from ``values``: ``task_dof`` numbers, or X Y Z world numbers (rotations held at 0)."""
+    import numpy as np
+
+    from pkm.cli.options import _finite
+
+    names = list(robot.task.coordinate_names())
+    _finite(values, what)
+    if len(values) == len(names):
+        return np.array(values, dtype=float)
+    if len(values) == 3 and any(n in "xyz" for n in names):
+        return np.array([values["xyz".index(n)] if n in ("x", "y", "z") else 0.0 for n in names])
+    other = "" if len(names) == 3 or not any(n in "xyz" for n in names) else " or 3 (X Y Z in the world)"
+    raise PkmError(f"{what} takes {len(names)} values (the task coordinates {' '.join(names)}){other}, "
+                   f"got {len(values)}")
+
+
+def _default_start(robot):
+    import numpy as np
+
+    spec = robot.spec.trajectory
+    if spec and spec.get("type") in ("pick-place", "line"):
+        world = np.asarray(spec["start"], dtype=float)
+    elif spec and spec.get("type") == "sine":
+        world = np.asarray(spec["center"], dtype=float)
+    else:
+        world = np.asarray(robot.position_ref, dtype=float)
+    return _task_point(robot, list(world), "the default start")
+
+
+def _length(value, what: str, positive: bool):
+    if value is None:
+        return None
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise PkmError(f"{what} must be a {'positive' if positive else 'non-negative'} finite length [m], got {value!r}")
+    return value
+
+
+def build_route(robot, args):
+    """The route of the options (:mod:`pkm.planning.paths`)."""
+    from pathlib import Path
+
+    from pkm.planning import LinePath, Route, pick_place_route, read_path_csv
+
+    names = list(robot.task.coordinate_names())
+    kind = args.path
+    if kind not in PATHS:
+        if not Path(kind).is_file():
+            what = "is a directory" if Path(kind).is_dir() else "no such file"
+            raise PkmError(f"--path {kind}: {what} (expected pick-place, line or a CSV of waypoints)")
+        for opt in ("start", "end", "lift", "travel", "blend"):
+            if getattr(args, opt) is not None:
+                raise PkmError(f"--{opt} does not apply to a path file (its points are the path)")
+        return Route((read_path_csv(kind, names),), kind="file")
+    start = _default_start(robot) if args.start is None else _task_point(robot, args.start, "--start")
+    if kind == "line":
+        for opt in ("lift", "travel", "blend"):
+            if getattr(args, opt) is not None:
+                raise PkmError(f"--{opt} does not apply to a line (it takes --start and --end)")
+        if args.end is None:
+            raise PkmError("a line needs --end")
+        return Route((LinePath(start, _task_point(robot, args.end, "--end")),), kind="line")
+    if args.end is not None:
+        raise PkmError("--end does not apply to a pick-place path (it takes --start, --lift, --travel, --blend)")
+    if "z" not in names:
+        raise PkmError(f"a pick-place path lifts along z, but the task coordinates are {', '.join(names)}")
+    lift = _length(args.lift, "--lift", True) or 0.025
+    travel = _length(args.travel, "--travel", True) or 0.305
+    blend = _length(args.blend, "--blend", False)
+    blend = 0.5 * lift if blend is None else blend
+    if "x" not in names:
+        raise PkmError(f"a pick-place path travels along x, but the task coordinates are {', '.join(names)}")
+    return pick_place_route(start, lift, travel, blend, vertical_axis=names.index("z"),
+                            horizontal_axis=names.index("x"))
+
+
+def run(args: argparse.Namespace) -> int:
+    import numpy as np
+
+    from pkm.cli.options import _check_output, _finite
+    from pkm.cli.output import outputs
+    from pkm.planning import time_optimal
+    from pkm.robot import load
+
+    if args.out is not None:
+        _check_output(args.out, "--out")
+    if args.plot is not None:
+        _check_output(args.plot, "--plot", "image")
+    for opt in ("torque_limit", "speed_limit"):
+        v = getattr(args, opt)
+        if v is not None:
+            _finite(v, f"--{opt.replace('_', '-')}")
+            if any(not x > 0 for x in v):
+                raise PkmError(f"--{opt.replace('_', '-')} must be positive, got {' '.join(f'{x:g}' for x in v)}")
+    if not 16 <= args.points <= 100_000:
+        raise PkmError(f"--points must be from 16 to 100000, got {args.points}")
+    robot = load(args.robot)
+    route = build_route(robot, args)
+    res = time_optimal(robot, route, torque_limit=args.torque_limit, speed_limit=args.speed_limit, n=args.points)
+    side = "motor side" if res.side == "motor" else "joint side"
+    print(f"{robot.name}: time-optimal {route.kind} path, {len(res.t)} samples ({side} limits: torque "
+          f"{' '.join(f'{v:.4g}' for v in res.torque_limit)}, speed "
+          f"{' '.join(f'{v:.4g}' if math.isfinite(v) else 'none' for v in res.speed_limit)})")
+    print(f"  cycle time {res.cycle_time:.4g} s" + (f", {res.picks_per_minute:.4g} picks per minute (one pick per "
+                                                    f"full cycle)" if res.picks_per_minute is not None else ""))
+    print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
+    print("  active limits (samples): " + ", ".join(f"{k} {n}" for k, n in res.active_counts().items()))
+    paths = [p for p in (args.out, args.plot) if p is not None]
+    if paths:
+        with outputs(*paths) as out:
+            if args.out is not None:
+                res.write_csv(out[args.out])
+            if args.plot is not None:
+                from pkm.plotting.cycle import plot_cycle
+
+                plot_cycle(res, path=out[args.plot], title=f"{robot.name}: {route.kind}")
+        for what, p in (("trajectory CSV", args.out), ("plot", args.plot)):
+            if p is not None:
+                print(f"Wrote the {what} to {p}.")
+    return 0

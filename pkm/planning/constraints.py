@@ -1,0 +1,187 @@
+"""The drives' limits as rows ``A u + B x + C ≤ 0`` in ``u = s̈``, ``x = ṡ²`` at every path point.
+
+* **Torque** (motor side where the robot has drives, else the joint-side actuator force):
+  ``|τ_m| ≤ T`` per actuator, ``τ_m = k τ + m q̈`` (:class:`pkm.planning.coefficients.MotorGains`) with the
+  gear's side (driving or braking, :meth:`pkm.description.drives.Drives.motor_torque`) and the actuated
+  joints' friction ``f(q' ṡ)`` frozen at the previous profile (the solver iterates to a fixed point, at
+  which the rows are exact): ``α u + β x + γ ∓ T ≤ 0`` with ``α = k a + m q'``, ``β = k b + m q''``,
+  ``γ = k (c + f)``.
+* **Speed**: ``|n q' ṡ| ≤ W`` (motor speed; joint rate without drives) and the robot file's actuator
+  velocity limits ``|q' ṡ| ≤ v``: ``x ≤ (W / |n q'|)²``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pkm.algorithms.limits import limit_table
+from pkm.errors import InputError, PkmError
+
+#: The robot file's velocity limits are kept this fraction inside, so that inverse dynamics along the result
+#: (which refuses any rate beyond them) replays it.
+VELOCITY_MARGIN = 1e-9
+
+__all__ = ["Limits", "resolve_limits", "torque_rows", "speed_bound", "gear_sides"]
+
+
+@dataclass(frozen=True, eq=False)
+class Limits:
+    """Per actuator (n_act,): ``torque`` (> 0), ``speed`` (> 0 or inf), ``side`` ("motor" or "joint"); the
+    robot file's actuator ``velocity`` limits (joint side, inf where none) and their joint names."""
+
+    torque: np.ndarray
+    speed: np.ndarray
+    side: str
+    velocity: np.ndarray
+    velocity_names: tuple
+
+
+def _values(value, n_act: int, what: str, names) -> np.ndarray:
+    try:
+        v = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be numbers, got {value!r}") from None
+    if v.size == 1:
+        v = np.full(n_act, v[0])
+    if v.size != n_act:
+        raise InputError(f"{what} takes one value for all actuators or one per actuator ({n_act}: "
+                         f"{', '.join(names)}), got {v.size}")
+    if not np.all(np.isfinite(v)) or not np.all(v > 0):
+        raise InputError(f"{what} must be positive and finite, got {' '.join(f'{a:g}' for a in v)}")
+    return v
+
+
+def resolve_limits(robot, torque_limit=None, speed_limit=None) -> Limits:
+    """The limits of the parametrisation: ``torque_limit`` / ``speed_limit`` (one value or one per
+    actuator; motor side where the robot has drives) or else the drives' ``peak_torque`` and
+    ``max_speed``. A robot without drives needs ``torque_limit``; a drive without ``peak_torque``
+    too (one-line PkmError); a missing ``max_speed`` leaves that speed unlimited."""
+    names = list(robot.actuator_names)
+    n = robot.n_act
+    drives = robot.drives
+    side = "motor" if drives is not None and bool(np.any(drives.has_drive)) else "joint"
+    if torque_limit is not None:
+        T = _values(torque_limit, n, "torque_limit", names)
+    elif drives is None or not np.any(drives.has_drive):
+        raise PkmError(f"{robot.name}: the robot file has no drives: give the actuators' torque limits "
+                       f"(torque_limit, --torque-limit)")
+    else:
+        T = np.array(drives.peak_torque, dtype=float)
+        missing = [names[k] for k in np.flatnonzero(~np.isfinite(T))]
+        if missing:
+            raise PkmError(f"{robot.name}: actuator {missing[0]} has no drive peak_torque: give the torque limits "
+                           f"(torque_limit, --torque-limit)")
+    if speed_limit is not None:
+        W = _values(speed_limit, n, "speed_limit", names)
+    elif drives is not None:
+        W = np.where(np.isfinite(drives.max_speed), drives.max_speed, np.inf)
+    else:
+        W = np.full(n, np.inf)
+    vel = np.full(n, np.inf)
+    vnames = [""] * n
+    for sp in limit_table(robot).speeds:   # 1e-9 inside: pkm's own check (check_limits) finds no rounding beyond
+        if sp.vmax * (1 - VELOCITY_MARGIN) < vel[sp.column]:
+            vel[sp.column], vnames[sp.column] = sp.vmax * (1 - VELOCITY_MARGIN), sp.joint
+    return Limits(torque=T, speed=W, side=side, velocity=vel, velocity_names=tuple(vnames))
+
+
+def gear_sides(pd, drives, x, u) -> np.ndarray:
+    """True where the gear drives (``τ_load q̇ ≥ 0``, as :meth:`Drives.motor_torque` decides) at the profile
+    ``x = ṡ²``, ``u = s̈`` (N,); (N, n_act). All True without drives."""
+    if drives is None:
+        return np.ones_like(pd.a, dtype=bool)
+    sd = np.sqrt(np.maximum(x, 0.0))
+    tau = pd.tau(drives, sd, u)
+    load = tau - drives.reflected_inertia * (pd.dq * u[:, None] + pd.ddq * x[:, None])
+    return load * (pd.dq * sd[:, None]) >= 0.0
+
+
+def motor_coefficients(pd, gains, drives, x, sides):
+    """``(α, β, γ)`` (N, n_act) of ``τ_m = α s̈ + β ṡ² + γ`` with the sides and friction frozen at ``x``."""
+    k = np.where(sides, gains.k_drive, gains.k_brake)
+    m = np.where(sides, gains.m_drive, gains.m_brake)
+    f = pd.friction(drives, np.sqrt(np.maximum(x, 0.0)))
+    return k * pd.a + m * pd.dq, k * pd.b + m * pd.ddq, k * (pd.c + f)
+
+
+def torque_rows(pd, gains, drives, limits: Limits, x, sides):
+    """Rows ``A u + B x + C ≤ 0`` (N, 2 n_act): ``τ_m ≤ T`` then ``−τ_m ≤ T`` per actuator."""
+    al, be, ga = motor_coefficients(pd, gains, drives, x, sides)
+    T = limits.torque
+    return (np.concatenate([al, -al], axis=1), np.concatenate([be, -be], axis=1),
+            np.concatenate([ga - T, -ga - T], axis=1))
+
+
+def speed_bound(pd, gains, limits: Limits) -> np.ndarray:
+    """``x̄`` (N,): the largest ``ṡ²`` the speed and velocity limits allow at each point (inf: none)."""
+    with np.errstate(divide="ignore"):
+        w = np.abs(pd.dq * gains.ratio)
+        a = np.where(np.isfinite(limits.speed), (limits.speed / w) ** 2, np.inf)
+        v = np.where(np.isfinite(limits.velocity), (limits.velocity / np.abs(pd.dq)) ** 2, np.inf)
+    out = np.min(np.minimum(a, v), axis=1)
+    if np.any(np.isnan(out)):
+        raise PkmError("the speed limits are not defined along the path (NaN)")
+    return out
+
+
+def exact_u_interval(point, gains, drives, limits: Limits, x: float, u_ref: float):
+    """The exact admissible ``s̈`` at one point and ``x = ṡ²`` with each gear side where it holds (not frozen):
+    the interval around ``u_ref`` (or the lowest one if ``u_ref`` is None) of ``{u : |τ_m(u)| ≤ T}`` for all
+    actuators, ``point`` a dict of the coefficients ``a, b, c, dq, ddq`` (n_act,). Per actuator and side
+    the motor torque is affine in u and the side a half-line of u, so the set is a union of intervals."""
+    a, b, c, dq, ddq = (np.asarray(point[k], dtype=float) for k in ("a", "b", "c", "dq", "ddq"))
+    sd = np.sqrt(max(x, 0.0))
+    f = np.zeros_like(a) if drives is None else drives.friction(dq * sd)
+    beta0 = b * x + c + f
+    R = np.zeros_like(a) if drives is None else drives.reflected_inertia
+    lam, mu = a - R * dq, beta0 - R * ddq * x       # load = lam u + mu
+    qd = dq * sd
+    T = limits.torque
+    pieces = []   # per actuator: list of (lo, hi)
+    for j in range(a.size):
+        ivs = []
+        for side, (k, m) in (("drive", (gains.k_drive[j], gains.m_drive[j])), ("brake", (gains.k_brake[j], gains.m_brake[j]))):
+            al, ga = k * a[j] + m * dq[j], k * beta0[j] + m * ddq[j] * x
+            lo, hi = _affine_band(al, ga, T[j])
+            # side condition: load·q̇ ≥ 0 (drive) or < 0 (brake), load·q̇ = (lam q̇) u + mu q̇
+            p, r = lam[j] * qd[j], mu[j] * qd[j]
+            if side == "brake":
+                p, r = -p, -r
+            if p > 0:
+                lo = max(lo, -r / p)
+            elif p < 0:
+                hi = min(hi, -r / p)
+            elif r < 0 or (side == "brake" and r == 0):
+                lo, hi = np.inf, -np.inf
+            if lo <= hi:
+                ivs.append((lo, hi))
+        pieces.append(_merge(ivs))
+    cur = [(-np.inf, np.inf)]
+    for ivs in pieces:
+        cur = _merge([(max(l1, l2), min(h1, h2)) for l1, h1 in cur for l2, h2 in ivs if max(l1, l2) <= min(h1, h2)])
+    if not cur:
+        return np.inf, -np.inf
+    if u_ref is None:
+        return cur[0]
+    return min(cur, key=lambda iv: 0.0 if iv[0] <= u_ref <= iv[1] else min(abs(iv[0] - u_ref), abs(iv[1] - u_ref)))
+
+
+def _affine_band(al, ga, T):
+    """``{u : |al u + ga| ≤ T}`` as (lo, hi)."""
+    if al > 0:
+        return (-T - ga) / al, (T - ga) / al
+    if al < 0:
+        return (T - ga) / al, (-T - ga) / al
+    return (-np.inf, np.inf) if abs(ga) <= T else (np.inf, -np.inf)
+
+
+def _merge(ivs):
+    ivs = sorted(ivs)
+    out = []
+    for lo, hi in ivs:
+        if out and lo <= out[-1][1] + 1e-12 * max(1.0, abs(lo)):
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out

@@ -1,0 +1,294 @@
+"""Geometric paths of the platform, ``x(s)`` with ``x'(s)`` and ``x''(s)``, for the time-optimal parametrisation.
+
+A :class:`Path` maps its parameter ``s ∈ [0, length]`` to task coordinates; it is C² (``x''`` continuous)
+with ``x'(s) ≠ 0``, so that the torques along it are affine in ``s̈`` and ``ṡ²`` with continuous
+coefficients (:mod:`pkm.planning.coefficients`). A **route** is a tuple of paths each run rest to rest
+(a reversal or a sharp corner is a stop: there ``ṡ = 0`` by necessity).
+
+* :class:`LinePath` — a straight line, ``s`` its arc length;
+* :class:`BlendedPolyline` — a polyline whose corners are cut by quintic Bézier blends (three control
+  points on each side, equally spaced: the blend leaves each line with ``x' = `` the line's unit
+  direction and ``x'' = 0``, so the path is C² with ``s`` the arc length on the lines);
+* :class:`SplinePath` — a cubic spline (scipy, not-a-knot) through waypoints, ``s`` their chord length;
+  :func:`read_path_csv` reads the waypoints from a CSV;
+* :func:`pick_place_route` — the standard ("adept") cycle, lift up / travel across / lift down and back,
+  as pkm's :func:`pkm.trajectory.laws.pick_place` lays it out (vertical axis, travel along the first
+  horizontal coordinate, the start point the pick point).
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path as FilePath
+
+import numpy as np
+
+from pkm.errors import InputError
+
+__all__ = ["Route", "Path", "LinePath", "BlendedPolyline", "SplinePath", "ReversedPath", "read_path_csv",
+           "pick_place_route"]
+
+#: Smallest piece length relative to the path's extent: shorter lines between blends are left out.
+_TINY = 1e-12
+
+
+def _points(points, what: str, dim: int | None = None) -> np.ndarray:
+    try:
+        p = np.array(points, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be numbers, got {points!r}") from None
+    if p.ndim != 2 or p.shape[0] < 2 or p.shape[1] < 1 or (dim is not None and p.shape[1] != dim):
+        raise InputError(f"{what} must be at least 2 points of {dim or 'd'} coordinates, got shape {p.shape}")
+    if not np.all(np.isfinite(p)):
+        raise InputError(f"{what} must be finite")
+    return p
+
+
+class Route:
+    """Paths run one after the other, each from rest to rest; ``picks``: picks per run of the route (1 for
+    a pick-and-place cycle, :func:`pick_place_route`; 0 when it is no cycle); ``kind`` a name for reports."""
+
+    def __init__(self, paths, picks: int = 0, kind: str = "path"):
+        self.paths, self.picks, self.kind = tuple(paths), int(picks), str(kind)
+
+
+class Path:
+    """A C² geometric path: :meth:`evaluate` gives ``x, x', x''`` (n, d) at parameters ``s`` in
+    ``[0, length]``; ``dim`` coordinates."""
+
+    length: float
+    dim: int
+
+    def evaluate(self, s) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def reversed(self) -> "Path":
+        return ReversedPath(self)
+
+    def _s(self, s) -> np.ndarray:
+        s = np.atleast_1d(np.asarray(s, dtype=float))
+        if not np.all(np.isfinite(s)) or np.any(s < -1e-12 * self.length) or np.any(s > self.length * (1 + 1e-12)):
+            raise InputError(f"path parameters must lie in [0, {self.length:g}]")
+        return np.clip(s, 0.0, self.length)
+
+
+class ReversedPath(Path):
+    """``x_r(s) = x(L − s)``: the same geometry run backwards (``x_r' = −x'``, ``x_r'' = x''``)."""
+
+    def __init__(self, path: Path):
+        self.path, self.length, self.dim = path, path.length, path.dim
+
+    def evaluate(self, s):
+        x, d1, d2 = self.path.evaluate(self.length - self._s(s))
+        return x, -d1, d2
+
+
+class LinePath(Path):
+    """The straight line from ``start`` to ``end``, parametrised by arc length."""
+
+    def __init__(self, start, end):
+        p = _points([start, end], "line start and end")
+        self.p0, self.p1 = p
+        self.length = float(np.linalg.norm(p[1] - p[0]))
+        if not self.length > 0.0:
+            raise InputError("line start and end are the same point: there is no motion")
+        self.u = (p[1] - p[0]) / self.length
+        self.dim = p.shape[1]
+
+    def evaluate(self, s):
+        s = self._s(s)[:, None]
+        n = s.shape[0]
+        return self.p0 + s * self.u, np.tile(self.u, (n, 1)), np.zeros((n, self.dim))
+
+
+# ---------------------------------------------------------------------- blended polyline
+def _bernstein(k: int, n: int, t: np.ndarray) -> np.ndarray:
+    return math.comb(n, k) * t ** k * (1.0 - t) ** (n - k)
+
+
+class BlendedPolyline(Path):
+    """A polyline through ``points`` whose inner corners are cut by quintic Bézier blends reaching
+    ``blend`` (a length) along each adjacent line: control points ``P − d u₁, P − ⅔d u₁, P − ⅓d u₁,
+    P + ⅓d u₂, P + ⅔d u₂, P + d u₂`` (``u₁``, ``u₂`` the unit directions into and out of the corner
+    ``P``). At both ends of a blend ``x_τ = (5d/3) u`` and ``x_ττ = 0`` (collinear, equally spaced
+    control points), so with the blend's parameter length ``5d/3`` the path's ``x'`` is the unit
+    direction and ``x''`` vanishes at every join: C² everywhere, ``x' ≠ 0`` (every difference of
+    control points is a non-negative combination of ``u₁`` and ``u₂``, which are not opposite)."""
+
+    def __init__(self, points, blend: float):
+        P = _points(points, "polyline points")
+        blend = float(blend)
+        if not (math.isfinite(blend) and blend > 0.0):
+            raise InputError(f"blend must be a positive length, got {blend!r} (0: sharp corners, a stop at each)")
+        seg = np.diff(P, axis=0)
+        L = np.linalg.norm(seg, axis=1)
+        scale = max(1.0, float(np.max(np.abs(P))))
+        if np.any(L <= _TINY * scale):
+            k = int(np.flatnonzero(L <= _TINY * scale)[0])
+            raise InputError(f"polyline segment {k + 1} has length {L[k]:g}: zero, or lost against the points' "
+                             f"size {scale:g} (lengths in SI units, m)")
+        U = seg / L[:, None]
+        corners = len(P) - 2
+        for k in range(corners):
+            if float(U[k] @ U[k + 1]) < -1.0 + 1e-9:
+                raise InputError(f"the polyline reverses at point {k + 1}: a reversal needs a stop (split the route)")
+        used = np.zeros(len(L))
+        used[:-1] += blend
+        used[1:] += blend
+        if corners and np.any(used > L * (1 + 1e-12)):
+            k = int(np.flatnonzero(used > L * (1 + 1e-12))[0])
+            raise InputError(f"blend {blend:g} is too long for segment {k + 1} of length {L[k]:g} "
+                             f"(the blends of its corners must fit on it)")
+        self.dim = P.shape[1]
+        pieces = []   # (kind, s0, length, data)
+        s0 = 0.0
+        for k in range(len(L)):
+            a = P[k] + (blend * U[k] if k > 0 else 0.0)
+            b = P[k + 1] - (blend * U[k] if k < len(L) - 1 else 0.0)
+            ln = float(np.linalg.norm(b - a))
+            if ln > _TINY * L[k]:
+                pieces.append(("line", s0, ln, (a, U[k])))
+                s0 += ln
+            if k < len(L) - 1:
+                d, u1, u2, c = blend, U[k], U[k + 1], P[k + 1]
+                Q = np.array([c - d * u1, c - 2 * d / 3 * u1, c - d / 3 * u1, c + d / 3 * u2, c + 2 * d / 3 * u2,
+                              c + d * u2])
+                ln = 5.0 * d / 3.0
+                pieces.append(("blend", s0, ln, Q))
+                s0 += ln
+        self.pieces = pieces
+        self.starts = np.array([p[1] for p in pieces])
+        self.length = s0
+
+    def evaluate(self, s):
+        s = self._s(s)
+        n = s.shape[0]
+        x, d1, d2 = np.empty((n, self.dim)), np.empty((n, self.dim)), np.zeros((n, self.dim))
+        which = np.clip(np.searchsorted(self.starts, s, side="right") - 1, 0, len(self.pieces) - 1)
+        for k, (kind, s0, ln, data) in enumerate(self.pieces):
+            m = which == k
+            if not np.any(m):
+                continue
+            sig = np.clip(s[m] - s0, 0.0, ln)
+            if kind == "line":
+                a, u = data
+                x[m], d1[m] = a + sig[:, None] * u, u
+            else:
+                Q, t = data, (sig / ln)[:, None]
+                x[m] = sum(_bernstein(j, 5, t) * Q[j] for j in range(6))
+                d1[m] = 5.0 * sum(_bernstein(j, 4, t) * (Q[j + 1] - Q[j]) for j in range(5)) / ln
+                d2[m] = 20.0 * sum(_bernstein(j, 3, t) * (Q[j + 2] - 2 * Q[j + 1] + Q[j]) for j in range(4)) / ln ** 2
+        return x, d1, d2
+
+
+# ---------------------------------------------------------------------- splines
+class SplinePath(Path):
+    """A cubic spline (scipy ``CubicSpline``, not-a-knot ends: C²) through ``points`` (m ≥ 2, d),
+    parametrised by the chord length; 2 points are a line. ``x' ≠ 0`` is checked on a fine grid."""
+
+    def __init__(self, points):
+        from scipy.interpolate import CubicSpline
+
+        P = _points(points, "path points")
+        chord = np.linalg.norm(np.diff(P, axis=0), axis=1)
+        scale = max(1.0, float(np.max(np.abs(P))))
+        if np.any(chord <= _TINY * scale):
+            k = int(np.flatnonzero(chord <= _TINY * scale)[0])
+            raise InputError(f"path points {k} and {k + 1} are the same point (a path needs distinct consecutive points)")
+        self.knots = np.concatenate([[0.0], np.cumsum(chord)])
+        self.length, self.dim = float(self.knots[-1]), P.shape[1]
+        self.spline = CubicSpline(self.knots, P, axis=0, bc_type="not-a-knot" if len(P) > 3 else "natural")
+        s = np.linspace(0.0, self.length, 20 * len(P) + 1)
+        speed = np.linalg.norm(self.spline(s, 1), axis=1)
+        if not np.all(speed > 1e-6):
+            raise InputError("the spline through the path points stops or turns back (x'(s) = 0): a reversal needs "
+                             "a stop (split the path) or more points")
+
+    def evaluate(self, s):
+        s = self._s(s)
+        return self.spline(s), self.spline(s, 1), self.spline(s, 2)
+
+
+def read_path_csv(path, names) -> SplinePath:
+    """The waypoints of a path CSV (a header line naming the task coordinates ``names``, e.g. ``x,y,z``,
+    then one point per line; other columns such as ``t`` are ignored; ``#`` lines and blank lines
+    skipped) as a :class:`SplinePath`. Any defect: a one-line :class:`pkm.InputError` naming the file."""
+    p = FilePath(path)
+    try:
+        text = p.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{p}: cannot read path file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{p}: not a text (UTF-8) CSV file") from None
+    rows = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
+    if not rows:
+        raise InputError(f"{p}: empty path file (expected a header line {','.join(names)})")
+    header = [c.strip() for c in rows[0][1].split(",")]
+    missing = [n for n in names if n not in header]
+    if missing:
+        raise InputError(f"{p}: missing column {missing[0]!r} (the header must name the task coordinates "
+                         f"{', '.join(names)})")
+    idx = [header.index(n) for n in names]
+    pts = []
+    for lineno, row in rows[1:]:
+        fields = row.split(",")
+        if len(fields) != len(header):
+            raise InputError(f"{p}: line {lineno}: {len(fields)} values, expected {len(header)}")
+        try:
+            v = [float(fields[k]) for k in idx]
+        except ValueError:
+            raise InputError(f"{p}: line {lineno}: not a number") from None
+        if not all(math.isfinite(a) for a in v):
+            raise InputError(f"{p}: line {lineno}: values must be finite")
+        pts.append(v)
+    if len(pts) < 2:
+        raise InputError(f"{p}: a path needs at least 2 points, got {len(pts)}")
+    try:
+        return SplinePath(pts)
+    except InputError as exc:
+        raise InputError(f"{p}: {exc}") from None
+
+
+# ---------------------------------------------------------------------- pick and place
+def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: float = 0.0125, *,
+                     vertical_axis: int = -1, horizontal_axis: int | None = None) -> Route:
+    """The pick-and-place cycle from the pick point ``start``: ``lift`` up along +``vertical_axis``,
+    ``travel`` across along ``horizontal_axis`` (default the first other coordinate), ``lift`` down to
+    the place point, and the same way back — two paths (go, back), each rest to rest (the cycle
+    reverses at the pick and place points). The top corners are cut by blends of length ``blend`` (≤ ``lift`` and ≤ ``travel/2``;
+    :class:`BlendedPolyline`); ``blend = 0``: sharp corners, a stop at each, six lines (the path of
+    :func:`pkm.trajectory.laws.pick_place` with ``blend = 0``)."""
+    p0 = _points([start, start], "pick-place start")[0]
+    d = p0.size
+    if d < 2:
+        raise InputError(f"pick-place needs at least 2 task coordinates (a vertical and a horizontal one), got {d}")
+    if not -d <= vertical_axis < d:
+        raise InputError(f"vertical_axis {vertical_axis} out of range for {d} coordinates")
+    vert = vertical_axis % d
+    horiz = next(k for k in range(d) if k != vert) if horizontal_axis is None else horizontal_axis
+    if not (-d <= horiz < d) or horiz % d == vert:
+        raise InputError(f"horizontal_axis {horizontal_axis} must be another coordinate than the vertical {vert}")
+    horiz %= d
+    vals = {}
+    for what, v in (("lift", lift), ("travel", travel), ("blend", blend)):
+        try:
+            vals[what] = float(v)
+        except (TypeError, ValueError):
+            raise InputError(f"pick-place {what} must be a number, got {v!r}") from None
+        if not (math.isfinite(vals[what]) and vals[what] >= 0.0):
+            raise InputError(f"pick-place {what} must be a finite length >= 0, got {v!r}")
+    lift, travel, blend = vals["lift"], vals["travel"], vals["blend"]
+    if not (lift > 0 and travel > 0):
+        raise InputError(f"pick-place lift and travel must be positive, got {lift:g} and {travel:g}")
+    if blend > lift * (1 + 1e-12) or blend > 0.5 * travel * (1 + 1e-12):
+        raise InputError(f"pick-place blend {blend:g} must be at most the lift {lift:g} and half the travel "
+                         f"{0.5 * travel:g}")
+    blend = min(blend, lift, 0.5 * travel)
+    up, across = np.zeros(d), np.zeros(d)
+    up[vert], across[horiz] = lift, travel
+    corners = [p0, p0 + up, p0 + up + across, p0 + across]
+    if blend == 0.0:
+        go = tuple(LinePath(a, b) for a, b in zip(corners[:-1], corners[1:]))
+        back = tuple(LinePath(b, a) for a, b in reversed(list(zip(corners[:-1], corners[1:]))))
+        return Route(go + back, picks=1, kind="pick-place")
+    go = BlendedPolyline(corners, blend)
+    return Route((go, go.reversed()), picks=1, kind="pick-place")

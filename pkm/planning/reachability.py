@@ -1,0 +1,141 @@
+"""Time-optimal path parametrisation by reachability analysis (TOPP-RA: H. Pham, Q.-C. Pham, "A New
+Approach to Time-Optimal Path Parameterization Based on Reachability Analysis", IEEE T-RO 34(3), 2018),
+implemented here for one path coordinate: every step's LP in ``(u, x)`` is solved in closed form.
+
+Variables on a grid ``s_0 < … < s_{N−1}`` (uniform step ``Δ``): ``x_i = ṡ_i²`` and ``u_i = s̈`` on
+``[s_i, s_{i+1}]``, with ``x_{i+1} = x_i + 2Δ u_i`` (constant ``s̈`` per step). Constraints at each point
+(the paper's collocation): rows ``A_ij u_i + B_ij x_i + C_ij ≤ 0`` and ``0 ≤ x_i ≤ x̄_i``.
+
+For fixed ``x`` each row bounds ``u`` above (``A > 0``) or below (``A < 0``) by an affine function of
+``x``, or bounds ``x`` alone (``A = 0``); eliminating ``u`` (Fourier–Motzkin: every lower bound ≤ every
+upper bound) leaves an interval of ``x`` — the LPs of TOPP-RA in closed form:
+
+* static set ``X_i`` (the maximum velocity curve is its upper end, ``ṡ_max = √x̄``);
+* backward pass (controllable sets): ``K_{N−1} = {0}`` (rest at the end),
+  ``K_i = {x ∈ X_i : ∃u ∈ [L_i(x), U_i(x)] with x + 2Δu ∈ K_{i+1}}``;
+* forward pass (greedy): ``x_0 = 0``, ``u_i`` the largest admissible ``u`` keeping ``x_{i+1} ∈ K_{i+1}``.
+
+O(N m) for m rows per point; the result is time-optimal for the discretised problem (the paper's
+Theorem). The end point's ``u`` (no step follows it) is its fastest admissible deceleration at rest.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pkm.errors import PkmError
+
+__all__ = ["Profile", "reachability", "static_sets", "u_bounds"]
+
+#: Relative tolerance of the interval tests (numerical slack of the closed-form bounds).
+SLACK = 1e-9
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """``x = ṡ²`` (N,), ``u = s̈`` (N,), the controllable sets ``K`` (N, 2) and the static sets ``X`` (N, 2)."""
+
+    x: np.ndarray
+    u: np.ndarray
+    K: np.ndarray
+    X: np.ndarray
+
+
+def _split(A, B, C):
+    """Rows as lower/upper affine bounds ``u ≥ p x + r`` / ``u ≤ p x + r`` (invalid entries: slope 0 and
+    ∓inf) and pure ``x`` rows ``B x + C ≤ 0`` (others: B = 0, C = −inf)."""
+    scale = np.max(np.abs(A), axis=-1, keepdims=True)
+    free = np.abs(A) <= 1e-12 * np.where(scale > 0, scale, 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p, r = -B / A, -C / A
+    up, lo = (A > 0) & ~free, (A < 0) & ~free
+    Lp, Lr = np.where(lo, p, 0.0), np.where(lo, r, -np.inf)
+    Up, Ur = np.where(up, p, 0.0), np.where(up, r, np.inf)
+    Xb, Xc = np.where(free, B, 0.0), np.where(free, C, -np.inf)
+    return Lp, Lr, Up, Ur, Xb, Xc
+
+
+def _interval(k, r, lo, hi):
+    """Intersect ``[lo, hi]`` with ``{x : k x ≤ r}`` for arrays ``k``, ``r`` (last axis: the rows)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = r / k
+    hi = np.minimum(hi, np.min(np.where(k > 0, q, np.inf), axis=-1))
+    lo = np.maximum(lo, np.max(np.where(k < 0, q, -np.inf), axis=-1))
+    bad = np.any((k == 0) & (r < 0), axis=-1)
+    return np.where(bad, np.inf, lo), np.where(bad, -np.inf, hi)
+
+
+def u_bounds(Lp, Lr, Up, Ur, x):
+    """``[L(x), U(x)]`` of each point at ``x`` (arrays over the points, or one point's rows)."""
+    x = np.asarray(x, dtype=float)[..., None]
+    return np.max(Lp * x + Lr, axis=-1), np.min(Up * x + Ur, axis=-1)
+
+
+def static_sets(A, B, C, xmax) -> np.ndarray:
+    """The static sets ``X_i`` (N, 2): the ``x`` at which some ``u`` meets every row, ``0 ≤ x ≤ xmax``; a point
+    with none (or none at rest at the path's ends) is a one-line PkmError."""
+    Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
+    N = Lp.shape[0]
+    k = (Lp[:, :, None] - Up[:, None, :]).reshape(N, -1)
+    r = (Ur[:, None, :] - Lr[:, :, None]).reshape(N, -1)
+    r = np.where(np.isnan(r), np.inf, r)
+    lo, hi = _interval(k, r, np.zeros(N), np.asarray(xmax, dtype=float))
+    lo, hi = _interval(Xb, -Xc, lo, hi)
+    bad = np.flatnonzero(~(hi >= lo - SLACK * np.maximum(1.0, np.abs(hi))))
+    if bad.size:
+        raise PkmError(f"the path cannot be run at point {int(bad[0])} of {N}: no admissible acceleration at "
+                       f"any speed there (gravity and friction need more than the torque limits?)")
+    if lo[0] > SLACK or lo[-1] > SLACK:
+        raise PkmError("the path cannot start or end at rest within the limits (the robot cannot hold its end "
+                       "points against gravity with the given torque limits)")
+    return np.column_stack([lo, hi])
+
+
+def reachability(A, B, C, xmax, ds: float) -> Profile:
+    """The time-optimal ``(x, u)`` for rows ``A u + B x + C ≤ 0`` (N, m) and ``x ≤ xmax`` (N,) on a grid
+    of step ``ds``, starting and ending at rest. A path that cannot be run (the robot cannot hold a point
+    of it against gravity with the given limits, or not start or stop there) is a one-line PkmError."""
+    A, B, C = (np.asarray(v, dtype=float) for v in (A, B, C))
+    N = A.shape[0]
+    Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
+    X = static_sets(A, B, C, xmax)
+    inv = 1.0 / (2.0 * ds)
+    # per point the valid bounds as Python floats: the passes are sequential, m is small
+    lows = [[(p, r) for p, r in zip(pp, rr) if r != -math.inf] for pp, rr in zip(Lp.tolist(), Lr.tolist())]
+    ups = [[(p, r) for p, r in zip(pp, rr) if r != math.inf] for pp, rr in zip(Up.tolist(), Ur.tolist())]
+    Xl = X.tolist()
+    K = [(0.0, 0.0)] * N
+    for i in range(N - 2, -1, -1):
+        klo, khi = K[i + 1]
+        a, b = Xl[i]
+        # L_p(x) ≤ (khi − x)/(2Δ) and (klo − x)/(2Δ) ≤ U_q(x)
+        for k, r in [(p + inv, khi * inv - q) for p, q in lows[i]] + [(-inv - p, q - klo * inv) for p, q in ups[i]]:
+            if k > 0.0:
+                b = min(b, r / k)
+            elif k < 0.0:
+                a = max(a, r / k)
+            elif r < 0.0:
+                a, b = math.inf, -math.inf
+        if not b >= a - SLACK * max(1.0, abs(b)):
+            raise PkmError(f"the path cannot be run: no controllable speed at point {i} of {N} (the limits "
+                           f"cannot stop the motion before the end)")
+        K[i] = (max(0.0, min(a, b)), max(0.0, b))
+    if K[0][0] > SLACK:
+        raise PkmError("the path cannot be run from rest within the limits")
+    x = [0.0] * N
+    u = [0.0] * N
+    for i in range(N - 1):
+        xi = x[i]
+        L = max((p * xi + r for p, r in lows[i]), default=-math.inf)
+        U = min((p * xi + r for p, r in ups[i]), default=math.inf)
+        klo, khi = K[i + 1]
+        ui = max(min(U, (khi - xi) * inv), L, (klo - xi) * inv)
+        u[i] = ui
+        x[i + 1] = min(max(xi + 2.0 * ds * ui, klo), khi)
+    L = max((r for p, r in lows[-1]), default=-math.inf)
+    U = min((r for p, r in ups[-1]), default=math.inf)
+    u[-1] = L if math.isfinite(L) else min(U, 0.0)
+    x, u, K = np.array(x), np.array(u), np.array(K)
+    return Profile(x=x, u=u, K=K, X=X)

@@ -1,0 +1,134 @@
+"""The result of :func:`pkm.time_optimal`: the trajectory, the cycle time, the active limits, the limit curve;
+its CSV (:meth:`CycleResult.write_csv`, the format ``pkm inverse-dynamics --trajectory file`` reads)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from pkm.errors import PkmError
+from pkm.trajectory.base import Trajectory
+
+__all__ = ["PieceProfile", "CycleResult"]
+
+#: A limit counts as active where the motion uses it to within this fraction.
+ACTIVE = 0.01
+#: The result is refused where the recomputed motor torques or speeds exceed a limit by more than this.
+OVERSHOOT = 1e-3
+
+
+@dataclass(frozen=True, eq=False)
+class PieceProfile:
+    """One rest-to-rest path of the route: samples ``s`` (global) / ``s_local``, ``t``, ``sd``, ``sdd``, ``x``,
+    ``xd``, ``xdd``; the grid ``grid_s`` with the maximum velocity curve ``mvc`` (ṡ_max of the static
+    limits) and the controllable sets' upper end ``controllable``; outer ``iterations``; ``inserted``:
+    indices of the switching samples added between grid points."""
+
+    path: object
+    s: np.ndarray
+    s_local: np.ndarray
+    t: np.ndarray
+    sd: np.ndarray
+    sdd: np.ndarray
+    x: np.ndarray
+    xd: np.ndarray
+    xdd: np.ndarray
+    grid_s: np.ndarray
+    mvc: np.ndarray
+    controllable: np.ndarray
+    iterations: int
+    inserted: tuple
+
+
+@dataclass(frozen=True, eq=False)
+class CycleResult:
+    """``trajectory`` (:class:`pkm.trajectory.Trajectory`: t, x, ẋ, ẍ at the samples); ``s``, ``sd``, ``sdd``
+    (N,) the path parameter (continued across the route's paths) and its rates; ``cycle_time`` [s];
+    ``picks_per_minute`` (60 · picks / cycle_time for a pick-and-place route — one pick per full cycle
+    up–across–down–up–back–down — else None); ``tau_motor``, ``speed_motor`` (N, n_act) recomputed by
+    ``robot.inverse_dynamics`` along the trajectory (motor side with drives, else joint side),
+    ``torque_limit``, ``speed_limit`` (n_act,), ``ratio`` (N,) the largest use of any limit at each sample
+    and ``active`` (N,) its name (``"torque <actuator> upper"``/``"lower"``, ``"speed <actuator>"``,
+    ``"velocity <joint>"``); ``pieces`` (:class:`PieceProfile`) with the limit curves."""
+
+    robot_name: str
+    actuator_names: tuple
+    side: str
+    trajectory: Trajectory
+    s: np.ndarray
+    sd: np.ndarray
+    sdd: np.ndarray
+    cycle_time: float
+    picks_per_minute: float | None
+    tau_motor: np.ndarray
+    speed_motor: np.ndarray
+    torque_limit: np.ndarray
+    speed_limit: np.ndarray
+    ratio: np.ndarray
+    active: tuple
+    pieces: tuple
+
+    @property
+    def t(self) -> np.ndarray:
+        return self.trajectory.t
+
+    @classmethod
+    def assemble(cls, robot, route, pieces, limits, gains) -> "CycleResult":
+        keep = [slice(None, -1)] * (len(pieces) - 1) + [slice(None)]   # a join is one sample (the next path's start)
+        cat = {k: np.concatenate([getattr(p, k)[sl] for p, sl in zip(pieces, keep)])
+               for k in ("t", "s", "sd", "sdd", "x", "xd", "xdd")}
+        names = tuple(robot.task.coordinate_names())
+        traj = Trajectory(t=cat["t"], x=cat["x"], xd=cat["xd"], xdd=cat["xdd"], names=names)
+        res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, limits=False)   # checked below
+        if robot.drives is not None and limits.side == "motor":
+            tau, speed = np.asarray(res.tau_motor), np.asarray(res.speed_motor)
+        else:
+            tau, speed = np.asarray(res.tau), np.asarray(res.qd_act)
+        ratios, labels = _ratios(robot, tau, speed, np.asarray(res.qd_act), limits)
+        best = np.argmax(ratios, axis=1)
+        ratio = ratios[np.arange(len(best)), best]
+        if float(np.max(ratio)) > 1.0 + OVERSHOOT:
+            k = int(np.argmax(ratio))
+            raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[best[k]]} by "
+                           f"{100 * (ratio[k] - 1):.2g} % at t = {traj.t[k]:.4g} s: use more points")
+        T = float(traj.t[-1])
+        ppm = 60.0 * route.picks / T if route.picks else None
+        return cls(robot_name=robot.name, actuator_names=tuple(robot.actuator_names), side=limits.side,
+                   trajectory=traj, s=cat["s"], sd=cat["sd"], sdd=cat["sdd"], cycle_time=T, picks_per_minute=ppm,
+                   tau_motor=tau, speed_motor=speed, torque_limit=limits.torque, speed_limit=limits.speed,
+                   ratio=ratio, active=tuple(labels[b] for b in best), pieces=tuple(pieces))
+
+    def active_counts(self) -> dict:
+        """How many samples each limit is the active one at (sorted, most first)."""
+        out: dict = {}
+        for a in self.active:
+            out[a] = out.get(a, 0) + 1
+        return dict(sorted(out.items(), key=lambda kv: -kv[1]))
+
+    def write_csv(self, path) -> None:
+        """The trajectory as ``t, x…, xd…, xdd…`` (what ``pkm inverse-dynamics --trajectory file --file`` reads,
+        non-uniform time steps as they are) and the path parameter's columns ``s, sd, sdd`` (read as one more
+        coordinate where no names are given). ``pkm cycle`` writes it through :func:`pkm.cli.output.outputs`
+        (a temporary file renamed: nothing half-written)."""
+        tr = self.trajectory
+        cols = ["t", *tr.names, *(n + "d" for n in tr.names), *(n + "dd" for n in tr.names), "s", "sd", "sdd"]
+        data = np.column_stack([tr.t, tr.x, tr.xd, tr.xdd, self.s, self.sd, self.sdd])
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(",".join(cols) + "\n")
+            for row in data:
+                f.write(",".join(repr(float(v)) for v in row) + "\n")
+
+
+def _ratios(robot, tau, speed, qd, limits):
+    cols, labels = [], []
+    for j, name in enumerate(robot.actuator_names):
+        T = limits.torque[j]
+        cols += [tau[:, j] / T, -tau[:, j] / T]
+        labels += [f"torque {name} upper", f"torque {name} lower"]
+        if np.isfinite(limits.speed[j]):
+            cols.append(np.abs(speed[:, j]) / limits.speed[j])
+            labels.append(f"speed {name}")
+        if np.isfinite(limits.velocity[j]):
+            cols.append(np.abs(qd[:, j]) / limits.velocity[j])
+            labels.append(f"velocity {limits.velocity_names[j]}")
+    return np.column_stack(cols), labels

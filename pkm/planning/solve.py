@@ -1,0 +1,229 @@
+"""``pkm.time_optimal``: the fastest motion along a path (or a route of rest-to-rest paths) under the
+drives' torque and speed limits.
+
+Per path: the force coefficients from one batched inverse dynamics (:mod:`pkm.planning.coefficients`),
+the limits as rows in ``(s̈, ṡ²)`` (:mod:`pkm.planning.constraints`) and the reachability analysis
+(:mod:`pkm.planning.reachability`, TOPP-RA's method, implemented in closed form — the ``toppra``
+package is not needed; ``benchmarks/bench_cycle_time.py`` runs it beside this one on pkm's coefficients).
+
+What is not affine in ``ṡ²`` is kept exact by an **outer iteration**: the actuated joints' friction
+(viscous ``F_v q' ṡ`` and the smooth Coulomb ``F_c tanh(q' ṡ/v_c)``) and the gear's side (driving or
+braking: the efficiency η divides or multiplies) are frozen at the previous profile, the profile solved
+again, until the speeds agree to ``1e-9`` and the sides no longer change: at that fixed point every row is
+the exact motor torque. The motor torques of the result are then recomputed with the drives' own
+``motor_torque`` and checked against the limits (a PkmError if they exceed them by more than 1e-6).
+
+**Switches.** Where the greedy forward pass turns from accelerating to braking inside a step (the step's
+``s̈`` lies strictly between its bounds), a sample is added at the switching point ``s*``: the largest
+admissible ``s̈`` from ``s_i`` up to ``s*``, found by bisection so that braking from ``s*`` to
+``x_{i+1}`` needs exactly the least admissible ``s̈`` there (coefficients interpolated linearly between
+the grid points for the search, then the switching sample's braking bound from its own coefficients, one
+more inverse dynamics), or ``s*`` on the speed limit where the acceleration reaches it first. So every
+sample of the trajectory meets a limit: bang–bang. The bounds at the switch are the exact ones (each gear
+side where it holds).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from pkm.errors import InputError, PkmError
+
+from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
+from pkm.planning.constraints import exact_u_interval, gear_sides, resolve_limits, speed_bound, torque_rows
+from pkm.planning.paths import Path, Route
+from pkm.planning.reachability import _split, reachability, u_bounds
+from pkm.planning.result import CycleResult, PieceProfile
+
+__all__ = ["Route", "time_optimal"]
+
+#: Outer iterations (friction and gear side frozen) before giving up.
+MAX_ITERATIONS = 40
+#: Convergence of the outer iteration: largest change of ṡ relative to max ṡ.
+TOLERANCE = 1e-9
+#: Smallest and largest number of grid points.
+MIN_POINTS, MAX_POINTS = 16, 100_000
+
+
+def _route(path) -> Route:
+    if isinstance(path, Route):
+        return path
+    if isinstance(path, Path):
+        return Route((path,))
+    if isinstance(path, (list, tuple)) and path and all(isinstance(p, Path) for p in path):
+        return Route(tuple(path))
+    raise InputError(f"path must be a pkm.planning Path, Route or a sequence of Paths, got {type(path).__name__}")
+
+
+def _points(n, route: Route) -> list[int]:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not MIN_POINTS <= n <= MAX_POINTS:
+        raise InputError(f"n must be an integer from {MIN_POINTS} to {MAX_POINTS}, got {n!r}")
+    lengths = np.array([p.length for p in route.paths])
+    share = np.maximum(MIN_POINTS, np.round(n * lengths / lengths.sum())).astype(int)
+    return [int(k) for k in share]
+
+
+def _solve_piece(robot, path, n, limits, gains, solve=reachability):
+    pd = path_dynamics(robot, path, n)
+    return (pd, *profile(pd, robot.drives, limits, gains, solve))
+
+
+def profile(pd, drives, limits, gains, solve=reachability):
+    """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
+    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile).
+    Returns the Profile, its final rows, the speed bound and the number of iterations."""
+    n = pd.s.size
+    ds = pd.s[1] - pd.s[0]
+    xmax = speed_bound(pd, gains, limits)
+    x = np.zeros(n)
+    u = np.zeros(n)
+    sides = gear_sides(pd, drives, x, u)
+    nonlinear = drives is not None and bool(np.any(drives.viscous) or np.any(drives.coulomb)
+                                            or np.any(drives.efficiency < 1))
+    for it in range(1, MAX_ITERATIONS + 1):
+        A, B, C = torque_rows(pd, gains, drives, limits, x, sides)
+        prof = solve(A, B, C, xmax, ds)
+        new_sides = gear_sides(pd, drives, prof.x, prof.u)
+        sd_old, sd_new = np.sqrt(x), np.sqrt(prof.x)
+        change = float(np.max(np.abs(sd_new - sd_old))) / max(float(np.max(sd_new)), 1e-300)
+        x, u = prof.x, prof.u
+        same = bool(np.all(new_sides == sides))
+        sides = new_sides
+        if (change <= TOLERANCE or not nonlinear) and same:
+            break   # (without friction and efficiency nothing depends on the profile: the first solve is exact)
+    else:
+        raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
+                       f"and gear efficiency frozen at the previous profile)")
+    A, B, C = torque_rows(pd, gains, drives, limits, x, sides)
+    return prof, (A, B, C), xmax, it
+
+
+def _switches(pd, prof, rows, xmax, gains, drives, limits):
+    """Samples ``(s, x, u)`` of the piece with the switching points added (module docstring); the bounds
+    there are the exact ones (each gear side where it holds: :func:`exact_u_interval`)."""
+    A, B, C = rows
+    Lp, Lr, Up, Ur, _, _ = _split(A, B, C)
+    s, x, u = pd.s, prof.x, prof.u
+    n = s.size
+    ds = s[1] - s[0]
+    L, U = u_bounds(Lp, Lr, Up, Ur, x)
+    coef = {k: getattr(pd, k) for k in ("a", "b", "c", "dq", "ddq")}
+    out_s, out_x, out_u, inserted, on_speed, before = [], [], [], [], [], {}
+    for i in range(n):
+        out_s.append(s[i]), out_x.append(x[i]), out_u.append(u[i])
+        if i == n - 1:
+            break
+        width = U[i] - L[i]
+        if not ((U[i] - u[i] > 1e-6 * width) and (u[i] - L[i] > 1e-6 * width) and x[i] < xmax[i] * (1 - 1e-9)):
+            continue
+        ua = exact_u_interval({k: v[i] for k, v in coef.items()}, gains, drives, limits, x[i], u[i])[1]
+        if not (np.isfinite(ua) and ua > u[i]):
+            continue
+        slope = (xmax[i + 1] - xmax[i]) / ds
+        hit = (xmax[i] - x[i]) / (2.0 * ua - slope) if 2.0 * ua - slope > 0 else np.inf   # reaches the speed limit
+
+        def gap(sig):
+            """(needed − least admissible) deceleration from the switch at s_i + sig to x_{i+1}."""
+            w = sig / ds
+            xs = x[i] + 2.0 * sig * ua
+            need = (x[i + 1] - xs) / (2.0 * (ds - sig))
+            lo = exact_u_interval({k: (1 - w) * v[i] + w * v[i + 1] for k, v in coef.items()}, gains, drives, limits,
+                                  xs, need)[0]
+            return need - lo, xs, need
+
+        lo_s, hi_s = 0.0, min(ds * (1 - 1e-9), hit)
+        g_hi = gap(hi_s)
+        if g_hi[0] > 0.0:
+            if hit >= ds * (1 - 1e-9):
+                continue
+            sig, xs, us = hi_s, g_hi[1], g_hi[2]    # on the speed limit: the speed is the active limit
+            on_speed.append(len(out_s))
+        else:
+            for _ in range(60):
+                mid = 0.5 * (lo_s + hi_s)
+                if gap(mid)[0] > 0.0:
+                    lo_s = mid
+                else:
+                    hi_s = mid
+            sig = hi_s
+            _, xs, us = gap(sig)
+        if not 1e-6 * ds < sig < (1 - 1e-6) * ds:
+            continue   # the switch is at a grid point: its own s̈ is at a bound already
+        before[len(out_s)] = out_u[-1]
+        out_u[-1] = ua
+        out_s.append(s[i] + sig), out_x.append(xs), out_u.append(float(us))
+        inserted.append(len(out_s) - 1)
+    return np.array(out_s), np.maximum(np.array(out_x), 0.0), np.array(out_u), inserted, on_speed, before
+
+
+def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000,
+                 solver: str = "reachability") -> CycleResult:
+    """The time-optimal motion of ``robot`` along ``path`` (a :class:`pkm.planning.paths.Path`, a
+    :class:`Route` or a sequence of paths, each run from rest to rest) under the actuators' torque and
+    speed limits: ``torque_limit`` and ``speed_limit`` (one value for all actuators or one per
+    actuator; motor side [N·m, rad/s] where the robot file has drives, else the joint-side actuator
+    force and rate), by default the drives' ``peak_torque`` and ``max_speed``; plus the robot file's
+    actuator velocity limits. ``n``: grid points in all (shared by the paths by length, at least 16 each).
+    ``solver``: ``"reachability"`` (pkm's closed-form TOPP-RA, :mod:`pkm.planning.reachability`) or
+    ``"toppra"`` (the optional ``toppra`` package on the same rows, :mod:`pkm.planning.toppra_solve`).
+
+    The path is checked against the joint ranges first (:class:`pkm.LimitError`). Returns a
+    :class:`pkm.planning.result.CycleResult` (trajectory, cycle time, picks per minute for a
+    pick-and-place route, the active limit at each sample, the limit curve).
+
+    Example (the Delta with 400 W servos, the standard cycle from the robot file's pick point)::
+
+        import pkm
+        from pkm.planning import pick_place_route
+        robot = pkm.load("examples/delta_servo.toml")
+        res = pkm.time_optimal(robot, pick_place_route(robot.spec.trajectory["start"]))
+        res.cycle_time, res.picks_per_minute      # 0.242 s, 248 picks per minute
+    """
+    route = _route(path)
+    counts = _points(n, route)
+    if solver == "reachability":
+        solve = reachability
+    elif solver == "toppra":
+        from pkm.planning.toppra_solve import toppra_reachability as solve
+    else:
+        raise InputError(f"solver must be 'reachability' or 'toppra', got {solver!r}")
+    limits = resolve_limits(robot, torque_limit, speed_limit)
+    gains = motor_gains(robot.drives, robot.n_act)
+    pieces = []
+    t0, s0 = 0.0, 0.0
+    for k, (p, m) in enumerate(zip(route.paths, counts)):
+        pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains, solve)
+        s, x, u, inserted, on_speed, before = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
+        if inserted:   # the switching samples' bounds again from their own coefficients (not interpolated)
+            at = path_dynamics_at(robot, p, s[inserted])
+            drop = []
+            for j, k in enumerate(inserted):
+                lo, hi = exact_u_interval({c: getattr(at, c)[j] for c in ("a", "b", "c", "dq", "ddq")}, gains,
+                                          robot.drives, limits, x[k], u[k])
+                if lo <= hi:   # braking from the switch at its limit; on the speed limit: kept within
+                    u[k] = min(max(u[k], lo), hi) if k in on_speed else lo
+                else:          # beyond the true limit curve there (a coarse grid's interpolation): left out
+                    drop.append(k)
+                    u[k - 1] = before[k]
+            keep = np.setdiff1d(np.arange(s.size), drop)
+            s, x, u = s[keep], x[keep], u[keep]
+            inserted = [k - sum(d < k for d in drop) for k in inserted if k not in drop]
+        sd = np.sqrt(x)
+        step = np.diff(s)
+        denom = sd[:-1] + sd[1:]
+        if not np.all(np.isfinite(x)):
+            raise PkmError("the limits allow path speeds beyond floating point (give realistic torque and speed limits)")
+        if np.any(denom <= 0):
+            k = int(np.flatnonzero(denom <= 0)[0])
+            raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
+                           f"{p.length:.4g}): a speed or torque limit too small, or too few points")
+        t = np.concatenate([[0.0], np.cumsum(2.0 * step / denom)])
+        if np.any(np.diff(t) <= 1e-9 * np.maximum(1.0, t[1:])):
+            raise PkmError("the limits allow motions faster than 1e-9 s per grid step (give realistic torque and "
+                           "speed limits)")
+        X, D1, D2 = p.evaluate(s)
+        pieces.append(PieceProfile(path=p, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=X, xd=D1 * sd[:, None],
+                                   xdd=D1 * u[:, None] + D2 * x[:, None], grid_s=pd.s + s0, mvc=np.sqrt(prof.X[:, 1]),
+                                   controllable=np.sqrt(prof.K[:, 1]), iterations=iters, inserted=tuple(inserted)))
+        t0 += float(t[-1])
+        s0 += p.length
+    return CycleResult.assemble(robot, route, pieces, limits, gains)
