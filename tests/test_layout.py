@@ -7,14 +7,15 @@ The layers (README, "Architecture"), bottom to top::
     2 description, trajectory    robot files → spec, topology, tree model; task-space motions
     3 algorithms, formats        recursive algorithms on trees and limbs (one sample); URDF in/out
     4 kernels                    batched numba kernels over trajectories
-    5 sim, control, identification  forward dynamics and time integration; controllers; dynamic parameters
+    5 sim, control, identification, planning  forward dynamics and time integration; controllers; dynamic
+                                 parameters; time-optimal motion along a path
     6 robot                      the Robot facade
-    7 sweep, plotting, export, viewer, planning  applications
+    7 sweep, plotting, export, viewer  applications
     8 cli                        the pkm command
 
 A module may import its own sub-package and any *lower* layer; peers of one layer do not import
 each other. Every import counts, also one inside a function (a lazy import is still a
-dependency). ``sim`` and ``control`` take a robot as an argument (they never import the facade),
+dependency). ``sim``, ``control``, ``identification`` and ``planning`` take a robot as an argument (they never import the facade),
 so that the Robot facade can offer them; ``absolute`` (the absolute-coordinate formulation,
 beside ``algorithms``) has its place reserved.
 """
@@ -35,10 +36,10 @@ LAYERS = {
     "algorithms": 3, "absolute": 3, "formats": 3,
     "kernels": 4,
     "sim": 5, "control": 5, "identification": 5,
+    "planning": 5,   # planning: time-optimal motion along a path under the drives' limits (pkm cycle, sweeps)
     "robot": 6,
     "sweep": 7, "plotting": 7, "workspace": 7, "export": 7,   # export: writers of a Robot (pkm convert .xml)
     "viewer": 7,   # viewer: the 3-D scene of a motion and its self-contained HTML page (pkm view)
-    "planning": 7,   # planning: time-optimal motion along a path under the drives' limits (pkm cycle)
     "cli": 8,
 }
 #: The package's own entry points may import anything (``pkm.load`` etc. are lazy re-exports).
