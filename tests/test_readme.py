@@ -55,7 +55,7 @@ def test_main_job_command_runs_a_shipped_robot():
 
 def test_ci_runs_the_readme_test_command():
     test_command = quick_start_commands()[1]
-    assert steps(test_command)[2:] == [["python", "-m", "pip", "install", "-e", ".[test,export,view]"],
+    assert steps(test_command)[2:] == [["python", "-m", "pip", "install", "-e", ".[test,export,view,plan]"],
                                        ["python", "-m", "pytest"]]   # export: Pinocchio and MuJoCo; view: the viewer's bundle
     assert ci_command() == test_command
 

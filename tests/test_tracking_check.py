@@ -54,7 +54,7 @@ def test_a_limit_below_the_needed_torque_is_reported_as_saturation(delta, cycle,
 
 @pytest.mark.parametrize("kw", [dict(model_error=-1.0), dict(model_error=float("nan")),
                                 dict(torque_limit=[1.0, 2.0]), dict(speed_limit=-3.0),
-                                dict(torque_limit=float("inf"))])
+                                dict(torque_limit=float("nan")), dict(torque_limit=[1.0, 0.0, 1.0])])
 def test_bad_arguments_are_one_line_errors(delta, cycle, kw):
     with pytest.raises(InputError) as exc:
         closed_loop_check(delta, cycle, **kw)
@@ -69,3 +69,20 @@ def test_inertia_scale_scales_every_body_and_refuses_nonsense(delta):
     for bad in (0.0, -1.0, float("nan")):
         with pytest.raises(RobotFileError):
             delta.spec.with_inertia_scaled(bad)
+
+
+def test_cli_cycle_check_prints_the_closed_loop(capsys):
+    from pkm.cli.main import main
+
+    assert main(["cycle", "examples/irsbot2_servo.toml", "--points", "64", "--check", "0.1"]) == 0
+    line = next(l for l in capsys.readouterr().out.splitlines() if "closed loop" in l)
+    assert "the model's masses +10 %" in line and "tracking error max" in line and "× the limit" in line
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "-2", "inf"])
+def test_cli_cycle_bad_check_is_a_one_line_error(value, capsys):
+    from pkm.cli.main import main
+
+    assert main(["cycle", "examples/irsbot2_servo.toml", "--check", value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pkm: error: --check") and "\n" not in err

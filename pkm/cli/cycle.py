@@ -34,7 +34,13 @@ back, down). --out writes the trajectory CSV (t, x…, xd…, xdd… and s, sd, 
 what pkm inverse-dynamics --trajectory file --file reads as it is); --plot the phase plane (s, ṡ) with
 the limit curve and the torques and speeds against their limits.
 
+--check [MODEL_ERROR] simulates the result under computed-torque control (kp = (2π·10 Hz)², critical
+damping) whose model's masses and inertias are 1 + MODEL_ERROR times (MODEL_ERROR default 0.1) the simulated
+robot's, and prints the tracking error and how far the commanded torques go past the limits
+(nothing clipped): a time-optimal motion leaves the feedback no torque to spare.
+
 examples: pkm cycle examples/delta_servo.toml --out cycle.csv --plot cycle.png
+          pkm cycle examples/delta_servo.toml --check 0.1
           pkm cycle examples/delta_servo.toml --blend 0 --torque-limit 3.0
           pkm inverse-dynamics examples/delta_servo.toml --trajectory file --file cycle.csv"""
 
@@ -62,6 +68,9 @@ def add_parser(sub) -> None:
     p.add_argument("--speed-limit", nargs="+", type=float, metavar="W",
                    help="speed limits: one for all actuators or one per actuator (default: the drives' max_speed)")
     p.add_argument("--points", type=int, default=1000, metavar="N", help="grid points along the path (default 1000)")
+    p.add_argument("--check", type=float, nargs="?", const=0.1, metavar="MODEL_ERROR",
+                   help="simulate the result under computed-torque control with a model whose masses err by "
+                        "the fraction MODEL_ERROR (default 0.1: 10 %% heavier): tracking error and torque saturation")
     p.add_argument("--out", metavar="CSV", help="write the trajectory CSV")
     p.add_argument("--plot", metavar="PNG", help="save the phase plane and the torques and speeds against their limits")
     p.set_defaults(func=run)
@@ -161,6 +170,9 @@ def run(args: argparse.Namespace) -> int:
             _finite(v, f"--{opt.replace('_', '-')}")
             if any(not x > 0 for x in v):
                 raise PkmError(f"--{opt.replace('_', '-')} must be positive, got {' '.join(f'{x:g}' for x in v)}")
+    if args.check is not None and not (math.isfinite(args.check) and args.check > -1):
+        raise PkmError(f"--check MODEL_ERROR must be a number > -1 (0.1: the controller's model 10 % heavier "
+                       f"than the robot), got {args.check!r}")
     if not 16 <= args.points <= 100_000:
         raise PkmError(f"--points must be from 16 to 100000, got {args.points}")
     robot = load(args.robot)
@@ -174,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
                                                     f"full cycle)" if res.picks_per_minute is not None else ""))
     print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
     print("  active limits (samples): " + ", ".join(f"{k} {n}" for k, n in res.active_counts().items()))
+    if args.check is not None:
+        _check(robot, res, args.check)
     paths = [p for p in (args.out, args.plot) if p is not None]
     if paths:
         with outputs(*paths) as out:
@@ -187,3 +201,20 @@ def run(args: argparse.Namespace) -> int:
             if p is not None:
                 print(f"Wrote the {what} to {p}.")
     return 0
+
+
+def _check(robot, res, model_error) -> None:
+    """``--check``: the result under computed-torque control with a wrong model (:mod:`pkm.control.tracking`)."""
+    import numpy as np
+
+    from pkm.control.tracking import DEFAULT_KP, closed_loop_check
+
+    rep = closed_loop_check(robot, res.trajectory, model_error=model_error, torque_limit=res.torque_limit,
+                            speed_limit=res.speed_limit)
+    k = int(np.nanargmax(rep.peak_ratio))
+    beyond = np.nanmax(rep.saturated)
+    print(f"  closed loop (computed torque, kp = {DEFAULT_KP:.4g}/s², the model's masses "
+          f"{100 * model_error:+.3g} %): tracking error max {np.abs(rep.max_error).max():.3g}, RMS "
+          f"{np.sqrt(np.mean(rep.rms_error ** 2)):.3g} [m, rad]; commanded torque up to {rep.peak_ratio[k]:.3g}× "
+          f"the limit ({rep.actuator_names[k]}), beyond a limit {100 * beyond:.3g} % of the time; "
+          f"{rep.simulation.health()}")

@@ -91,7 +91,7 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     check_outputs(args)
 
     res = sweep(args.robot, parameters, trajectories, scheduler=args.scheduler, workers=args.workers,
-                progress=not args.no_progress)
+                progress=not args.no_progress, time_optimal=args.time_optimal)
     written = []
     with outputs(args.out, args.plot) as out:   # all or nothing, never a half-written file
         if args.out is not None:
@@ -134,7 +134,14 @@ trajectory, status, peak_<actuator> [unit] …, rms_<actuator> [unit] … (SI, a
 column: N·m for revolute, N for prismatic actuators; empty where the point failed), message. The --plot shows the
 largest peak and RMS over the actuators against the first --param (or the cycle time).
 
+--time-optimal adds each design's time-optimal cycle time along the trajectory's path (pick-place
+or line; the cycle time of the option is replaced by the fastest motion) under the robot file's
+drives (peak_torque, max_speed, motor side; pkm cycle): columns cycle_time [s], picks_per_minute,
+cycle_limit (the limit active most of the time), and a third panel in the plot — cycle time against
+arm length (--param a=…), motor (a [parameters] entry used by the drives) or payload (mass:platform).
+
 examples: pkm sweep robots/delta_3rr2rrr.toml --param a=200:300:5 --param c=900,1000 --out sweep.csv
+          pkm sweep examples/delta_servo.toml --param a=200:300:5 --time-optimal --plot cycle.png
           pkm sweep robots/delta_3rr2rrr.toml --param mass:platform=0.5,1,2 --cycle-time 0.3,0.4,0.5 \\
               --scheduler tcp://10.0.0.5:8786 --plot sweep.png""")
     p.add_argument("robot", help="path to a robot file (TOML)")
@@ -153,6 +160,8 @@ examples: pkm sweep robots/delta_3rr2rrr.toml --param a=200:300:5 --param c=900,
                    help="local worker processes (default: one per CPU; 1: run in this process)")
     p.add_argument("--out", metavar="CSV", help="write one row per grid point (parameters, status, peak/RMS torques)")
     p.add_argument("--plot", metavar="PNG", help="save peak and RMS torque against the first parameter")
+    p.add_argument("--time-optimal", action="store_true",
+                   help="also each design's time-optimal cycle time under its drives' limits (pkm cycle)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.set_defaults(func=_cmd_sweep)
     return p

@@ -85,8 +85,9 @@ def closed_loop_check(robot, trajectory, *, model_error: float = 0.1, kp=DEFAULT
             value = np.full(n, np.nan) if robot.drives is None else np.array(getattr(robot.drives, key), dtype=float)
         else:
             value = np.broadcast_to(np.asarray(given, dtype=float), (n,)).copy() if np.size(given) in (1, n) else None
-            if value is None or not np.all(np.isfinite(value) & (value > 0)):
-                raise InputError(f"{name} must be one positive number or {n} (one per actuator), got {given!r}")
+            if value is None or not np.all(value > 0):   # inf: no limit
+                raise InputError(f"{name} must be one positive number or {n} (one per actuator; inf: none), "
+                                 f"got {given!r}")
         limits.append(value)
     model = type(robot)(robot.spec.with_inertia_scaled(1.0 + model_error))
     u = ComputedTorque(model, trajectory, kp, kd)
@@ -107,7 +108,7 @@ def closed_loop_check(robot, trajectory, *, model_error: float = 0.1, kp=DEFAULT
         peak = np.abs(side).max(axis=0) / limits[0]
         speed = np.abs(rate).max(axis=0) / limits[1]
         saturated = np.mean(np.abs(side) > limits[0], axis=0)
-    saturated[~np.isfinite(limits[0])] = np.nan
+    saturated[np.isnan(limits[0])] = np.nan
     return TrackingReport(t=sim.t, x_desired=xd, x=sim.x, error=error, max_error=np.abs(error).max(axis=0),
                           rms_error=np.sqrt(np.mean(error ** 2, axis=0)), tau=sim.tau, tau_motor=tau_m,
                           speed_motor=speed_m, torque_limit=limits[0], speed_limit=limits[1], peak_ratio=peak,

@@ -292,3 +292,40 @@ def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: f
         return Route(go + back, picks=1, kind="pick-place")
     go = BlendedPolyline(corners, blend)
     return Route((go, go.reversed()), picks=1, kind="pick-place")
+
+
+def route_of_trajectory(spec: dict, names, blend: float | None = None) -> Route:
+    """The geometric route of a trajectory table (a robot file's ``[trajectory]`` or a sweep's
+    trajectory dict, SI, as :func:`pkm.trajectory.from_spec` takes it): ``pick-place`` → the
+    :func:`pick_place_route` from its ``start`` with its ``lift`` and ``travel`` (along world x; corner
+    blends of length ``blend``, default lift/2, as ``pkm cycle``), ``line`` → the :class:`LinePath` from
+    ``start`` to ``end``; the law in time of the table (cycle time, duration) is dropped — it is what the
+    time-optimal parametrisation replaces. World points map to the task coordinates ``names`` (x, y, z;
+    rotational coordinates held at 0)."""
+    names = list(names)
+    kind = spec.get("type") if isinstance(spec, dict) else None
+    if kind not in ("pick-place", "line"):
+        raise InputError(f"a time-optimal motion needs a pick-place or line path, not a {kind!r} trajectory")
+
+    def task(key):
+        p = _points([spec[key], spec[key]], f"{kind} {key}", 3)[0]
+        return np.array([p["xyz".index(n)] if n in ("x", "y", "z") else 0.0 for n in names])
+
+    if kind == "line":
+        return Route((LinePath(task("start"), task("end")),), kind="line")
+    if "z" not in names or "x" not in names:
+        raise InputError(f"a pick-place path lifts along z and travels along x, but the task coordinates are "
+                         f"{', '.join(names)}")
+    travel = spec["travel"]
+    if np.ndim(travel) > 0:
+        v = np.asarray(travel, dtype=float).ravel()
+        if v.size != 3 or np.any(v[1:] != 0):
+            raise InputError(f"a time-optimal pick-place path travels along x: travel must be a number or [T, 0, 0], "
+                             f"got {travel!r}")
+        travel = v[0]
+    try:
+        lift = float(spec["lift"])
+    except (TypeError, ValueError):
+        raise InputError(f"pick-place lift must be a number, got {spec['lift']!r}") from None
+    return pick_place_route(task("start"), lift, travel, 0.5 * lift if blend is None else blend,
+                            vertical_axis=names.index("z"), horizontal_axis=names.index("x"))

@@ -3,6 +3,7 @@ complete its trajectory with the per-design defaults, and return peak and RMS ac
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -102,8 +103,13 @@ def load_point(robot_path: str, parameters: dict | None = None, masses: dict | N
     return Robot(apply_masses(spec, masses or {}))
 
 
-def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: dict | None) -> dict:
-    """One grid point: load the robot, build the trajectory, run inverse dynamics.
+def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: dict | None,
+                   cycle_points: int = 0) -> dict:
+    """One grid point: load the robot, build the trajectory, run inverse dynamics; with
+    ``cycle_points`` > 0 also the time-optimal motion along the trajectory's path under the drives'
+    limits on that many grid points (:func:`pkm.planning.time_optimal`, the path of
+    :func:`pkm.planning.route_of_trajectory`): ``cycle_time`` [s], ``picks_per_minute`` (pick-place) and
+    ``cycle_limit`` (the limit active at the most samples) in the returned dict.
 
     ``parameters``: robot-file parameter overrides (file units); ``masses``: body name → kg;
     ``trajectory``: ``None`` (the file's default) or a trajectory dict (see the module docstring).
@@ -121,7 +127,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
     from pkm.trajectory import from_spec
 
     t0 = time.perf_counter()
-    out = {"status": "ok", "message": "", "actuators": [], "kinds": [], "peak": [], "rms": [], "samples": 0}
+    out = {"status": "ok", "message": "", "actuators": [], "kinds": [], "peak": [], "rms": [], "samples": 0,
+           "cycle_time": math.nan, "picks_per_minute": math.nan, "cycle_limit": ""}
     threads = numba.get_num_threads()
     numba.set_num_threads(1)   # parallel across points; and the result must not depend on the thread count
     try:
@@ -136,10 +143,19 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         scale = np.where(peak > 0.0, peak, 1.0)   # RMS scaled by the peak: tau² cannot overflow
         out["peak"] = peak.tolist()
         out["rms"] = (scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))).tolist()
+        if cycle_points:
+            from pkm.planning import route_of_trajectory, time_optimal
+
+            spec = complete_trajectory(robot, trajectory)
+            cyc = time_optimal(robot, route_of_trajectory(spec, robot.task.coordinate_names()), n=cycle_points)
+            out.update(cycle_time=cyc.cycle_time, cycle_limit=next(iter(cyc.active_counts())),
+                       picks_per_minute=math.nan if cyc.picks_per_minute is None else cyc.picks_per_minute)
     except LimitError as exc:   # the design reaches the trajectory, but not within its joint limits
-        out.update(status="limit", message=f"LimitError: {exc}".replace("\n", " "), peak=[], rms=[])
+        out.update(status="limit", message=f"LimitError: {exc}".replace("\n", " "), peak=[], rms=[],
+                   cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
     except POINT_ERRORS as exc:
-        out.update(status="error", message=f"{type(exc).__name__}: {exc}".replace("\n", " "), peak=[], rms=[])
+        out.update(status="error", message=f"{type(exc).__name__}: {exc}".replace("\n", " "), peak=[], rms=[],
+                   cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
     finally:
         numba.set_num_threads(threads)
     out["seconds"] = time.perf_counter() - t0
