@@ -47,10 +47,10 @@ from pkm.kernels.batch import blocks, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED
 from pkm.sim import task as _task
-from pkm.sim.forward import ForwardKernel, forward_dynamics, raise_status
+from pkm.sim.forward import ForwardKernel, forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options
 from pkm.sim.outputs import Energy
-from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, translational_axes
+from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
 STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite")
 
@@ -384,12 +384,7 @@ class _Lane:
             if k.status[0] != 0:
                 out.status[b] = _status(int(k.status[0]))
                 out.t_fail[b] = T[last]
-                Yf = Y[last - a]
-                try:
-                    raise_status(r, k.status, k.args, when=f"t = {T[last]:.6g} s (x = {fmt_array(Yf[:d])}, in the "
-                                 "RK4 step from there)")
-                except PkmError as exc:
-                    out.message[b] = str(exc)
+                out.message[b] = str(rk4_error(r, k.status, k.args, T[last], Y[last - a, :d]))
                 bar.update(n + 1 - a)
                 break
             bar.update(e - a)

@@ -52,9 +52,7 @@ class TaskRhs:
             self.kernel = ForwardKernel(robot, gravity, hold=False, **solver)
             self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
-        if self.n > self.d:  # redundant actuation: no actuator form to hand the motion to
-            self.DEGENERATE = self.DEGENERATE.replace("form='auto' passes through", "redundant actuation: the "
-                                                      "actuator coordinates cannot carry the motion on")
+        self.DEGENERATE = degenerate_hint(robot)
         L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
@@ -234,19 +232,32 @@ def rk4_numba(rhs: TaskRhs, T, y0, pp, progress=None):
     k.chord = False
     if st[0] != 0:
         s = int(st[1])
-        try:
-            raise_status(robot, st, k.args, when=f"t = {T[s]:.6g} s (x = "
-                         f"{fmt_array(Y[s, :rhs.d])}, in the RK4 step from there)")
-        except SingularityError as exc:
-            exc.args = (f"{exc}: {rhs.DEGENERATE}",) + exc.args[1:]
-            raise
-        except IKError as exc:
-            exc.args = (f"{exc}: the step left the workspace (near a singularity a fixed step may jump past it; a "
-                        "smaller dt or an adaptive method stops at it)",) + exc.args[1:]
-            raise
+        raise rk4_error(robot, st, k.args, T[s], Y[s, :rhs.d])
     rhs.nfev += 4 * n + 1
     rhs.theta = theta
     return Y
+
+
+def degenerate_hint(robot) -> str:
+    """What a singularity of the task form means for ``robot`` (:attr:`TaskRhs.DEGENERATE`)."""
+    if robot.n_act > robot.task_dof:  # redundant actuation: no actuator form to hand the motion to
+        return TaskRhs.DEGENERATE.replace("form='auto' passes through", "redundant actuation: the actuator "
+                                          "coordinates cannot carry the motion on")
+    return TaskRhs.DEGENERATE
+
+
+def rk4_error(robot, status, args, t, x) -> PkmError:
+    """The one-line error of a failed numba RK4 (kernel ``status``, solver ``args``), its last good state
+    ``x`` at time ``t``."""
+    try:
+        raise_status(robot, status, args, when=f"t = {t:.6g} s (x = {fmt_array(x)}, in the RK4 step from there)")
+    except SingularityError as exc:
+        exc.args = (f"{exc}: {degenerate_hint(robot)}",) + exc.args[1:]
+        return exc
+    except IKError as exc:
+        exc.args = (f"{exc}: the step left the workspace (near a singularity a fixed step may jump past it; a "
+                    "smaller dt or an adaptive method stops at it)",) + exc.args[1:]
+        return exc
 
 
 def dissipative(robot) -> bool:
