@@ -136,7 +136,12 @@ def test_a_failing_member_is_reported_alone(delta, case):
     (dict(robots=["delta"]), "robots\\[0\\]"),
     (dict(t_span=(0.0, np.nan)), "t_span"),
     (dict(tol="x"), "tol"),
-    (dict(speed=2), "unknown keyword"),
+    (dict(speed=2), "simulate_batch: unknown keyword 'speed'"),
+    (dict(wrench=np.ones(6)), "unknown keyword 'wrench'"),
+    (dict(gravity=[0.0, np.nan, -9.81]), "gravity"),
+    (dict(u=np.zeros((0, 3))), "at least one member"),
+    (dict(x0=np.zeros((2, 2, 3))), "x0"),
+    (dict(start="home"), "start|limb"),
 ])
 def test_bad_inputs_are_one_line_input_errors(delta, bad, match):
     kw = dict(u="hold", t_span=(0.0, 0.01), x0=None, dt=1e-3)

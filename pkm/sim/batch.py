@@ -117,7 +117,16 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, ever
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK."""
     from pkm.sim.simulate import MAX_CONDITION, _output_times
 
+    unknown = [k for k in solver if k not in ("tol", "max_iter", "singularity_threshold")]
+    if unknown:
+        raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, every, start, gravity, "
+                         "threads, progress, limits, max_condition, tol, max_iter, singularity_threshold)")
     check_solver_options("task", solver, simulate_batch)
+    if gravity is not None:
+        g = _real(gravity, "gravity")
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise InputError(f"gravity must be None or 3 finite numbers, got shape {g.shape}")
+        gravity = g
     solver = {k: v for k, v in solver.items() if k != "threads"}
     max_condition = MAX_CONDITION if max_condition is None else max_condition
     if isinstance(max_condition, bool) or not isinstance(max_condition, (int, float, np.number)) \
@@ -210,6 +219,8 @@ class _Members:
             raise InputError("the per-member arguments must have one length B (or 1): got "
                              + ", ".join(f"{k} {v}" for k, v in sizes.items()))
         self.B = B = lengths.pop() if lengths else 1
+        if B == 0:
+            raise InputError("a batch needs at least one member: " + ", ".join(f"{k} holds {v}" for k, v in sizes.items()))
         self.robots = list(robots) if robots is not None else [robot]
         self.robot_of = np.arange(B) if len(self.robots) == B else np.zeros(B, dtype=int)
         self.x0, self.xd0 = np.broadcast_to(X0, (B, d)).copy(), np.broadcast_to(XD0, (B, d)).copy()
