@@ -133,6 +133,7 @@ def test_a_failing_member_is_reported_alone(delta, case):
     (dict(threads=0), "threads"),
     (dict(progress="yes"), "progress"),
     (dict(robots=[]), "robots"),
+    (dict(robots={"a": 1}), "robots must be a non-empty list"),
     (dict(robots=["delta"]), "robots\\[0\\]"),
     (dict(t_span=(0.0, np.nan)), "t_span"),
     (dict(tol="x"), "tol"),

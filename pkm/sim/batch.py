@@ -204,7 +204,7 @@ class _Members:
         d = robot.task_dof
         sizes = {}
         if robots is not None:
-            if isinstance(robots, (str, bytes)) or not hasattr(robots, "__len__") or len(robots) == 0:
+            if not isinstance(robots, (list, tuple, np.ndarray)) or len(robots) == 0:
                 raise InputError(f"robots must be a non-empty list of robots, got {type(robots).__name__}")
             for i, r in enumerate(robots):
                 _same_structure(robot, r, i)
