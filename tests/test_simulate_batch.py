@@ -62,6 +62,20 @@ def test_batch_equals_single_runs(case):
     assert "4 members (4 ok)" in res.health()
 
 
+def test_a_payload_array_equals_robots_with_the_payload(delta, case):
+    """``payloads=`` (a parameter array: no robot built per member) gives what the robot
+    ``Robot(spec.with_payload(m))`` gives (members 2 and 3 of the batch: 0 and 0.4 kg)."""
+    members, res = case
+    again = delta.simulate_batch(members["u"][2:], SPAN, members["x0"][2:], members["xd0"][2:], dt=DT,
+                                 payloads=[0.0, 0.4], every=EVERY, threads=1)
+    for name in ("x", "xd", "q_act", "work", "energy_error"):
+        got, ref = getattr(again, name), getattr(res, name)[2:]
+        assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), name
+    with pytest.raises(InputError, match="payloads") as exc:
+        delta.simulate_batch("hold", SPAN, dt=DT, payloads=[0.1, -1.0])
+    assert len(str(exc.value).splitlines()) == 1
+
+
 def test_threads_and_chunks_give_the_same_bits(delta, case, monkeypatch):
     """One thread, and chunks of 7 steps (a chunk boundary between the kept outputs), equal the batch."""
     import pkm.sim.task as task

@@ -95,8 +95,8 @@ class BatchResult:
                 f"max {clo:.2e} (ok members)")
 
 
-def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, every=1, start=None, gravity=None,
-                   threads=None, progress=None, limits=True, max_condition=None, **solver) -> BatchResult:
+def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payloads=None, every=1, start=None,
+                   gravity=None, threads=None, progress=None, limits=True, max_condition=None, **solver) -> BatchResult:
     """Simulate ``B`` members at once (module docstring): the task form's RK4 with step ``dt`` over
     ``t_span = (t0, t1)``, each member's state, forces and robot from
 
@@ -105,7 +105,10 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, ever
       a torque CSV), or one per member: a list of those, or a (B, n_act) array of constants;
     * ``x0``, ``xd0``: (δ_p,) for every member or (B, δ_p) (defaults ``x_ref`` and rest);
     * ``robots``: None (``robot`` for every member) or B robots of ``robot``'s structure (limbs,
-      joints, actuators; masses, inertias and lengths may differ), e.g. payload variations.
+      joints, actuators; masses, inertias and lengths may differ), e.g. payload variations;
+    * ``payloads``: None or B masses [kg] (a parameter array), each a point mass at the platform
+      frame's origin added to its member's robot (``spec.with_payload``, as ``pkm … --payload``; only
+      the platform's inertia changes, so a member costs no robot of its own).
 
     ``B`` is the common length of the per-member arguments (each 1 or B, else a one-line
     :class:`pkm.InputError`). ``every``: keep every ``every``-th step (and the last); ``start``:
@@ -119,7 +122,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, ever
 
     unknown = [k for k in solver if k not in ("tol", "max_iter", "singularity_threshold")]
     if unknown:
-        raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, every, start, gravity, "
+        raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, payloads, every, start, gravity, "
                          "threads, progress, limits, max_condition, tol, max_iter, singularity_threshold)")
     check_solver_options("task", solver, simulate_batch)
     if gravity is not None:
@@ -149,7 +152,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, ever
     for name, flag in (("limits", limits),):
         if not isinstance(flag, (bool, np.bool_)):
             raise InputError(f"{name} must be True or False, got {flag!r}")
-    members = _Members(robot, u, x0, xd0, robots, t0, t1, start, gravity, solver)
+    members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
     B = members.B
     threads = _threads(threads, B)
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
@@ -200,7 +203,7 @@ class _Members:
     """The per-member inputs, checked and broadcast: ``B``; per member its robot (index into
     ``robots``), initial state ``y0`` (B, 2δ_p + 1) and piecewise cubic (index into ``tables``)."""
 
-    def __init__(self, robot, u, x0, xd0, robots, t0, t1, start, gravity, solver):
+    def __init__(self, robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver):
         d = robot.task_dof
         sizes = {}
         if robots is not None:
@@ -209,6 +212,11 @@ class _Members:
             for i, r in enumerate(robots):
                 _same_structure(robot, r, i)
             sizes["robots"] = len(robots)
+        if payloads is not None:
+            masses = np.atleast_1d(_real(payloads, "payloads"))
+            if masses.ndim != 1 or masses.size == 0 or not np.all(np.isfinite(masses) & (masses >= 0.0)):
+                raise InputError(f"payloads must be masses >= 0 kg, one per member (B,), got shape {masses.shape}")
+            sizes["payloads"] = len(masses)
         X0 = self._states(robot, x0, robot.x_ref, "x0", sizes, True)
         XD0 = self._states(robot, xd0, np.zeros(d), "xd0", sizes, False)
         per_member = _per_member(u, robot.n_act)
@@ -223,6 +231,17 @@ class _Members:
             raise InputError("a batch needs at least one member: " + ", ".join(f"{k} holds {v}" for k, v in sizes.items()))
         self.robots = list(robots) if robots is not None else [robot]
         self.robot_of = np.arange(B) if len(self.robots) == B else np.zeros(B, dtype=int)
+        if payloads is not None:   # each member's robot with its payload (one variant per robot and mass)
+            variants, index = {}, np.empty(B, dtype=int)
+            for b in range(B):
+                base = self.robots[self.robot_of[b]]
+                mass = float(masses[b if len(masses) == B else 0])
+                key = (id(base), mass)
+                if key not in variants:
+                    variants[key] = (len(variants), with_payload(base, mass))
+                index[b] = variants[key][0]
+            self.robots = [v for _, v in sorted(variants.values(), key=lambda v: v[0])]
+            self.robot_of = index
         self.x0, self.xd0 = np.broadcast_to(X0, (B, d)).copy(), np.broadcast_to(XD0, (B, d)).copy()
         self.start = start
         for r in self.robots:
@@ -277,6 +296,27 @@ def _per_member(u, n_act):
             return [np.asarray(v) for v in u]
         return list(u)
     return None
+
+
+def with_payload(robot, mass):
+    """``robot`` with a point mass ``mass`` at the platform frame's origin (``spec.with_payload``): a shallow
+    copy whose spec and packed model hold the new platform inertia (the limb trees carry a massless
+    platform, paper eq. 99: they are shared)."""
+    import copy
+
+    from pkm.algorithms.manipulator import platform_inertia
+    from pkm.kernels.model import inertia10
+
+    if mass == 0.0:
+        return robot
+    try:
+        spec = robot.spec.with_payload(mass)
+    except PkmError as exc:   # a payload too large for float64's inertia
+        raise InputError(str(exc)) from None
+    variant = copy.copy(robot)
+    variant.spec = spec
+    variant._pack_cache = robot._packed()._replace(Mp=inertia10(np.asarray(platform_inertia(variant), dtype=float))[None, :])
+    return variant
 
 
 def _same_structure(robot, other, i):
