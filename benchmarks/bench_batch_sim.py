@@ -136,6 +136,41 @@ def run_mujoco(robot, table, variants, which, X0, XD0, setting, threads, members
     return wall, cpu, closure, pos, opts, failed, nstep
 
 
+def prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record):
+    """The kernel's share: a numba prange over the members against the thread pool with 2 kept rows
+    and no limit check (the same members; best of 2 each, alternated)."""
+    import numba
+
+    import _batch_prange
+    from pkm.sim.task import piecewise_cubic
+
+    numba.set_num_threads(threads)
+    T = DT * np.arange(int(round(T_CYCLE / DT)) + 1)
+    pp = piecewise_cubic(table, 0.0, T_CYCLE)
+    _batch_prange.run(robot, variants, which[:2], pp, T, X0[:2], XD0[:2])   # compile
+    members = [variants[i] for i in which]
+    best = {"prange": (np.inf, np.inf), "pool": (np.inf, np.inf)}
+    for _ in range(2):
+        c0, t0 = time.process_time(), time.perf_counter()
+        final, codes = _batch_prange.run(robot, variants, which, pp, T, X0, XD0)
+        best["prange"] = min(best["prange"], (time.perf_counter() - t0, time.process_time() - c0))
+        c0, t0 = time.process_time(), time.perf_counter()
+        res = robot.simulate_batch(table, (0.0, T_CYCLE), X0, XD0, dt=DT, robots=members, every=len(T), threads=threads,
+                                   progress=False, limits=False)
+        best["pool"] = min(best["pool"], (time.perf_counter() - t0, time.process_time() - c0))
+    same = float(np.abs(final[:, :3] - res.x[:, -1]).max())
+    n, out = len(X0), []
+    for name, what in (("prange", "numba prange over members (kernel only, final state)"),
+                       ("pool", "pkm simulate_batch, 2 kept rows, no limit check")):
+        wall, cpu = best[name]
+        record["runs"].append(dict(peer=name, threads=threads, members=n, wall=wall, cpu=cpu, rate=n * T_CYCLE / wall,
+                                   prange_vs_pool_max_dx=same))
+        out.append([what, threads, n, f"{wall:.2f}", f"{cpu:.2f}", f"{n * T_CYCLE / wall:.1f}",
+                    f"{n * T_CYCLE / cpu:.1f}", "", f"{int(np.sum(codes == 0)) if name == 'prange' else int(res.ok.sum())}/{n}",
+                    f"{same:.0e}" if name == "prange" else "0"])
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--count", type=int, default=1000, help="pick-and-place cycles (members) per call (1000)")
@@ -145,6 +180,9 @@ def main(argv=None):
     p.add_argument("--single-count", type=int, default=None,
                    help="members of the one-thread runs (default count/10): the threads' scaling")
     p.add_argument("--no-mujoco", action="store_true")
+    p.add_argument("--prange", action="store_true",
+                   help="also the members as one numba prange (benchmarks/_batch_prange.py: the kernel alone, final "
+                        "states) beside the thread pool keeping only the first and last states")
     p.add_argument("--settings", nargs="+", default=["stiff", "1ms", "fine"], choices=["stiff", "1ms", "fine"])
     p.add_argument("--machine")
     args = p.parse_args(argv)
@@ -182,6 +220,8 @@ def main(argv=None):
                  f"{single * T_CYCLE / c1:.1f}", f"{r1.closure[r1.ok].max(initial=0.0):.1e}",
                  f"{int(r1.ok.sum())}/{single}", "0"])
     pkm_end = res.x[:, -1]
+    if args.prange:
+        rows += prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record)
     if not args.no_mujoco:
         for setting in args.settings:
             runs = ((threads, single),) if setting == "fine" else ((threads, args.count), (1, single))
