@@ -10,9 +10,10 @@ model error).
 
 **Cores.** The members are shared out to ``threads`` Python threads that take the next member as
 they finish one; ``rk4_run`` releases the GIL, so the threads run on separate cores, each on its
-own scratch (a :class:`pkm.sim.forward.ForwardKernel`). (A numba ``prange`` over the members would
-need the kernel's ~40 scratch arrays per numba thread and another compile of the whole kernel
-with ``parallel=True`` for the same work split; the thread pool reuses the compiled, cached kernel.)
+own scratch (a :class:`pkm.sim.forward.ForwardKernel`). (A numba ``prange`` over the members,
+``benchmarks/bench_batch_sim.py --prange``, runs the kernel at the same speed but needs a compile of
+its own with ``parallel=True``, 17 s on first use, and the kernel's scratch stacked per numba thread;
+the thread pool reuses the compiled, cached kernel, and its extra ~11 % is the members' health.)
 
 **Bounded memory.** A member runs in chunks of :data:`pkm.sim.task.CHUNK_STEPS` steps into its
 thread's buffers; what is kept is decimated: every ``every``-th step and the last (``t``),
