@@ -20,7 +20,7 @@ thread's buffers; what is kept is decimated: every ``every``-th step and the las
 with ``x``, ``ẋ``, the actuator positions and rates, the actuator work ``w``, and the health
 there: the energy error ``E − E(0) − w`` (``E = T + V`` body by body from the joint rates, as
 :class:`pkm.sim.outputs.Energy`, independent of the mass matrix the integration used) and the
-largest loop-closure residual. Memory: ``B × len(t) × (3 δ_p + 2 n_act + 3)`` floats plus
+largest loop-closure residual. Memory: ``B × len(t) × (2 δ_p + 2 n_act + 3)`` floats plus
 the threads' buffers, whatever the number of steps.
 
 **Health per member.** ``status``: ``"ok"``, ``"ik-failure"`` (a stage's IK failed: the member left
