@@ -28,7 +28,8 @@ the workspace), ``"singular"`` (a limb's ``L_p``/``G_y`` above ``max_condition``
 or a singularity crossed), ``"limit"`` (a joint beyond the robot file's limits at an output) or
 ``"nonfinite"`` (a state overflowed); ``t_fail`` the time of the last good state (NaN when ok) and
 ``message`` the one-line error :meth:`pkm.robot.Robot.simulate` raises for that run. A failing member's
-outputs after its failure are NaN and its status says so; the other members are untouched. An
+outputs after its failure are NaN (a ``"limit"`` member keeps them: the motion as integrated, not
+valid past ``t_fail``, where no hard stop is modelled) and its status says so; the other members are untouched. An
 ``"ok"`` member never holds a NaN.
 """
 from __future__ import annotations
@@ -63,7 +64,7 @@ class BatchResult:
     ``closure`` (B, K): the largest loop-closure residual of any limb; per member ``status`` (B,)
     (:data:`STATUS`), ``t_fail`` (B,) the time of the last good state of a failed member (NaN when
     ok), ``message`` (B,) its one-line error ('' when ok); ``steps`` per member, ``threads`` used.
-    A failed member's rows after its failure are NaN."""
+    A failed member's rows after its failure are NaN (a ``"limit"`` member's are kept, not valid past ``t_fail``)."""
 
     t: np.ndarray
     x: np.ndarray
