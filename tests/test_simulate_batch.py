@@ -172,3 +172,18 @@ def test_robots_of_another_structure_are_refused(delta):
     with pytest.raises(InputError, match="structure") as exc:
         delta.simulate_batch("hold", (0.0, 0.01), dt=1e-3, robots=[delta, planar])
     assert len(str(exc.value).splitlines()) == 1
+
+
+def test_a_member_beyond_a_joint_limit_is_reported_at_its_time():
+    """The linear Delta's unpowered carriages pass their rails' end at 0.25 s (tests/test_limits.py):
+    that member alone is "limit", at the output robot.simulate names; the held one is ok."""
+    from conftest import TESTS
+
+    robot = pkm.load(TESTS / "robots_ok" / "linear_delta_3puu.toml")
+    res = robot.simulate_batch(["zero", "hold"], (0.0, 0.3), dt=0.01, threads=2)
+    assert list(res.status) == ["limit", "ok"] and res.t_fail[0] == pytest.approx(0.25) and np.isnan(res.t_fail[1])
+    with pytest.raises(pkm.LimitError) as single:
+        robot.simulate("zero", (0.0, 0.3), method="RK4", form="task", dt=0.01)
+    assert single.value.time == res.t_fail[0]
+    assert "joint 'leg1/rail' at -0.30656" in res.message[0] and "at t = 0.25 s (output sample 25" in res.message[0]
+    assert np.isfinite(res.x).all()   # the limit member keeps its rows (not valid past t_fail)
