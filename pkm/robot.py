@@ -226,14 +226,14 @@ class Robot(TaskCoordinates):
             try:
                 sols, check = self._solve_sample(X, s, prev if follow else first, follow, tol, max_iter,
                                                  singularity_threshold, on_branch_change)
-                J = self._jik(sols, X[s])
+                J = ik_jacobian(self, sols, X[s])
                 if check and square and branch_suspect(prev, [x.theta for x in sols], J_IK[s - 1], J):
                     cont = self._continue(X, s, prev, tol, max_iter, singularity_threshold)
                     if cont is None:
                         branch_event("changed", self.name, s, X[s - 1], X[s], on_branch_change)
                     elif max(float(np.max(np.abs(a.theta - b.theta))) for a, b in zip(cont, sols)) > SAME_SOLUTION:
                         branch_event("continued", self.name, s, X[s - 1], X[s])
-                        sols, J = cont, self._jik(cont, X[s])
+                        sols, J = cont, ik_jacobian(self, cont, X[s])
                 if square:
                     _check_condition(J, singularity_threshold, "the IK Jacobian J_IK")
             except (IKError, SingularityError) as exc:
@@ -407,9 +407,6 @@ class Robot(TaskCoordinates):
         except IKError:
             return None
 
-    def _jik(self, sols, x) -> np.ndarray:   # J_IK (n_act, δ_p) from the limbs' solutions (eq. 97–98)
-        return ik_jacobian(self, sols, x)
-
     # ------------------------------------------------------------------ forward dynamics
     def forward_dynamics(self, x, xd, u, wrench=None, *, gravity=None, start=None, **solver):
         """Task accelerations at states ``(x, xd)`` (δ_p,) or (N, δ_p) under actuator forces ``u``
@@ -430,14 +427,17 @@ class Robot(TaskCoordinates):
         return checked_forward_dynamics(self, x, xd, u, wrench, gravity, start=start, **solver)
 
     def simulate(self, u, t_span, x0=None, xd0=None, **options):
-        """Integrate the motion under actuator forces ``u`` over ``t_span = (t0, t1)`` (paper §8.1.1):
-        see :func:`pkm.sim.simulate.simulate` for ``u`` (constant, ``"zero"``, ``"hold"``, table, CSV,
-        or a controller such as :class:`pkm.control.ComputedTorque`), the methods and the options.
-        Returns a :class:`pkm.sim.simulate.SimulationResult` with energies, actuator work and loop
-        closure along the run (``result.health()``)."""
+        """Integrate the motion under actuator forces ``u`` over ``t_span = (t0, t1)`` (paper §8.1.1): see
+        :func:`pkm.sim.simulate.simulate` for ``u`` (constant, ``"zero"``, ``"hold"``, table, CSV, or a controller such as
+        :class:`pkm.control.ComputedTorque`), the methods and the options. Returns a
+        :class:`pkm.sim.simulate.SimulationResult` with energies, actuator work and loop closure (``result.health()``)."""
         from pkm.sim.simulate import simulate
 
         return simulate(self, u, t_span, x0, xd0, **options)
+
+    def simulate_batch(self, u, t_span, x0=None, xd0=None, **options):   # many RK4 runs at once: pkm.sim.batch
+        from pkm.sim.batch import simulate_batch
+        return simulate_batch(self, u, t_span, x0, xd0, **options)
 
     def regressor(self, x, xd, xdd, t=None, **options):  # Y (N, n_act, P): tau = Y @ π, pkm.identification
         from pkm.identification import regressor

@@ -337,3 +337,45 @@ def test_long_simulations_show_progress_at_a_terminal_and_errors_stay_one_line(t
     monkeypatch.setattr(simulate, "_interactive", lambda: False)
     code, _, err = run_main(capsys, "simulate", DELTA_PATH, "--torques", "zero", "--duration", 0.5, "--form", "task")
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("torques", ["hold", "table"])
+def test_numba_rk4_simulations_show_an_advancing_bar_at_a_terminal(tmp_path, capsys, monkeypatch, torques):
+    """Issue 30.5: `--method RK4 --form task` with hold or tabulated torques runs the whole RK4 in numba,
+    which showed no bar at all. It now runs in chunks of steps, and at a terminal the bar advances
+    after each (the same motion to the last digit as without a bar); in a log or pipe no bar, and a
+    run ending in an error keeps its one line."""
+    import pkm.cli.simulate as simulate
+    import pkm.sim.task as task
+
+    monkeypatch.setattr(task, "CHUNK_STEPS", 50)
+    if torques == "table":
+        table = tmp_path / "tau.csv"
+        code, _, err = run_main(capsys, "inverse-dynamics", DELTA_PATH, "--duration", 0.4, "--dt", 0.01, "--out", table)
+        assert code == 0, err
+        torques = table
+    args = ["simulate", DELTA_PATH, "--torques", torques, "--method", "RK4", "--step", 0.001, "--form", "task",
+            "--duration", 0.3, "--out"]
+    code, _, err = run_main(capsys, *args, tmp_path / "b.csv")
+    assert code == 0 and "%|" not in err, err                     # not a terminal: no bar
+    seen = []
+
+    class Spy(simulate._Progress):
+        def __call__(self, t):
+            seen.append((t, self.bar.n))
+            super().__call__(t)
+
+    monkeypatch.setattr(simulate, "_interactive", lambda: True)
+    monkeypatch.setattr(simulate, "_Progress", Spy)
+    code, _, err = run_main(capsys, *args, tmp_path / "a.csv")
+    assert code == 0, err
+    assert "simulate: 100%|" in err and "1000/1000" in err
+    times = [t for t, _ in seen]
+    # 301 passes in chunks of 50 (the last only solves the end state): the time after each
+    assert times == pytest.approx([0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.3])
+    assert np.all(np.diff([n for _, n in seen]) > 0)    # the bar (its position before each report) advanced
+    assert (tmp_path / "a.csv").read_text() == (tmp_path / "b.csv").read_text()
+    monkeypatch.setattr(simulate, "_interactive", lambda: False)
+    code, _, err = run_main(capsys, "simulate", DELTA_PATH, "--torques", "zero", "--duration", 0.5, "--form", "task",
+                            "--method", "RK4", "--step", 0.002)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err

@@ -76,17 +76,16 @@ def _interactive() -> bool:
 
 
 class _Progress:
-    """The controller ``u(t, x, xd)`` reporting the simulated time to a bar of 1000 steps over
-    ``span`` (the furthest time asked for: adaptive steps are retried at earlier times)."""
+    """The simulated time ``t`` (``progress`` of :func:`pkm.sim.simulate.simulate`) on a bar of 1000 steps
+    over ``span`` (the furthest time reached: adaptive steps are retried at earlier times)."""
 
-    def __init__(self, u, bar, span):
-        self.u, self.bar, self.t0, self.length = u, bar, span[0], max(span[1] - span[0], 1e-300)
+    def __init__(self, bar, span):
+        self.bar, self.t0, self.length = bar, span[0], max(span[1] - span[0], 1e-300)
 
-    def __call__(self, t, x, xd):
+    def __call__(self, t):
         done = min(1000, int(1000 * (t - self.t0) / self.length))
         if done > self.bar.n:
             self.bar.update(done - self.bar.n)
-        return self.u(t, x, xd)
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -154,17 +153,13 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     from pkm.cli.progress import progress_bar
 
     length = span[1] - span[0]
-    shown = kind == "computed-torque" and length > PROGRESS_SPAN   # a controller: Python at every step, slow
-    # zero or tabulated torques on the adaptive methods (a Python loop): a bar only for someone at a
-    # terminal, since such runs may end in a one-line error (a singularity) that bar lines would precede
-    if (not shown and length > PROGRESS_SPAN and args.method != "RK4" and not (isinstance(u, str) and u == "hold")
-            and _interactive()):
-        from pkm.sim.inputs import actuator_input
-
-        u, shown = (u if callable(u) else actuator_input(robot, u)), True
+    # the computed-torque controller (Python at every step, slow) always shows a bar; zero, hold or
+    # tabulated torques (every method, the numba RK4 in chunks) only to someone at a terminal, since
+    # such runs may end in a one-line error (a singularity) that bar lines in a log would precede
+    shown = length > PROGRESS_SPAN and (kind == "computed-torque" or _interactive())
     with progress_bar(1000, "simulate", "‰", above=0 if shown else 1000) as bar:
         try:
-            sim = robot.simulate(_Progress(u, bar, span) if shown else u, span, x0, xd0, **options)
+            sim = robot.simulate(u, span, x0, xd0, progress=_Progress(bar, span) if shown else None, **options)
         except ValueError as exc:
             if isinstance(exc, PkmError):
                 raise

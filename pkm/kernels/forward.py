@@ -283,28 +283,33 @@ def _predict_start(th, thd, thdd, h, limit):
 
 
 @_jit
-def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, pCd, pVp, pdVp, pWee,
-            pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, tol, max_iter, thresh,
+def rk4_run(s_begin, s_end, n_steps, T, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, pCd, pVp,
+            pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, tol, max_iter, thresh,
             jik_thresh, act_limb, act_var, limit, Y, theta, rates, scratch, u, status):
     """Classical RK4 on ``y = (x, ẋ, w)`` (eq. 129–130 with ``V_t = ẋ``, and the actuator work
-    ``ẇ = u·q̇_act``) from ``y0`` over the step ends ``T`` (n_steps + 1). Writes ``Y`` (n_steps + 1,
-    2δ_p + 1) and the joint coordinates ``theta`` (n_steps + 1, L, n_max) at the step ends (solved at
-    each step's first stage, and once more at the end). ``rates`` (2, L, n_max): the last stage's
-    ``θ̇, θ̈``; ``scratch`` (5, 2δ_p + 1): the stages and the stage state; ``u`` (n_act): the forces. ``th`` holds
-    the first IK start (a configuration of the branch); each later one is a Taylor prediction from
-    the stage before (:func:`_predict_start`, at most ``limit`` per variable). On failure
-    ``status[1]`` is the step whose stage failed (the state at ``T[status[1]]`` is the last good)."""
-    ny = y0.shape[0]
+    ``ẇ = u·q̇_act``) over the step ends ``T`` (n_steps + 1): the passes ``s = s_begin … s_end − 1`` of
+    the run's loop over ``s = 0 … n_steps`` (pass ``s < n_steps`` steps from ``T[s]`` to ``T[s + 1]``,
+    pass ``n_steps`` only solves the end state), so that a run can be cut into chunks (a progress
+    bar, bounded memory) with the bits of one call. Rows are relative to ``s_begin``: ``Y[0]`` holds
+    the state at ``T[s_begin]`` on entry, ``Y[s − s_begin + 1]`` (2δ_p + 1) receives the state at
+    ``T[s + 1]``, ``theta[s − s_begin]`` (L, n_max) the joint coordinates at ``T[s]`` (solved at the
+    step's first stage). ``rates`` (2, L, n_max): the last stage's ``θ̇, θ̈``; ``scratch`` (6, 2δ_p + 1):
+    the stages, the stage state and (``scratch[5, 0]``) the last stage's time; ``u`` (n_act): the
+    forces. ``th`` holds the first IK start (a configuration of the branch); each later one is a
+    Taylor prediction from the stage before (:func:`_predict_start`, at most ``limit`` per
+    variable). ``th``, ``rates``, ``scratch`` and the pass arrays carry the run from one chunk to
+    the next. On failure ``status[1]`` is the step whose stage failed (the state at ``T[status[1]]``
+    is the last good)."""
+    ny = Y.shape[1]
     k1, k2, k3, k4, ys = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
     L, nmax = th.shape[0], th.shape[1]
     thd, thdd = rates[0], rates[1]
-    for i in range(ny):
-        Y[0, i] = y0[i]
-    last = T[0]
-    for s in range(n_steps + 1):
+    last = T[0] if s_begin == 0 else scratch[5, 0]
+    for s in range(s_begin, s_end):
+        r = s - s_begin
         t = T[s]
         h = T[s + 1] - t if s < n_steps else 0.0
-        y = Y[s]
+        y = Y[r]
         for stage in range(4 if s < n_steps else 1):
             if stage == 0:
                 ts, c, kin, out = t, 0.0, k1, k1
@@ -328,8 +333,9 @@ def rk4_run(n_steps, T, y0, mi, mf, lay, Mp, d_static, dp_static, R0, local0, ax
             if stage == 0:
                 for l in range(L):
                     for j in range(nmax):
-                        theta[s, l, j] = th[l, j]
+                        theta[r, l, j] = th[l, j]
         if s < n_steps:
             for i in range(ny):
-                Y[s + 1, i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+                Y[r + 1, i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
+    scratch[5, 0] = last
     status[0] = 0

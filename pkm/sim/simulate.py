@@ -34,9 +34,9 @@ from pkm.algorithms.distribution import internal_part
 from pkm.algorithms.limits import check_limits
 from pkm.errors import AccuracyWarning, InputError, PkmError
 from pkm.sim.forward import forward_dynamics
-from pkm.sim.inputs import actuator_input, check_options, check_solver_options, check_times
+from pkm.sim.inputs import Constant, Table, actuator_input, check_options, check_solver_options, check_times
 from pkm.sim.stepping import adaptive, rk4
-from pkm.sim.task import TaskRhs, dissipative, forces, piecewise_cubic, rk4_numba, translational_axes
+from pkm.sim.task import TaskRhs, _name, dissipative, forces, piecewise_cubic, rk4_numba, translational_axes
 
 METHODS = ("RK45", "DOP853", "Radau", "RK4")
 #: Largest unit-free condition number (:mod:`pkm.sim.conditioning`) at which an explicit form goes
@@ -104,7 +104,7 @@ class SimulationResult:
 
 def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853", rtol=1e-9, atol=1e-12,
              dt=None, t_eval=None, start=None, wrench=None, gravity=None, max_step=None,
-             max_condition=MAX_CONDITION, project=True, limits=True, **solver) -> SimulationResult:
+             max_condition=MAX_CONDITION, project=True, limits=True, progress=None, **solver) -> SimulationResult:
     """Integrate the robot's motion under actuator forces ``u`` over ``t_span = (t0, t1)``.
 
     ``u``: see :func:`pkm.sim.inputs.actuator_input` (a constant, ``"zero"``, ``"hold"``, a table,
@@ -142,6 +142,9 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     velocity; :mod:`pkm.algorithms.limits`) — no hard stop is modelled, the motion is not valid
     past it; located at the outputs (their spacing ``dt``), checked as they are reached in the
     task, actuator and auto forms and after the run in the joint form and the numba RK4.
+    ``progress``: None or a callable, called with the simulated time reached as the run advances
+    (a progress bar: after each chunk of the numba RK4, :data:`pkm.sim.task.CHUNK_STEPS`, else at
+    every evaluation of the forces; adaptive methods may report a time again or an earlier one).
     """
     if form not in FORMS:
         raise InputError(f"form must be one of {', '.join(map(repr, FORMS))}, got {form!r}")
@@ -183,6 +186,12 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     g0 = np.asarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
     if max_step is None:  # not past an input's change between two outputs
         max_step = float(np.diff(np.concatenate([[t0], T, [t1]])).max(initial=0.0)) or np.inf
+    if progress is not None and not callable(progress):
+        raise InputError(f"progress must be None or a callable of the simulated time, got {type(progress).__name__}")
+    numba = (form == "task" and method == "RK4" and robot._closed and translational_axes(robot) is not None
+             and not dissipative(robot) and isinstance(uf, (Constant, Table)))
+    if progress is not None and not numba:   # a Python loop: the forces' evaluations report the time
+        uf = _Reporting(uf, progress)
     if form == "joint":
         from pkm.sim.joint import joint_rhs
 
@@ -206,7 +215,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
             Y = np.empty((len(T), len(y0)))
             rk4(rhs, T, 0, y0, _keeper(Y))
         else:
-            Y = rk4_numba(rhs, T, np.concatenate([x0, xd0, [0.0]]), pp)
+            Y = rk4_numba(rhs, T, np.concatenate([x0, xd0, [0.0]]), pp, progress)
         result = _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver)
     else:
         result = _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol,
@@ -219,6 +228,18 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
                                      limits=False).J_IK
         result.internal = internal_part(J, result.tau)
     return result
+
+
+class _Reporting:
+    """The forces ``u(t, x, xd)`` that report ``t`` to ``progress`` first (named as ``u`` in errors)."""
+
+    def __init__(self, u, progress):
+        self.u, self.progress = u, progress
+        self.__qualname__ = _name(u)
+
+    def __call__(self, t, x, xd):
+        self.progress(float(t))
+        return self.u(t, x, xd)
 
 
 def _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol, max_step,

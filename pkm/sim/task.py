@@ -52,9 +52,7 @@ class TaskRhs:
             self.kernel = ForwardKernel(robot, gravity, hold=False, **solver)
             self.kernel.set_start(start)
         self.d, self.n = robot.task_dof, robot.n_act
-        if self.n > self.d:  # redundant actuation: no actuator form to hand the motion to
-            self.DEGENERATE = self.DEGENERATE.replace("form='auto' passes through", "redundant actuation: the "
-                                                      "actuator coordinates cannot carry the motion on")
+        self.DEGENERATE = degenerate_hint(robot)
         L, nmax = len(robot.limbs), max(l.n for l in robot.limbs)
         d, na = self.d, self.n
         self.Cd, self.Vp, self.Wee, self.U = blocks((1, 4, 4), (1, 6), (1, 6), (1, na))
@@ -191,39 +189,75 @@ def piecewise_cubic(u, t0, t1):
     return u.t.copy(), np.stack([zero, zero, slope, u.U[:-1]])
 
 
-def rk4_numba(rhs: TaskRhs, T, y0, pp):
-    """The whole RK4 run over the step ends ``T`` in numba (:func:`pkm.kernels.forward.rk4_run`),
-    forces from the piecewise cubic ``pp``; returns ``Y`` (len(T), 2δ_p + 1). The IK starts from
-    ``rhs``'s branch; the joint coordinates at the step ends are kept in ``rhs.theta``."""
+#: Steps of one numba RK4 call (:func:`rk4_numba`, :mod:`pkm.sim.batch`): between two calls a progress bar
+#: advances (the Delta: ~8 ms of steps against ~2 µs of the call itself).
+CHUNK_STEPS = 1000
+
+
+def rk4_chunk(k, km, robot, axes, local0, pp, s_begin, s_end, T, Y, theta, rates, scratch, u):
+    """Passes ``s_begin … s_end − 1`` of the numba RK4 (:func:`pkm.kernels.forward.rk4_run`, rows relative
+    to ``s_begin``) on the scratch of the forward kernel ``k`` (:class:`pkm.sim.forward.ForwardKernel`)
+    with the packed model ``km`` of ``robot`` (a robot of ``k``'s structure), its task axes and
+    ``local0`` (:func:`translational_axes`), forces from the piecewise cubic ``pp``; status in ``k.status``."""
+    tb, uc = pp
+    rk4_run(s_begin, s_end, len(T) - 1, T, *km, robot.R0, local0, axes, tb, uc, k.g0, *k.passes, *k.work, k.general,
+            *k.args, k.jik, robot._act_limb.astype(np.int64), robot._act_var.astype(np.int64), PREDICT_LIMIT, Y, theta,
+            rates, scratch, u, k.status)
+
+
+def rk4_numba(rhs: TaskRhs, T, y0, pp, progress=None):
+    """The whole RK4 run over the step ends ``T`` in numba (:func:`pkm.kernels.forward.rk4_run`), in
+    calls of :data:`CHUNK_STEPS` steps (the same bits as one call), forces from the piecewise cubic
+    ``pp``; returns ``Y`` (len(T), 2δ_p + 1). The IK starts from ``rhs``'s branch; the joint
+    coordinates at the step ends are kept in ``rhs.theta``. ``progress``: called with the time
+    reached after each chunk."""
     k = rhs.kernel
     n = len(T) - 1
     L, nmax = k.th.shape
+    T = np.ascontiguousarray(T, dtype=float)
     Y, theta = np.empty((n + 1, len(y0))), np.empty((n + 1, L, nmax))
-    rates, scratch = np.zeros((2, L, nmax)), np.zeros((5, len(y0)))
-    tb, uc = pp
+    Y[0] = y0
+    rates, scratch, u = np.zeros((2, L, nmax)), np.zeros((6, len(y0))), np.zeros(rhs.n)
     robot = rhs.robot
     st = k.status
     st[:] = (-1, 0, 0, 0)
     k.passes[3][0] = rhs.Wee[0]  # the end-effector wrench (pass 0's row; the unit passes' stay zero)
-    rk4_run(n, np.ascontiguousarray(T), np.ascontiguousarray(y0), *k.km, robot.R0, rhs._local0, rhs._axes, tb, uc,
-            k.g0, *k.passes, *k.work, k.general, *k.args, k.jik, robot._act_limb.astype(np.int64),
-            robot._act_var.astype(np.int64), PREDICT_LIMIT, Y, theta, rates, scratch, np.zeros(rhs.n), st)
+    for a in range(0, n + 1, CHUNK_STEPS):
+        b = min(a + CHUNK_STEPS, n + 1)
+        rk4_chunk(k, k.km, robot, rhs._axes, rhs._local0, pp, a, b, T, Y[a:b + 1], theta[a:b], rates, scratch, u)
+        if st[0] != 0:
+            break
+        if progress is not None:
+            progress(float(T[min(b, n)]))
     k.chord = False
     if st[0] != 0:
         s = int(st[1])
-        try:
-            raise_status(robot, st, k.args, when=f"t = {T[s]:.6g} s (x = "
-                         f"{fmt_array(Y[s, :rhs.d])}, in the RK4 step from there)")
-        except SingularityError as exc:
-            exc.args = (f"{exc}: {rhs.DEGENERATE}",) + exc.args[1:]
-            raise
-        except IKError as exc:
-            exc.args = (f"{exc}: the step left the workspace (near a singularity a fixed step may jump past it; a "
-                        "smaller dt or an adaptive method stops at it)",) + exc.args[1:]
-            raise
+        raise rk4_error(robot, st, k.args, T[s], Y[s, :rhs.d])
     rhs.nfev += 4 * n + 1
     rhs.theta = theta
     return Y
+
+
+def degenerate_hint(robot) -> str:
+    """What a singularity of the task form means for ``robot`` (:attr:`TaskRhs.DEGENERATE`)."""
+    if robot.n_act > robot.task_dof:  # redundant actuation: no actuator form to hand the motion to
+        return TaskRhs.DEGENERATE.replace("form='auto' passes through", "redundant actuation: the actuator "
+                                          "coordinates cannot carry the motion on")
+    return TaskRhs.DEGENERATE
+
+
+def rk4_error(robot, status, args, t, x) -> PkmError:
+    """The one-line error of a failed numba RK4 (kernel ``status``, solver ``args``), its last good state
+    ``x`` at time ``t``."""
+    try:
+        raise_status(robot, status, args, when=f"t = {t:.6g} s (x = {fmt_array(x)}, in the RK4 step from there)")
+    except SingularityError as exc:
+        exc.args = (f"{exc}: {degenerate_hint(robot)}",) + exc.args[1:]
+        return exc
+    except IKError as exc:
+        exc.args = (f"{exc}: the step left the workspace (near a singularity a fixed step may jump past it; a "
+                    "smaller dt or an adaptive method stops at it)",) + exc.args[1:]
+        return exc
 
 
 def dissipative(robot) -> bool:
