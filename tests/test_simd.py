@@ -15,13 +15,16 @@ from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import supports
-from pkm.kernels.simd_vec import (LANES, aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
+from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
                                   vzero, width)
+from pkm.kernels.simd_width import simd_width
 from pkm.lie.small import cross, mm
 
 from test_batch_start import FILES, _load, corner, smooth
 
+#: The width the SIMD path runs on this machine (measured once on AVX-512: pkm.kernels.simd_width) and 4.
+LANES = simd_width()
 WIDTHS = sorted({LANES, 4})
 
 
@@ -218,6 +221,26 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     for simd in (False, True):
         with pytest.raises(pkm.IKError, match="sample 600"):
             robot.inverse_dynamics(X, XD, XDD, t=t, simd=simd, threads=1)
+
+
+@pytest.mark.parametrize("name", BOTH_WIDTHS)
+def test_the_default_call_takes_the_simd_path(name):
+    """``robot.inverse_dynamics(x, xd, xdd)`` and ``(…, t=t)`` with no ``simd`` argument run the lanes
+    (``batch.PATHS``) at the machine's width from ``SIMD_MIN_SAMPLES`` samples on, with times or without, and
+    give the scalar kernel's results (constant-H limbs and general loops)."""
+    robot = _load(FILES[[p.stem for p in FILES].index(name)])
+    X, XD, XDD, t = _long(robot, "smooth", batch.SIMD_MIN_SAMPLES + 76)
+    for tt in (t, None):
+        before = batch.PATHS.copy()
+        fast = robot.inverse_dynamics(X, XD, XDD) if tt is None else robot.inverse_dynamics(X, XD, XDD, t=tt)
+        took = batch.PATHS - before
+        assert took == {"simd": 1, f"simd{LANES}": 1}, took
+        _assert_same(fast, robot.inverse_dynamics(X, XD, XDD, t=tt, simd=False), robot, f"t={tt is not None}")
+        assert (batch.PATHS - before)["scalar"] == 1
+    before = batch.PATHS.copy()
+    robot.inverse_dynamics(X[:batch.SIMD_MIN_SAMPLES - 1], XD[:batch.SIMD_MIN_SAMPLES - 1],
+                           XDD[:batch.SIMD_MIN_SAMPLES - 1])  # shorter: the scalar kernel
+    assert batch.PATHS - before == {"scalar": 1}
 
 
 def test_bad_simd_option():
