@@ -1,25 +1,29 @@
 """The SIMD path's lane count ``W``, chosen by measurement once per machine (issue 32).
 
-The widest vector numba's target compiles to one register (:func:`target_lanes`: 8 doubles with
-AVX-512, 4 with AVX2, else 2) is not always the fastest: where a 512-bit instruction is executed as
-two 256-bit halves (AMD Zen 4, "double-pumped") or lowers the clock (some Intel parts), ``W = 4``
-runs as many samples per second as ``W = 8`` and fills its lanes with half the trajectory
-segments. The policy (:func:`simd_width`):
+The widest vector numba's target compiles to one register (:func:`pkm.kernels.simd_vec.target_lanes`:
+8 doubles with AVX-512, 4 with AVX2, else 2) is not always the fastest: where a 512-bit instruction
+is executed as two 256-bit halves (AMD Zen 4, "double-pumped") or lowers the clock (some Intel
+parts), ``W = 4`` runs as many samples per second as ``W = 8`` and fills its lanes with half the
+trajectory segments; on an AVX2 target ``W = 8`` (two registers per vector) halves the per-step
+overhead of the lanes but spills registers. The policy (:func:`simd_width`):
 
 1. ``PKM_SIMD_LANES`` (or ``PKM_SIMD_WIDTH``) set to 2, 4 or 8: that width, nothing measured;
-2. a target whose widest register holds at most 4 doubles: that width (:func:`target_lanes`);
-3. an AVX-512 target: the width recorded for this machine in ``simd-width.json`` beside the numba
-   cache (``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``), keyed by numba's target (triple,
-   CPU name and features: :func:`machine_key`) and the numba and llvmlite versions; else measured
-   now (:func:`measure`: a small kernel of the batch kernel's kind, forward kinematics of a
+2. a target without 256-bit registers: 2;
+3. else the width recorded for this machine in ``simd-width.json`` beside the numba cache
+   (``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``), keyed by numba's target (triple, CPU
+   name, a digest of its features: :func:`machine_key`) and the numba and llvmlite versions; else
+   measured now (:func:`measure`: a small kernel of the batch kernel's kind, forward kinematics of a
    12-joint chain from sines and cosines, 3×3 products, loads and stores of a structure-of-arrays
    scratch and a backward wrench pass, run at ``W = 4`` and ``W = 8`` alternately, best of
-   ``ROUNDS``; about 2 s of compiling and 0.1 s of timing, once) and recorded: ``W = 8`` when its
-   time per sample is below ``PREFER_WIDE`` times ``W = 4``'s, else 4 (at equal speed the narrower
-   width fills its lanes from shorter trajectories and starts fewer segments cold).
+   ``ROUNDS``; about 2 s of compiling and 0.1 s of timing, once per machine) and recorded: ``W = 8``
+   when its time per sample is below ``PREFER_WIDE`` times ``W = 4``'s, else 4 (at equal speed the
+   narrower width fills its lanes from shorter trajectories and starts fewer segments cold).
 
 The batch kernel is compiled for the chosen width only (numba specialises on the ``lanes`` tuple,
 :func:`pkm.kernels.simd_vec.lanes`); ``simd=4`` or ``simd=8`` in a call picks a width explicitly.
+Measured on an AMD EPYC Zen 5 VM (benchmarks/README.md, "SIMD width"): the probe gives ``W = 8``
+twice ``W = 4``'s speed per sample with AVX-512 (the batch kernel: 1.3–1.4×), equal speed on an AVX2
+target (the batch kernel: the Delta 1.25× faster at ``W = 4``, the IRSBot-2 1.15× faster at ``W = 8``).
 """
 from __future__ import annotations
 
@@ -87,14 +91,14 @@ def _env_width():
 
 
 def simd_width() -> int:
-    """The lanes of the SIMD path on this machine (module docstring: the override, the target's
-    width, the recorded or measured choice on an AVX-512 target); looked up once per process."""
+    """The lanes of the SIMD path on this machine (module docstring: the override, 2 without AVX, else
+    the recorded or measured choice of 4 or 8); looked up once per process."""
     env = _env_width()
     if env is not None:
         return env
     if not _chosen:
         w = target_lanes()
-        if w == 8:
+        if w >= 4:
             key = machine_key()
             w = _recorded(key)
             if w is None:
