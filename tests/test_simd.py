@@ -23,9 +23,15 @@ from pkm.lie.small import cross, mm
 
 from test_batch_start import FILES, _load, corner, smooth
 
-#: The width the SIMD path runs on this machine (measured once on AVX-512: pkm.kernels.simd_width) and 4.
+#: The widths the SIMD path runs on this machine (measured once: pkm.kernels.simd_width), for robots with
+#: constant-H limbs and with general ones, and 4.
 LANES = simd_width()
-WIDTHS = sorted({LANES, 4})
+WIDTHS = sorted({LANES, simd_width(True), 4})
+
+
+def _width(robot):
+    """The lanes of the default call for this robot (its kind of limbs)."""
+    return batch._lane_count(robot._packed(), batch.SIMD_MIN_SAMPLES, None)
 
 
 # ----------------------------------------------------------------------------- the vector type
@@ -141,7 +147,7 @@ def test_simd_equals_scalar_and_reference(path, kind, with_times):
     lengths = LENGTHS if robot._closed else LENGTHS[:2]
     # Every compiled variant of the lanes is a type signature (W, the limbs' count and task dimension,
     # constant or general H): both widths on one robot of each kind of limb, the host's W on the rest.
-    widths = WIDTHS if path.stem in BOTH_WIDTHS else [LANES]
+    widths = sorted({_width(robot), 4}) if path.stem in BOTH_WIDTHS else [_width(robot)]
     X, XD, XDD, t = _long(robot, kind, max(lengths))
     for N in lengths:
         tt = t[:N] if with_times else None
@@ -212,7 +218,8 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     monkeypatch.setattr(batch._Run, "lanes", lambda self, *a: calls.append(a[1]) or orig(self, *a))
     X, XD, XDD, t = smooth(robot, 1100, 1)
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
-    assert calls and len(calls[0]) == min(LANES, -(-len(X) // batch.segment_length(len(X), LANES)))
+    w = _width(robot)
+    assert calls and len(calls[0]) == min(w, -(-len(X) // batch.segment_length(len(X), w)))
     calls.clear()
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=False, threads=1)
     assert not calls
@@ -234,7 +241,7 @@ def test_the_default_call_takes_the_simd_path(name):
         before = batch.PATHS.copy()
         fast = robot.inverse_dynamics(X, XD, XDD) if tt is None else robot.inverse_dynamics(X, XD, XDD, t=tt)
         took = batch.PATHS - before
-        assert took == {"simd": 1, f"simd{LANES}": 1}, took
+        assert took == {"simd": 1, f"simd{_width(robot)}": 1}, took
         _assert_same(fast, robot.inverse_dynamics(X, XD, XDD, t=tt, simd=False), robot, f"t={tt is not None}")
         assert (batch.PATHS - before)["scalar"] == 1
     before = batch.PATHS.copy()

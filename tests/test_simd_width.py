@@ -47,30 +47,42 @@ def test_the_override_is_honoured(fresh, monkeypatch):
 
 @pytest.mark.parametrize("target", [8, 4])
 def test_the_width_is_measured_once_and_recorded(fresh, monkeypatch, target):
-    """On an AVX-512 or AVX2 target: measured (W = 8 only when clearly faster), written to simd-width.json
-    under the machine's key, and read back by the next process instead of measuring again."""
+    """On an AVX-512 or AVX2 target: measured (W = 8 only when clearly faster; for general limbs unless clearly
+    slower), written to simd-width.json under the machine's key, and read back by the next process instead of
+    measuring again."""
     monkeypatch.setattr(sw, "target_lanes", lambda: target)
     calls = []
     monkeypatch.setattr(sw, "measure", lambda widths: calls.append(widths) or {4: 1e-7, 8: 0.5e-7})
-    assert sw.simd_width() == 8 and calls == [(4, 8)]
+    assert sw.simd_width() == 8 and sw.simd_width(True) == 8 and calls == [(4, 8)]
     assert sw.simd_width() == 8 and len(calls) == 1  # once per process
-    rec = json.loads((fresh / sw.FILE).read_text())
-    assert rec[sw.machine_key()]["lanes"] == 8 and set(rec[sw.machine_key()]["us_per_sample"]) == {"4", "8"}
+    rec = json.loads((fresh / sw.FILE).read_text())[sw.machine_key()]
+    assert rec["lanes"] == rec["lanes_general"] == 8 and set(rec["us_per_sample"]) == {"4", "8"}
     monkeypatch.setattr(sw, "_chosen", [])  # a new process: the record, nothing measured
     monkeypatch.setattr(sw, "measure", lambda widths: pytest.fail("measured again"))
-    assert sw.simd_width() == 8
-    # another machine's record is not used; at (nearly) equal speed the narrower width is chosen
-    rec = {"other|cpu": {"lanes": 8}}
-    (fresh / sw.FILE).write_text(json.dumps(rec))
-    monkeypatch.setattr(sw, "_chosen", [])
-    monkeypatch.setattr(sw, "measure", lambda widths: {4: 1e-7, 8: 0.97e-7})
-    assert sw.simd_width() == 4
-    rec = json.loads((fresh / sw.FILE).read_text())
-    assert rec["other|cpu"] == {"lanes": 8} and rec[sw.machine_key()]["lanes"] == 4
+    assert sw.simd_width() == 8 and sw.simd_width(True) == 8
+    # another machine's record (or one without the general width) is not used; at (nearly) equal speed the
+    # narrower width for constant-H limbs, the wider for general ones; clearly slower: 4 for both
+    for t8, want in ((0.97e-7, (4, 8)), (1.03e-7, (4, 8)), (1.2e-7, (4, 4))):
+        (fresh / sw.FILE).write_text(json.dumps({"other|cpu": {"lanes": 8}, sw.machine_key(): {"lanes": 8}}))
+        monkeypatch.setattr(sw, "_chosen", [])
+        monkeypatch.setattr(sw, "measure", lambda widths, t8=t8: {4: 1e-7, 8: t8})
+        assert (sw.simd_width(), sw.simd_width(True)) == want
+        rec = json.loads((fresh / sw.FILE).read_text())
+        assert rec["other|cpu"] == {"lanes": 8} and (rec[sw.machine_key()]["lanes"],
+                                                     rec[sw.machine_key()]["lanes_general"]) == want
     # a damaged record is measured again and rewritten
     (fresh / sw.FILE).write_text("{not json")
     monkeypatch.setattr(sw, "_chosen", [])
     assert sw.simd_width() == 4 and json.loads((fresh / sw.FILE).read_text())[sw.machine_key()]["lanes"] == 4
+
+
+def test_the_dispatcher_takes_the_width_of_the_robots_kind(fresh, monkeypatch):
+    """A robot whose limbs all have a constant H runs the first width, one with a general limb the second."""
+    monkeypatch.setattr(sw, "_chosen", [4, 8])
+    for name, w in (("delta_3rr2rrr", 4), ("irsbot2", 8), ("delta_3r2us", 8)):
+        km = _load(FILES[[p.stem for p in FILES].index(name)])._packed()
+        assert batch._lane_count(km, batch.SIMD_MIN_SAMPLES, None) == w == batch._lane_count(km, 5, True)
+        assert batch._lane_count(km, batch.SIMD_MIN_SAMPLES - 1, None) == 0
 
 
 def test_a_target_without_256_bit_registers_is_not_measured(fresh, monkeypatch):

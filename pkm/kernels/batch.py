@@ -152,14 +152,12 @@ SIMD_MIN_SAMPLES = 4 * SEGMENT
 def _lane_count(km, N, simd):
     """Lanes of the SIMD path for this call, 0 for the scalar kernel: ``simd`` True (when the robot
     is supported, :func:`pkm.kernels.simd_kernel.supports`), False, an int (the width: 2, 4 or 8), or
-    None: the machine's width (:func:`pkm.kernels.simd_width.simd_width`, measured once on AVX-512)
-    for trajectories of at least ``SIMD_MIN_SAMPLES``, with or without sample times."""
+    None: the machine's width for the robot's kind of limbs (:func:`pkm.kernels.simd_width.simd_width`,
+    measured once) for trajectories of at least ``SIMD_MIN_SAMPLES``, with or without sample times."""
     if simd is False or not supports(km):
         return 0
-    if simd is None:
-        return simd_width() if N >= SIMD_MIN_SAMPLES else 0
-    if simd is True:
-        return simd_width()
+    if simd is None or simd is True:
+        return simd_width(not km.mi[:, LI_AFF].all()) if simd or N >= SIMD_MIN_SAMPLES else 0
     if int(simd) not in (2, 4, 8):
         raise ValueError(f"simd must be None, True, False or a lane count 2, 4 or 8, got {simd!r}")
     return int(simd)

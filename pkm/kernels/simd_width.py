@@ -17,13 +17,18 @@ overhead of the lanes but spills registers. The policy (:func:`simd_width`):
    scratch and a backward wrench pass, run at ``W = 4`` and ``W = 8`` alternately, best of
    ``ROUNDS``; about 2 s of compiling and 0.1 s of timing, once per machine) and recorded: ``W = 8``
    when its time per sample is below ``PREFER_WIDE`` times ``W = 4``'s, else 4 (at equal speed the
-   narrower width fills its lanes from shorter trajectories and starts fewer segments cold).
+   narrower width fills its lanes from shorter trajectories and starts fewer segments cold); for
+   a robot with a general limb (configuration-dependent ``H``, :mod:`pkm.kernels.simd_general_limb`)
+   ``W = 8`` unless it is slower than ``GENERAL_WIDE`` times ``W = 4``'s: its stage calls pieces with
+   ~20 arrays and steps through its rows by indices per vector operation, overhead per step that
+   ``W = 8`` spreads over twice the samples.
 
 The batch kernel is compiled for the chosen width only (numba specialises on the ``lanes`` tuple,
 :func:`pkm.kernels.simd_vec.lanes`); ``simd=4`` or ``simd=8`` in a call picks a width explicitly.
-Measured on an AMD EPYC Zen 5 VM (benchmarks/README.md, "SIMD width"): the probe gives ``W = 8``
-twice ``W = 4``'s speed per sample with AVX-512 (the batch kernel: 1.3–1.4×), equal speed on an AVX2
-target (the batch kernel: the Delta 1.25× faster at ``W = 4``, the IRSBot-2 1.15× faster at ``W = 8``).
+Measured on an AMD EPYC Zen 5 VM (benchmarks/README.md, "SIMD width and the default call"): the
+probe gives ``W = 8`` twice ``W = 4``'s speed per sample with AVX-512 (the batch kernel: 1.3–1.5×),
+equal speed on an AVX2 target (the batch kernel: the Delta 1.05–1.25× faster at ``W = 4``, the
+IRSBot-2 1.15–1.2× faster at ``W = 8``).
 """
 from __future__ import annotations
 
@@ -39,19 +44,21 @@ from pkm.kernels.simd_vec import lanes, splat, target_lanes, vload, vsincos, vst
 from pkm.kernels.work import _OPTIONS
 from pkm.lie.small import add, cross, mm, mtv, mv
 
-__all__ = ["simd_width", "target_lanes", "machine_key", "measure", "width_file", "ENV", "PREFER_WIDE", "WIDTHS"]
+__all__ = ["simd_width", "target_lanes", "machine_key", "measure", "width_file", "ENV", "PREFER_WIDE", "GENERAL_WIDE", "WIDTHS"]
 
 #: Environment variables that set the width (the first one set wins).
 ENV = ("PKM_SIMD_LANES", "PKM_SIMD_WIDTH")
 #: Lane counts the SIMD path compiles for.
 WIDTHS = (2, 4, 8)
-#: ``W = 8`` is chosen when its time per sample is below this fraction of ``W = 4``'s.
+#: ``W = 8`` is chosen when its time per sample is below this fraction of ``W = 4``'s ...
 PREFER_WIDE = 0.95
+#: ... and for robots with general limbs when it is at most this multiple (at a tie: 8).
+GENERAL_WIDE = 1.05
 #: Alternating timing rounds of :func:`measure` (best of each width).
 ROUNDS = 5
 FILE = "simd-width.json"
 
-_chosen: list = []   # this process's choice (numba's target is fixed when it starts)
+_chosen: list = []   # this process's choices (constant H, general; numba's target is fixed when it starts)
 
 
 def _target():
@@ -90,34 +97,37 @@ def _env_width():
     return None
 
 
-def simd_width() -> int:
-    """The lanes of the SIMD path on this machine (module docstring: the override, 2 without AVX, else
-    the recorded or measured choice of 4 or 8); looked up once per process."""
+def simd_width(general=False) -> int:
+    """The lanes of the SIMD path on this machine for a robot with constant-``H`` limbs only, or
+    (``general``) with a limb whose ``H`` depends on the configuration (module docstring: the
+    override, 2 without AVX, else the recorded or measured choice of 4 or 8); looked up once per process."""
     env = _env_width()
     if env is not None:
         return env
     if not _chosen:
-        w = target_lanes()
+        w = wg = target_lanes()
         if w >= 4:
             key = machine_key()
-            w = _recorded(key)
-            if w is None:
+            w, wg = _recorded(key)
+            if w is None or wg is None:
                 times = measure((4, 8))
                 w = 8 if times[8] < PREFER_WIDE * times[4] else 4
-                _record(key, w, times)
-        _chosen.append(w)
-    return _chosen[0]
+                wg = 8 if times[8] <= GENERAL_WIDE * times[4] else 4
+                _record(key, w, wg, times)
+        _chosen.extend((w, wg))
+    return _chosen[1 if general else 0]
 
 
 def _recorded(key):
     try:
-        w = json.loads(width_file().read_text()).get(key, {}).get("lanes")
+        rec = json.loads(width_file().read_text()).get(key, {})
+        w, wg = rec.get("lanes"), rec.get("lanes_general")
     except (OSError, ValueError, AttributeError):
-        return None
-    return w if w in WIDTHS else None
+        return None, None
+    return (w if w in WIDTHS else None), (wg if wg in WIDTHS else None)
 
 
-def _record(key, w, times):
+def _record(key, w, wg, times):
     """Add this machine's choice to the file (atomically; a read-only place keeps it in the process)."""
     path = width_file()
     try:
@@ -126,7 +136,7 @@ def _record(key, w, times):
             data = {}
     except (OSError, ValueError):
         data = {}
-    data[key] = {"lanes": w, "us_per_sample": {str(k): v * 1e6 for k, v in times.items()},
+    data[key] = {"lanes": w, "lanes_general": wg, "us_per_sample": {str(k): v * 1e6 for k, v in times.items()},
                  "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
