@@ -83,7 +83,8 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
                 run()  # compile / load, and the allocator's blocks
                 took = "SIMD" if (batch.PATHS - before)["simd"] else "scalar"
                 path = {False: "scalar", True: "SIMD", None: f"default ({took})"}[simd]
-                cands[(key, path, with_t)] = (run, N, simd_ok or simd is False)
+                w = batch._lane_count(robot._packed(), N, True) if simd is not False and took == "SIMD" else 1
+                cands[(key, path, with_t)] = (run, N, simd_ok or simd is False, w)
     delta = pkm.load(C.ROOT / "robots" / ROBOTS["delta"])
     pt = peers.delta_tree_model(delta)
     model, data = pt.model, pt.model.createData()
@@ -95,10 +96,10 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
     def rnea():
         for a in pargs:
             pin.rnea(*a)
-    cands[("pin", "rnea", None)] = (rnea, n_states, True)
+    cands[("pin", "rnea", None)] = (rnea, n_states, True, 1)
     best = {k: [np.inf, np.inf] for k in cands}
     for r in range(rounds):
-        for k, (fn, count, _) in cands.items():
+        for k, (fn, count, *_) in cands.items():
             w, c = _timed(fn)
             best[k][0] = min(best[k][0], w / count)
             best[k][1] = min(best[k][1], c / count)
@@ -106,9 +107,9 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     pin_w, pin_c = best[("pin", "rnea", None)]
     rows = []
-    for k, (fn, count, real) in cands.items():
+    for k, (fn, count, real, lanes) in cands.items():
         w, c = best[k]
-        rows.append({"robot": k[0], "path": k[1], "times": k[2], "simd_supported": real, "s_per_item": w,
+        rows.append({"robot": k[0], "path": k[1], "times": k[2], "simd_supported": real, "lanes": lanes, "s_per_item": w,
                      "cpu_s_per_item": c, "ratio_to_pin_rnea_wall": w / pin_w, "ratio_to_pin_rnea_cpu": c / pin_c})
     return rows
 
@@ -209,7 +210,7 @@ def main(argv=None):
     from pkm.kernels.simd_vec import LANES as target
     from pkm.kernels.simd_width import simd_width, width_file
 
-    width = simd_width()
+    width = {"constant H": simd_width(), "general limbs": simd_width(True)}
     cpu, vers = C.cpu_info(), C.versions()
     triple, cpu_name, _ = cpu_target.target_context.codegen().magic_tuple()
     try:
@@ -236,7 +237,7 @@ def main(argv=None):
         else:
             path = r["path"] if r["simd_supported"] else "SIMD → scalar (not supported)"
             rows.append([f"{NAMES[r['robot']]} IK+ID, {path}, {'with' if r['times'] else 'without'} t", "sample",
-                         width if "SIMD" in r["path"] and r["simd_supported"] else 1, C.fmt_us(r["s_per_item"]),
+                         r["lanes"], C.fmt_us(r["s_per_item"]),
                          C.fmt_us(r["cpu_s_per_item"]), f"{r['ratio_to_pin_rnea_wall']:.2f}",
                          f"{r['ratio_to_pin_rnea_cpu']:.2f}"])
     table = C.markdown_table(rows, ["what", "per", "W", "time", "CPU time", "÷ pin.rnea", "÷ pin.rnea (CPU)"])
