@@ -9,7 +9,7 @@ overhead of the lanes but spills registers. The policy (:func:`simd_width`):
 
 1. ``PKM_SIMD_LANES`` (or ``PKM_SIMD_WIDTH``) set to 2, 4 or 8: that width, nothing measured;
 2. a target without 256-bit registers: 2;
-3. else the width recorded for this machine in ``simd-width.json`` beside the numba cache
+3. else the two widths recorded for this machine in ``simd-width.json`` beside the numba cache
    (``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``), keyed by numba's target (triple, CPU
    name, a digest of its features: :func:`machine_key`) and the numba and llvmlite versions; else
    measured now (:func:`measure`: a small kernel of the batch kernel's kind, forward kinematics of a
@@ -44,7 +44,8 @@ from pkm.kernels.simd_vec import lanes, splat, target_lanes, vload, vsincos, vst
 from pkm.kernels.work import _OPTIONS
 from pkm.lie.small import add, cross, mm, mtv, mv
 
-__all__ = ["simd_width", "target_lanes", "machine_key", "measure", "width_file", "ENV", "PREFER_WIDE", "GENERAL_WIDE", "WIDTHS"]
+__all__ = ["simd_width", "target_lanes", "machine_key", "measure", "width_file", "ENV", "PREFER_WIDE", "GENERAL_WIDE",
+           "WIDTHS"]
 
 #: Environment variables that set the width (the first one set wins).
 ENV = ("PKM_SIMD_LANES", "PKM_SIMD_WIDTH")
