@@ -4,9 +4,11 @@
     python benchmarks/bench_simd.py --no-big --no-startup
 
 1. ``robot.inverse_dynamics(x, xd, xdd[, t=t])`` on N = 10⁴ samples of each robot's default motion
-   (as ``bench_inverse_dynamics.py``), one thread, for the scalar kernel (``simd=False``) and the
-   SIMD path (``simd=True``; every robot, general loops included, :func:`pkm.kernels.simd_kernel.supports`),
-   each with and without the sample times, and ``pin.rnea`` per call on the Delta's
+   (as ``bench_inverse_dynamics.py``), one thread, for the scalar kernel (``simd=False``), the
+   SIMD path (``simd=True``; every robot, general loops included, :func:`pkm.kernels.simd_kernel.supports`)
+   and the default call (no ``simd`` nor ``threads`` argument, numba's pool set to one thread; the
+   path it took is read from ``pkm.kernels.batch.PATHS``), each with and without the sample times,
+   at the machine's width (:func:`pkm.kernels.simd_width.simd_width`), and ``pin.rnea`` per call on the Delta's
    18-joint tree: every candidate timed once per round, ``--rounds`` rounds, best of each (wall
    and process CPU time), so that all figures see the same machine load.
 2. ``torques_only=True`` on N = 10⁷ samples of the Delta (SIMD, with times) in a fresh process:
@@ -16,7 +18,9 @@
 3. First and second run of ``pkm inverse-dynamics robots/delta_3rr2rrr.toml --out …`` after
    ``python -m pkm.lie.numba_cache`` cleared the caches.
 
-Writes ``benchmarks/results/<machine>-simd.json`` and prints a Markdown table.
+Writes ``benchmarks/results/<machine>-simd.json`` and prints a Markdown table. An AVX2 target on an
+AVX-512 host: ``NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES= NUMBA_CACHE_DIR=/tmp/avx2-cache``
+(``--machine`` names the file; numba's target is recorded in the JSON).
 """
 from __future__ import annotations
 
@@ -56,6 +60,7 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
     import peers
     import pkm
     from bench_inverse_dynamics import long_trajectory
+    from pkm.kernels import batch
     from pkm.kernels.simd_kernel import supports
 
     numba.set_num_threads(1)
@@ -64,14 +69,22 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
         robot = pkm.load(C.ROOT / "robots" / ROBOTS[key])
         tr = long_trajectory(robot, N)
         simd_ok = supports(robot._packed())
-        for simd in (False, True):
+        for simd in (False, True, None):
             for with_t in (True, False):
                 t = tr.t if with_t else None
 
                 def run(robot=robot, tr=tr, t=t, simd=simd):
-                    robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=t, threads=1, simd=simd)
+                    if simd is None:  # the default call, as a user writes it
+                        robot.inverse_dynamics(tr.x, tr.xd, tr.xdd) if t is None else \
+                            robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=t)
+                    else:
+                        robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=t, threads=1, simd=simd)
+                before = batch.PATHS.copy()
                 run()  # compile / load, and the allocator's blocks
-                cands[(key, "SIMD" if simd else "scalar", with_t)] = (run, N, simd_ok or not simd)
+                took = "SIMD" if (batch.PATHS - before)["simd"] else "scalar"
+                path = {False: "scalar", True: "SIMD", None: f"default ({took})"}[simd]
+                w = batch._lane_count(robot._packed(), N, True) if simd is not False and took == "SIMD" else 1
+                cands[(key, path, with_t)] = (run, N, simd_ok or simd is False, w)
     delta = pkm.load(C.ROOT / "robots" / ROBOTS["delta"])
     pt = peers.delta_tree_model(delta)
     model, data = pt.model, pt.model.createData()
@@ -83,10 +96,10 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
     def rnea():
         for a in pargs:
             pin.rnea(*a)
-    cands[("pin", "rnea", None)] = (rnea, n_states, True)
+    cands[("pin", "rnea", None)] = (rnea, n_states, True, 1)
     best = {k: [np.inf, np.inf] for k in cands}
     for r in range(rounds):
-        for k, (fn, count, _) in cands.items():
+        for k, (fn, count, *_) in cands.items():
             w, c = _timed(fn)
             best[k][0] = min(best[k][0], w / count)
             best[k][1] = min(best[k][1], c / count)
@@ -94,9 +107,9 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     pin_w, pin_c = best[("pin", "rnea", None)]
     rows = []
-    for k, (fn, count, real) in cands.items():
+    for k, (fn, count, real, lanes) in cands.items():
         w, c = best[k]
-        rows.append({"robot": k[0], "path": k[1], "times": k[2], "simd_supported": real, "s_per_item": w,
+        rows.append({"robot": k[0], "path": k[1], "times": k[2], "simd_supported": real, "lanes": lanes, "s_per_item": w,
                      "cpu_s_per_item": c, "ratio_to_pin_rnea_wall": w / pin_w, "ratio_to_pin_rnea_cpu": c / pin_c})
     return rows
 
@@ -192,12 +205,23 @@ def main(argv=None):
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--machine")
     a = ap.parse_args(argv)
-    from pkm.kernels.simd_vec import LANES
+    from numba.core.registry import cpu_target
 
+    from pkm.kernels.simd_vec import LANES as target
+    from pkm.kernels.simd_width import simd_width, width_file
+
+    width = {"constant H": simd_width(), "general limbs": simd_width(True)}
     cpu, vers = C.cpu_info(), C.versions()
-    res = {"cpu": cpu, "versions": vers, "lanes": LANES, "threads": 1, "N": a.samples, "rounds": a.rounds,
-           "load_at_start": os.getloadavg()}
-    log(f"interleaved, {a.rounds} rounds, N = {a.samples}, W = {LANES}")
+    triple, cpu_name, _ = cpu_target.target_context.codegen().magic_tuple()
+    try:
+        record = json.loads(width_file().read_text())
+    except (OSError, ValueError):
+        record = {}
+    res = {"cpu": cpu, "versions": vers, "lanes": width, "target_lanes": target, "numba_target_cpu": cpu_name,
+           "numba_env": {k: os.environ[k] for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "PKM_SIMD_LANES")
+                         if k in os.environ},
+           "width_record": record, "threads": 1, "N": a.samples, "rounds": a.rounds, "load_at_start": os.getloadavg()}
+    log(f"interleaved, {a.rounds} rounds, N = {a.samples}, W = {width} (target {cpu_name}: up to {target})")
     res["interleaved"] = bench_interleaved(a.robots, a.samples, a.rounds)
     if not a.no_big:
         log(f"torques only, N = {int(a.big):.0e}")
@@ -209,13 +233,14 @@ def main(argv=None):
     for r in res["interleaved"]:
         if r["robot"] == "pin":
             rows.append(["Pinocchio `rnea`, Delta tree (18 joints)", "call", "", C.fmt_us(r["s_per_item"]),
-                         C.fmt_us(r["cpu_s_per_item"]), "1"])
+                         C.fmt_us(r["cpu_s_per_item"]), "1", "1"])
         else:
             path = r["path"] if r["simd_supported"] else "SIMD → scalar (not supported)"
             rows.append([f"{NAMES[r['robot']]} IK+ID, {path}, {'with' if r['times'] else 'without'} t", "sample",
-                         LANES if r["path"] == "SIMD" and r["simd_supported"] else 1, C.fmt_us(r["s_per_item"]),
-                         C.fmt_us(r["cpu_s_per_item"]), f"{r['ratio_to_pin_rnea_wall']:.2f}"])
-    table = C.markdown_table(rows, ["what", "per", "W", "time", "CPU time", "÷ pin.rnea"])
+                         r["lanes"], C.fmt_us(r["s_per_item"]),
+                         C.fmt_us(r["cpu_s_per_item"]), f"{r['ratio_to_pin_rnea_wall']:.2f}",
+                         f"{r['ratio_to_pin_rnea_cpu']:.2f}"])
+    table = C.markdown_table(rows, ["what", "per", "W", "time", "CPU time", "÷ pin.rnea", "÷ pin.rnea (CPU)"])
     res["table"] = table
     print(table)
     if "big" in res:

@@ -305,8 +305,8 @@ class Robot(TaskCoordinates):
         of :data:`pkm.kernels.stream.STREAM` samples so that memory does not grow with N (any N;
         the full result is limited to 10⁷ samples and ~1 kB per sample). ``out``: an (N, n_act)
         C-contiguous float64 array that receives the actuator forces (returned, or as ``.tau``).
-        ``simd``: None (automatic), True, False or a lane count: the SIMD path of the kernel
-        (:mod:`pkm.kernels.simd_kernel`; robots whose limbs all have a constant H) or the scalar one.
+        ``simd``: None (the SIMD path from ``batch.SIMD_MIN_SAMPLES`` samples on, with or without ``t``), True, False or
+        a lane count 2, 4, 8: the SIMD path (:mod:`pkm.kernels.simd_kernel`; width: :mod:`pkm.kernels.simd_width`) or not.
         Redundant actuation (``n_act > δ_p``, :attr:`redundancy`; Sec. 8.2): ``tau`` is the solution of
         ``J_IKᵀu = φ_t`` least in ``uᵀWu`` (``weights``: W, n_act positive numbers or an SPD matrix; default
         the identity) plus ``N z`` (``preload`` z: r numbers or (N, r); ``.null_space`` N, orthonormal,

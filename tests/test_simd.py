@@ -15,14 +15,23 @@ from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import supports
-from pkm.kernels.simd_vec import (LANES, aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
+from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
                                   vzero, width)
+from pkm.kernels.simd_width import simd_width
 from pkm.lie.small import cross, mm
 
 from test_batch_start import FILES, _load, corner, smooth
 
-WIDTHS = sorted({LANES, 4})
+#: The widths the SIMD path runs on this machine (measured once: pkm.kernels.simd_width), for robots with
+#: constant-H limbs and with general ones, and 4.
+LANES = simd_width()
+WIDTHS = sorted({LANES, simd_width(True), 4})
+
+
+def _width(robot):
+    """The lanes of the default call for this robot (its kind of limbs)."""
+    return batch._lane_count(robot._packed(), batch.SIMD_MIN_SAMPLES, None)
 
 
 # ----------------------------------------------------------------------------- the vector type
@@ -138,7 +147,7 @@ def test_simd_equals_scalar_and_reference(path, kind, with_times):
     lengths = LENGTHS if robot._closed else LENGTHS[:2]
     # Every compiled variant of the lanes is a type signature (W, the limbs' count and task dimension,
     # constant or general H): both widths on one robot of each kind of limb, the host's W on the rest.
-    widths = WIDTHS if path.stem in BOTH_WIDTHS else [LANES]
+    widths = sorted({_width(robot), 4}) if path.stem in BOTH_WIDTHS else [_width(robot)]
     X, XD, XDD, t = _long(robot, kind, max(lengths))
     for N in lengths:
         tt = t[:N] if with_times else None
@@ -209,7 +218,8 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     monkeypatch.setattr(batch._Run, "lanes", lambda self, *a: calls.append(a[1]) or orig(self, *a))
     X, XD, XDD, t = smooth(robot, 1100, 1)
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
-    assert calls and len(calls[0]) == min(LANES, -(-len(X) // batch.segment_length(len(X), LANES)))
+    w = _width(robot)
+    assert calls and len(calls[0]) == min(w, -(-len(X) // batch.segment_length(len(X), w)))
     calls.clear()
     robot.inverse_dynamics(X, XD, XDD, t=t, simd=False, threads=1)
     assert not calls
@@ -218,6 +228,26 @@ def test_the_simd_path_runs_and_falls_back(monkeypatch, name):
     for simd in (False, True):
         with pytest.raises(pkm.IKError, match="sample 600"):
             robot.inverse_dynamics(X, XD, XDD, t=t, simd=simd, threads=1)
+
+
+@pytest.mark.parametrize("name", BOTH_WIDTHS)
+def test_the_default_call_takes_the_simd_path(name):
+    """``robot.inverse_dynamics(x, xd, xdd)`` and ``(…, t=t)`` with no ``simd`` argument run the lanes
+    (``batch.PATHS``) at the machine's width from ``SIMD_MIN_SAMPLES`` samples on, with times or without, and
+    give the scalar kernel's results (constant-H limbs and general loops)."""
+    robot = _load(FILES[[p.stem for p in FILES].index(name)])
+    X, XD, XDD, t = _long(robot, "smooth", batch.SIMD_MIN_SAMPLES + 76)
+    for tt in (t, None):
+        before = batch.PATHS.copy()
+        fast = robot.inverse_dynamics(X, XD, XDD) if tt is None else robot.inverse_dynamics(X, XD, XDD, t=tt)
+        took = batch.PATHS - before
+        assert took == {"simd": 1, f"simd{_width(robot)}": 1}, took
+        _assert_same(fast, robot.inverse_dynamics(X, XD, XDD, t=tt, simd=False), robot, f"t={tt is not None}")
+        assert (batch.PATHS - before)["scalar"] == 1
+    before = batch.PATHS.copy()
+    robot.inverse_dynamics(X[:batch.SIMD_MIN_SAMPLES - 1], XD[:batch.SIMD_MIN_SAMPLES - 1],
+                           XDD[:batch.SIMD_MIN_SAMPLES - 1])  # shorter: the scalar kernel
+    assert batch.PATHS - before == {"scalar": 1}
 
 
 def test_bad_simd_option():

@@ -15,7 +15,9 @@ starts), never from the ``threads`` argument, so the result is the same bits for
 from __future__ import annotations
 
 import math
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from threading import Lock
 
 import numpy as np
 from numba import config as numba_config
@@ -32,11 +34,11 @@ from pkm.kernels.platform import rotational_states, translational_states_into
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
 from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
 from pkm.kernels.simd_pipeline import static_shape
-from pkm.kernels.simd_vec import LANES
 from pkm.kernels.simd_vec import lanes as simd_lanes
+from pkm.kernels.simd_width import simd_width
 
 __all__ = ["distribute_forces", "pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states",
-           "infer_steps", "segment_length", "SEGMENT", "SEGMENT_MAX", "SPLIT", "OK",
+           "infer_steps", "segment_length", "SEGMENT", "SEGMENT_MAX", "SPLIT", "PATHS", "OK",
            "IK_FAILED", "LOOP_FAILED", "SINGULAR_GY", "SINGULAR_LP", "SINGULAR_JIK"]
 
 
@@ -150,17 +152,22 @@ SIMD_MIN_SAMPLES = 4 * SEGMENT
 def _lane_count(km, N, simd):
     """Lanes of the SIMD path for this call, 0 for the scalar kernel: ``simd`` True (when the robot
     is supported, :func:`pkm.kernels.simd_kernel.supports`), False, an int (the width: 2, 4 or 8), or
-    None: the host's width for trajectories of at least ``SIMD_MIN_SAMPLES``."""
+    None: the machine's width for the robot's kind of limbs (:func:`pkm.kernels.simd_width.simd_width`,
+    measured once) for trajectories of at least ``SIMD_MIN_SAMPLES``, with or without sample times."""
     if simd is False or not supports(km):
         return 0
-    if simd is None:
-        return LANES if N >= SIMD_MIN_SAMPLES else 0
-    if simd is True:
-        return LANES
+    if simd is None or simd is True:
+        return simd_width(not km.mi[:, LI_AFF].all()) if simd or N >= SIMD_MIN_SAMPLES else 0
     if int(simd) not in (2, 4, 8):
         raise ValueError(f"simd must be None, True, False or a lane count 2, 4 or 8, got {simd!r}")
     return int(simd)
 
+
+#: Calls of :func:`inverse_dynamics_batch` by the path they took, since the process started (tests and
+#: benchmarks read it): ``"simd"`` (segments in lanes; ``"simd<W>"`` by width), ``"scalar"`` (the scalar
+#: kernel only), ``"lane_fallbacks"`` (segments whose lane stopped and ran again on the scalar kernel).
+PATHS = Counter()
+_PATHS_LOCK = Lock()
 
 #: Most samples one call takes (the kernel's arrays hold ~1 kB per sample of the Delta).
 MAX_SAMPLES = 10_000_000
@@ -255,6 +262,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
         with ThreadPoolExecutor(max_workers=workers) as pool:
             statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
     run.release_lane_work()
+    with _PATHS_LOCK:
+        PATHS.update({"simd": 1, f"simd{lanes}": 1, "lane_fallbacks": run.fallbacks} if lanes else {"scalar": 1})
     starts = bounds[1:-1]  # each segment's first sample against the sample before, all at once
     suspect = run.suspects_at(starts) if len(starts) else np.zeros(0, bool)
     rerun = False  # after a re-run the samples before a start may have changed: check it anew
@@ -298,6 +307,7 @@ class _Run:
         self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
         self.lane_work = [_lane_work(robot, km, lanes) for _ in range(chunks)] if lanes else None
         self.runs, self._scanned = 0, None  # kernel runs into self.out so far; the last scan
+        self.fallbacks = 0  # segments whose lane stopped, run again on the scalar kernel
         self.width = lanes
         self.s0 = s0  # index of sample 0 in the caller's trajectory (streamed blocks), for messages
         self.policy = policy
@@ -359,6 +369,7 @@ class _Run:
         out = []
         for j, g in enumerate(group):
             if status[j, 0] == LANE_FAILED:
+                self.fallbacks += 1
                 out.append(self.range(bounds[g], bounds[g + 1], c, first if g == 0 else None, Cs[g]))
             else:
                 out.append(status[j])

@@ -14,7 +14,8 @@ that numba code written for floats (the tuple primitives of :mod:`pkm.lie.small`
 has one), select by mask, mask reductions (``any``, ``all``, the lane bit pattern) and single
 lanes (extract, insert), for the scalar fallback of a lane that needs it.
 
-``LANES`` is chosen at import from the host CPU (:func:`host_lanes`). Arithmetic instructions
+``LANES`` is the widest width of numba's compile target (:func:`target_lanes`); the width the SIMD
+path runs is chosen by measurement (:mod:`pkm.kernels.simd_width`). Arithmetic instructions
 carry LLVM's ``contract`` flag only, as the scalar kernel (:data:`pkm.lie.KERNEL_FASTMATH`): a
 product feeding a sum may become an FMA. A lane computes what the scalar kernel computes up to
 that rounding.
@@ -22,7 +23,6 @@ that rounding.
 from __future__ import annotations
 
 import operator
-import os
 
 import numpy as np
 from llvmlite import ir
@@ -33,18 +33,18 @@ from numba.extending import intrinsic, models, overload, register_model
 
 __all__ = ["VecType", "MaskType", "LANES", "host_lanes", "aligned_zeros", "vload", "vstore", "splat", "vzero",
            "vsqrt", "vabs", "vmin", "vmax", "vfma", "vsin", "vcos", "select", "any_lane", "all_lanes", "lane_bits",
-           "get_lane", "set_lane", "width", "lanes", "vrint", "vsincos", "SINCOS_RANGE"]
+           "get_lane", "set_lane", "width", "lanes", "target_lanes", "vrint", "vsincos", "SINCOS_RANGE"]
 
 _FLAGS = ("contract",)
 ALIGN = 64  # bytes: one AVX-512 register, a cache line
 
 
 def host_lanes(features=None) -> int:
-    """Lanes of ``double`` per register on the host CPU: 8 with AVX-512F, 4 with AVX (AVX2), else 2."""
+    """Lanes of ``double`` per register: 8 with AVX-512F, 4 with AVX (AVX2), else 2, from a dict of CPU
+    features (``llvmlite.binding.get_host_cpu_features()``); None: numba's compile target
+    (:func:`target_lanes`, which honours ``NUMBA_CPU_NAME`` and ``NUMBA_CPU_FEATURES``)."""
     if features is None:
-        import llvmlite.binding as llvm
-
-        features = llvm.get_host_cpu_features()
+        return target_lanes()
     if features.get("avx512f", False):
         return 8
     if features.get("avx", False):
@@ -52,10 +52,31 @@ def host_lanes(features=None) -> int:
     return 2
 
 
-#: Lanes of the SIMD path on this host (``PKM_SIMD_LANES`` overrides, e.g. 4 to run the AVX2 width on
-#: an AVX-512 machine). Compiled code depends on it only through the ``lanes`` tuple that the entry
-#: points take (:func:`lanes`), so numba's cache keeps one version per width.
-LANES = int(os.environ.get("PKM_SIMD_LANES") or host_lanes())
+def target_lanes() -> int:
+    """Doubles per register of numba's compile target: the assembly LLVM emits for one
+    ``<8 x double>`` addition with numba's triple, CPU name and features (its codegen's
+    ``magic_tuple``) names ``zmm`` (8), ``ymm`` (4) or neither (2). So an AVX2 target on an AVX-512
+    host (``NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES=``) gives 4, where the host's features give 8."""
+    import llvmlite.binding as llvm
+    from numba.core.registry import cpu_target
+
+    triple, cpu, features = cpu_target.target_context.codegen().magic_tuple()
+    if not triple.startswith(("x86_64", "i386", "i686")):
+        return 2
+    mod = llvm.parse_assembly(
+        f'target triple = "{triple}"\n'
+        "define <8 x double> @f(<8 x double> %a, <8 x double> %b) {\n"
+        "  %c = fadd <8 x double> %a, %b\n  ret <8 x double> %c\n}\n")
+    asm = llvm.Target.from_triple(triple).create_target_machine(cpu=cpu, features=features).emit_assembly(mod)
+    return 8 if "zmm" in asm else 4 if "ymm" in asm else 2
+
+
+#: The widest lane count of numba's target (:func:`target_lanes`): the default width of the scratch
+#: helpers. The SIMD path runs :func:`pkm.kernels.simd_width.simd_width` lanes, which on an AVX-512
+#: target is measured (4 or 8) and which ``PKM_SIMD_LANES`` overrides. Compiled code depends on the
+#: width only through the ``lanes`` tuple that the entry points take (:func:`lanes`), so numba's
+#: cache keeps one version per width.
+LANES = target_lanes()
 
 
 def lanes(width=None):
