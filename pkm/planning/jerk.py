@@ -41,7 +41,12 @@ import numpy as np
 
 from pkm.errors import InputError, PkmError
 
-__all__ = ["JerkProfile", "jerk_profile", "graded_grid", "traversal_time", "check_jerk", "check_jerk_value", "sample_jerk"]
+from pkm.planning.coefficients import path_dynamics
+from pkm.planning.constraints import gear_sides, speed_bound, torque_rows
+from pkm.planning.reachability import static_sets
+from pkm.planning.result import PieceProfile
+
+__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "graded_grid", "traversal_time", "check_jerk", "check_jerk_value"]
 
 #: Stop when an accepted step shortens the traversal time by less than this fraction …
 TOLERANCE = 1e-7
@@ -223,7 +228,7 @@ def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region):
     if res.status != 0 or res.x is None:
         return None
     z = res.x
-    return np.maximum(z[:n], 0.0), z[n:]
+    return np.clip(z[:n], 0.0, xmax), z[n:]
 
 
 def jerk_profile(rows, xmax, d1, d2, s, jerk: float) -> JerkProfile:
@@ -267,15 +272,10 @@ def jerk_profile(rows, xmax, d1, d2, s, jerk: float) -> JerkProfile:
     return JerkProfile(x=x, u=u, time=T, iterations=it)
 
 
-def sample_jerk(trajectory) -> np.ndarray:
-    """The finite-difference jerk ``Δẍ / Δt`` (N−1, d) of a trajectory's samples."""
-    return np.diff(trajectory.xdd, axis=0) / np.diff(trajectory.t)[:, None]
-
-
 def check_jerk(result, jerk: float) -> float:
     """The largest jerk of ``result``'s trajectory samples against ``jerk``: its ratio, or a one-line PkmError
     beyond ``1 + OVERSHOOT``."""
-    jr = np.abs(sample_jerk(result.trajectory)) / jerk
+    jr = np.abs(result.jerk()) / jerk
     k, i = np.unravel_index(int(np.argmax(jr)), jr.shape)
     ratio = float(jr[k, i])
     if not ratio <= 1.0 + OVERSHOOT:
@@ -283,3 +283,37 @@ def check_jerk(result, jerk: float) -> float:
         raise PkmError(f"{result.robot_name}: the jerk-limited motion exceeds the jerk limit {jerk:g} by "
                        f"{100 * (ratio - 1):.2g} % in {name} at t = {result.trajectory.t[k]:.4g} s: use more points")
     return ratio
+
+
+def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: float) -> PieceProfile:
+    """One rest-to-rest path of :func:`pkm.time_optimal` with the jerk limit: the coefficients on the graded
+    grid (:func:`graded_grid`, one batched inverse dynamics), the torque rows with friction and gear side at
+    each iterate (:mod:`pkm.planning.constraints`) and :func:`jerk_profile`; the samples as a PieceProfile
+    (``s0``, ``t0``: where the path starts along the route)."""
+    drives = robot.drives
+    pd = path_dynamics(robot, path, n, grid=graded_grid(path.length, n))
+    xmax = speed_bound(pd, gains, limits)
+
+    def rows(x, u):
+        return torque_rows(pd, gains, drives, limits, x, gear_sides(pd, drives, x, u))
+
+    zero = np.zeros(pd.s.size)
+    static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message
+    prof = jerk_profile(rows, xmax, pd.dx, pd.ddx, pd.s, jerk)
+    x, u, s = prof.x, prof.u, pd.s
+    sd = np.sqrt(x)
+    denom = sd[:-1] + sd[1:]
+    if not np.all(np.isfinite(x)):
+        raise PkmError("the limits allow path speeds beyond floating point (give realistic torque and speed limits)")
+    if np.any(denom <= 0):
+        k = int(np.flatnonzero(denom <= 0)[0])
+        raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
+                       f"{path.length:.4g}): a speed, torque or jerk limit too small, or too few points")
+    t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / denom)])
+    if np.any(np.diff(t) <= 1e-12 * np.maximum(1.0, t[1:])):
+        raise PkmError("the limits allow motions faster than 1e-12 s per grid step (give realistic torque, speed "
+                       "and jerk limits)")
+    mvc = np.sqrt(static_sets(*rows(x, u), xmax)[:, 1])
+    return PieceProfile(path=path, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=pd.x, xd=pd.dx * sd[:, None],
+                        xdd=pd.dx * u[:, None] + pd.ddx * x[:, None], grid_s=s + s0, mvc=mvc,
+                        controllable=np.full(s.size, np.nan), iterations=prof.iterations, inserted=())
