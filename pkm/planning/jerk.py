@@ -42,11 +42,11 @@ import numpy as np
 from pkm.errors import InputError, PkmError
 
 from pkm.planning.coefficients import path_dynamics
-from pkm.planning.constraints import gear_sides, speed_bound, torque_rows
+from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
 from pkm.planning.result import PieceProfile
 
-__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "graded_grid", "traversal_time", "check_jerk", "check_jerk_value"]
+__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "traversal_time", "check_jerk", "check_jerk_value"]
 
 #: Stop when an accepted step shortens the traversal time by less than this fraction …
 TOLERANCE = 1e-7
@@ -175,7 +175,7 @@ def _start(rows, xmax, d1, d2, s, J):
 def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region):
     """One linear programme around ``(xb, ub)`` (``ds`` the grid's steps); ``(x, u)``, or None where HiGHS finds none."""
     from scipy.optimize import linprog
-    from scipy.sparse import coo_matrix, csr_matrix, vstack
+    from scipy.sparse import coo_matrix, csr_matrix, diags, vstack
 
     n, d = d1.shape
     A, B, C = rows(xb, ub)
@@ -224,10 +224,29 @@ def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region):
     for j in (0, n - 1):   # rest with zero acceleration at both ends
         bounds[j] = (0.0, 0.0)
         bounds[n + j] = (0.0, 0.0)
+    # scaled to O(1): columns by the iterate's largest x and |u|, then every row by its largest coefficient (the
+    # solver's tolerances are absolute: a slow motion, x ~ 1e-12, would otherwise be lost in them)
+    X = float(np.max(xb))
+    U = max(float(np.max(np.abs(ub))), X / max(float(np.sum(ds)), 1e-300))
+    col = diags(np.concatenate([np.full(n, X), np.full(n, U)]))
+    G, E = G @ col, E @ col
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rg = 1.0 / np.asarray(abs(G).max(axis=1).todense()).ravel()
+        re = 1.0 / np.asarray(abs(E).max(axis=1).todense()).ravel()
+    ok = np.isfinite(rg) & (rg > 0)
+    G, hv = diags(np.where(ok, rg, 1.0)) @ G, np.where(ok, rg, 1.0) * hv
+    E = diags(np.where(np.isfinite(re), re, 1.0)) @ E
+    cost = cost * np.concatenate([np.full(n, X), np.full(n, U)])
+    cost = cost / max(float(np.max(np.abs(cost))), 1e-300)
+    bounds = bounds / np.concatenate([np.full(n, X), np.full(n, U)])[:, None]
+    if not (X > 0 and np.isfinite(X) and np.isfinite(U) and np.all(np.isfinite(G.data)) and np.all(np.isfinite(hv))
+            and np.all(np.isfinite(E.data)) and np.all(np.isfinite(cost))):
+        raise PkmError(f"the jerk limit {J:g} is out of floating-point range on this path: give a realistic jerk "
+                       f"limit [m/s³]")
     res = linprog(cost, A_ub=G, b_ub=hv, A_eq=E, b_eq=np.zeros(n - 1), bounds=bounds, method="highs")
     if res.status != 0 or res.x is None:
         return None
-    z = res.x
+    z = res.x * np.concatenate([np.full(n, X), np.full(n, U)])
     return np.clip(z[:n], 0.0, xmax), z[n:]
 
 
@@ -285,6 +304,38 @@ def check_jerk(result, jerk: float) -> float:
     return ratio
 
 
+def motor_rows(pd, gains, drives, limits, x, u):
+    """The torque limits as rows ``A u + B x + C ≤ 0`` (N, 3 n_act) for the linear programme at the iterate
+    ``(x, u)``, each an INNER approximation of the exact limit (a convex–concave split, as the jerk rows).
+
+    Per actuator the motor torque is ``τ_d = k_d τ + m_d q̈`` while the gear drives and ``τ_b`` while it brakes
+    (:func:`pkm.planning.constraints.motor_coefficients`), ``τ_d − τ_b ∝ τ_load`` with ``k_d = 1/(nη) ≥ k_b = η/n``,
+    and the gear drives where ``τ_load q̇ ≥ 0``: so for ``q̇ > 0`` the motor torque is ``max(τ_d, τ_b)`` (convex in
+    ``(u, x)``: ``τ_m ≤ T`` is exactly the two rows ``τ_d ≤ T``, ``τ_b ≤ T``) and ``τ_m ≥ −T`` is taken on the side
+    of the iterate (the max is at least that side: conservative, exact at the iterate); for ``q̇ < 0`` it is
+    ``min(τ_d, τ_b)``, the other way round. Where ``q' = 0`` and at the rest points (``q̇ = 0``, the gear drives)
+    ``|τ_d| ≤ T``. The actuated joints' friction is frozen at ``x``."""
+    n = pd.s.size
+    d = motor_coefficients(pd, gains, drives, x, np.ones_like(pd.a, dtype=bool))
+    b = motor_coefficients(pd, gains, drives, x, np.zeros_like(pd.a, dtype=bool))
+    s = motor_coefficients(pd, gains, drives, x, gear_sides(pd, drives, x, u))
+    sign = np.sign(pd.dq)
+    sign[[0, n - 1]] = 0.0
+    pos = sign >= 0   # max structure (or the drive side alone where sign == 0)
+    T = limits.torque
+    # row 1: the drive side in the direction of the convex bound
+    sg = np.where(pos, 1.0, -1.0)
+    rows = [(sg * d[0], sg * d[1], sg * d[2] - T)]
+    # row 2: the brake side in the same direction (where sign == 0: the drive side's other bound)
+    zero = sign == 0
+    rows.append((np.where(zero, -d[0], sg * b[0]), np.where(zero, -d[1], sg * b[1]),
+                 np.where(zero, -d[2], sg * b[2]) - T))
+    # row 3: the other bound on the iterate's side (where sign == 0: the drive side again)
+    rows.append((np.where(zero, d[0], -sg * s[0]), np.where(zero, d[1], -sg * s[1]),
+                 np.where(zero, d[2], -sg * s[2]) - T))
+    return tuple(np.concatenate([r[k] for r in rows], axis=1) for k in range(3))
+
+
 def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: float) -> PieceProfile:
     """One rest-to-rest path of :func:`pkm.time_optimal` with the jerk limit: the coefficients on the graded
     grid (:func:`graded_grid`, one batched inverse dynamics), the torque rows with friction and gear side at
@@ -295,7 +346,7 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     xmax = speed_bound(pd, gains, limits)
 
     def rows(x, u):
-        return torque_rows(pd, gains, drives, limits, x, gear_sides(pd, drives, x, u))
+        return motor_rows(pd, gains, drives, limits, x, u)
 
     zero = np.zeros(pd.s.size)
     static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message
