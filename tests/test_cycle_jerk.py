@@ -157,11 +157,18 @@ def test_cli_jerk_csv_is_replayed_by_inverse_dynamics(tmp_path):
     assert "--jerk" in out and "every task coordinate" in out
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "-inf", "1e-320", "abc"])
-def test_cli_bad_jerk_is_a_one_line_error(value, tmp_path):
+@pytest.mark.parametrize("argv, message", [
+    (["--jerk", "0"], "--jerk must be a positive"), (["--jerk", "-1"], "--jerk must be a positive"),
+    (["--jerk", "nan"], "--jerk must be a positive"), (["--jerk", "inf"], "--jerk must be a positive"),
+    (["--jerk", "-inf"], "--jerk must be a positive"), (["--jerk", "abc"], "--jerk"),
+    (["--jerk", "1e-320"], "out of floating-point range"),
+    (["--jerk", "1e4", "--speed-limit", "1e-300"], "out of floating-point range"),
+    (["--jerk", "1e4", "--points", "5001"], "at most 5000"),
+])
+def test_cli_bad_jerk_is_a_one_line_error(argv, message, tmp_path):
     out = tmp_path / "c.csv"
-    code, _, err = check_run(["cycle", DELTA, "--points", "200", "--jerk", value, "--out", out], ok=False)
-    assert "jerk" in err
+    code, _, err = check_run(["cycle", DELTA, "--points", "200", *argv, "--out", out], ok=False)
+    assert message in err
     assert not out.exists()
 
 
@@ -174,3 +181,5 @@ def test_api_bad_jerk_is_a_one_line_error():
         assert "\n" not in str(info.value)
     with pytest.raises(pkm.InputError, match="solver"):
         pkm.time_optimal(robot, route, n=200, jerk=1e4, solver="toppra")
+    with pytest.raises(pkm.InputError, match="at most 5000"):
+        pkm.time_optimal(robot, route, n=5001, jerk=1e4)

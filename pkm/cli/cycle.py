@@ -39,7 +39,8 @@ the trajectory's samples: |xdd_i(t_k+1) - xdd_i(t_k)| <= J (t_k+1 - t_k) for eac
 controller interpolating the accelerations sees; it tends to |d³x_i/dt³| as --points grows), the motion leaving
 and reaching rest with zero acceleration. It is solved by a sequential linear programme on the path grid (the
 convex-concave procedure on Verscheure et al.'s convex time-optimal formulation, HiGHS; pkm.planning.jerk)
-instead of the bang-bang reachability analysis, and the result's jerk and torques are checked afterwards.
+instead of the bang-bang reachability analysis (at most 5000 --points), and the result's jerk and torques
+are checked afterwards.
 
 --check [MODEL_ERROR] simulates the result under computed-torque control (kp = (2π·10 Hz)², critical
 damping) whose model's masses and inertias are 1 + MODEL_ERROR times (MODEL_ERROR default 0.1) the simulated
@@ -188,6 +189,9 @@ def run(args: argparse.Namespace) -> int:
         raise PkmError(f"--jerk must be a positive finite jerk limit [m/s³], got {args.jerk!r}")
     if not 16 <= args.points <= 100_000:
         raise PkmError(f"--points must be from 16 to 100000, got {args.points}")
+    if args.jerk is not None and args.points > 5000:
+        raise PkmError(f"--points must be at most 5000 with --jerk (a linear programme over all points per "
+                       f"iteration), got {args.points}")
     robot = load(args.robot)
     route = build_route(robot, args)
     res = time_optimal(robot, route, torque_limit=args.torque_limit, speed_limit=args.speed_limit, n=args.points,

@@ -241,8 +241,8 @@ def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region):
     bounds = bounds / np.concatenate([np.full(n, X), np.full(n, U)])[:, None]
     if not (X > 0 and np.isfinite(X) and np.isfinite(U) and np.all(np.isfinite(G.data)) and np.all(np.isfinite(hv))
             and np.all(np.isfinite(E.data)) and np.all(np.isfinite(cost))):
-        raise PkmError(f"the jerk limit {J:g} is out of floating-point range on this path: give a realistic jerk "
-                       f"limit [m/s³]")
+        raise PkmError(f"the limits (jerk {J:g} m/s³, torques and speeds) put the motion out of floating-point "
+                       f"range on this path: give realistic limits")
     res = linprog(cost, A_ub=G, b_ub=hv, A_eq=E, b_eq=np.zeros(n - 1), bounds=bounds, method="highs")
     if res.status != 0 or res.x is None:
         return None

@@ -45,6 +45,8 @@ MAX_ITERATIONS = 40
 TOLERANCE = 1e-9
 #: Smallest and largest number of grid points.
 MIN_POINTS, MAX_POINTS = 16, 100_000
+#: Most grid points with a jerk limit (:mod:`pkm.planning.jerk`: a linear programme over all of them per iteration).
+MAX_JERK_POINTS = 5000
 
 
 def _route(path) -> Route:
@@ -191,6 +193,9 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     route = _route(path)
     counts = _points(n, route)
     jerk = check_jerk_value(jerk)
+    if jerk is not None and n > MAX_JERK_POINTS:
+        raise InputError(f"with a jerk limit n must be at most {MAX_JERK_POINTS} (each iteration solves a linear "
+                         f"programme over all grid points; 4000 take about a minute), got {n}")
     if jerk is not None and solver != "reachability":
         raise InputError(f"a jerk limit is solved by pkm's own sequential LP: solver must be 'reachability' "
                          f"(the default), got {solver!r}")
