@@ -46,7 +46,8 @@ from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
 from pkm.planning.result import PieceProfile
 
-__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "traversal_time", "check_jerk", "check_jerk_value"]
+__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "traversal_time", "check_jerk",
+           "check_jerk_value"]
 
 #: Stop when an accepted step shortens the traversal time by less than this fraction …
 TOLERANCE = 1e-7

@@ -21,6 +21,10 @@ the grid points for the search, then the switching sample's braking bound from i
 more inverse dynamics), or ``s*`` on the speed limit where the acceleration reaches it first. So every
 sample of the trajectory meets a limit: bang–bang. The bounds at the switch are the exact ones (each gear
 side where it holds).
+
+**Jerk limit** (``jerk=J``): bang–bang ``s̈`` has unbounded jerk, so a jerk-limited motion is solved instead by
+the sequential linear programme of :mod:`pkm.planning.jerk` on the same coefficients and limits (its module
+docstring defines the limit: every task coordinate's sample-to-sample jerk), and its output checked.
 """
 from __future__ import annotations
 
