@@ -183,3 +183,25 @@ def test_api_bad_jerk_is_a_one_line_error():
         pkm.time_optimal(robot, route, n=200, jerk=1e4, solver="toppra")
     with pytest.raises(pkm.InputError, match="at most 5000"):
         pkm.time_optimal(robot, route, n=5001, jerk=1e4)
+
+
+def test_huge_jerk_limit_is_the_bang_bang_problem_within_the_limits(delta):
+    """J = 1e300 never binds: the profile is the torque-limited one. Where the gear's side (driving or braking)
+    flips between iterates, the torque rows must stay an inner approximation: no overshoot of the peak torque
+    (the rows frozen at the previous iterate's side had it 41 % over on this route)."""
+    robot, route, free, _ = delta
+    res = pkm.time_optimal(robot, route, n=200, jerk=1e300)
+    tr = res.trajectory
+    out = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
+    assert np.max(np.abs(out.tau_motor) / robot.drives.peak_torque) <= 1 + 1e-3
+    assert res.cycle_time == pytest.approx(free.cycle_time, rel=0.02)
+
+
+def test_cycle_time_scales_as_the_jerk_to_the_minus_one_third_when_only_it_binds():
+    """A slow jerk-limited motion (J tiny: torques and speeds far from their limits) is the same profile scaled,
+    T ∝ J^(-1/3): the linear programmes are scaled, not lost in the solver's absolute tolerances."""
+    robot = pkm.load(DELTA)
+    w = _start(robot)
+    line = LinePath(w, w + [0.2, 0.0, 0.0])
+    t3, t9, t12 = (pkm.time_optimal(robot, line, n=200, jerk=J).cycle_time for J in (1e-3, 1e-9, 1e-12))
+    assert t9 == pytest.approx(100.0 * t3, rel=1e-3) and t12 == pytest.approx(1000.0 * t3, rel=1e-3)
