@@ -143,7 +143,7 @@ def test_cli_jerk_csv_is_replayed_by_inverse_dynamics(tmp_path):
 
     csv, idcsv = tmp_path / "cycle.csv", tmp_path / "id.csv"
     code, out, _ = check_run(["cycle", DELTA, "--jerk", "2e4", "--points", "300", "--out", csv], ok=True)
-    assert "jerk limit 2e+04 m/s³" in out and "cycle time" in out
+    assert "jerk limit 2e+04 (m/s³)" in out and "cycle time" in out
     robot = pkm.load(DELTA)
     tr = read_csv(csv, robot.task.coordinate_names())
     assert np.max(np.abs(_sample_jerk(tr))) <= 2e4 * (1 + 1e-3)

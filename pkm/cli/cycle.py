@@ -203,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"  cycle time {res.cycle_time:.4g} s" + (f", {res.picks_per_minute:.4g} picks per minute (one pick per "
                                                     f"full cycle)" if res.picks_per_minute is not None else ""))
     if res.jerk_limit is not None:
-        print(f"  jerk limit {res.jerk_limit:.4g} m/s³ on every task coordinate (sample to sample), largest jerk "
+        unit = "m/s³" if all(n in ("x", "y", "z") for n in robot.task.coordinate_names()) else "m/s³, rad/s³ for angles"
+        print(f"  jerk limit {res.jerk_limit:.4g} ({unit}) on every task coordinate (sample to sample), largest jerk "
               f"{100 * res.jerk_ratio:.2f} % of it")
     print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
     print("  active limits (samples): " + ", ".join(f"{k} {n}" for k, n in res.active_counts().items()))
