@@ -205,3 +205,34 @@ def test_cycle_time_scales_as_the_jerk_to_the_minus_one_third_when_only_it_binds
     line = LinePath(w, w + [0.2, 0.0, 0.0])
     t3, t9, t12 = (pkm.time_optimal(robot, line, n=200, jerk=J).cycle_time for J in (1e-3, 1e-9, 1e-12))
     assert t9 == pytest.approx(100.0 * t3, rel=1e-3) and t12 == pytest.approx(1000.0 * t3, rel=1e-3)
+
+
+def test_grid_has_a_point_on_every_join_and_the_cycle_time_not_the_joins_phase():
+    """x‴ jumps where a corner blend meets its lines: a step across the join would average the jump away, and
+    the cycle time would depend on where the join falls between grid points (2 % over n = 300…306 on this
+    corner with a grid blind to the joins). The grid puts a point on each join (paths' breakpoints)."""
+    from pkm.planning import BlendedPolyline
+    from pkm.planning.jerk import path_grid
+
+    robot = pkm.load("robots/delta_3rr2rrr.toml")
+    z0 = float(robot.position_ref[2]) - 0.05
+    path = BlendedPolyline([[-0.1, 0, z0], [0.0, 0, z0], [0.0, 0.1, z0]], 0.0125)
+    for p in (path, path.reversed()):
+        brk = p.breakpoints()
+        assert brk.size == 2 and np.all((brk > 0) & (brk < p.length))
+        g = path_grid(p, 300)
+        assert g.size == 300 and np.all(np.diff(g) > 0) and g[0] == 0 and g[-1] == p.length
+        assert all(np.min(np.abs(g - b)) == 0.0 for b in brk)
+    times = [pkm.time_optimal(robot, path, torque_limit=1e6, n=n, jerk=1e3).cycle_time for n in (300, 302, 304, 306)]
+    assert (max(times) - min(times)) / min(times) < 1e-3, times
+
+
+def test_spline_with_more_joins_than_the_grid_allows_is_a_one_line_error():
+    from pkm.planning import SplinePath
+
+    robot = pkm.load(DELTA)
+    t = np.linspace(0.0, 1.0, 6000)
+    pts = np.column_stack([-0.1 + 0.2 * t, 0.02 * np.sin(6 * t), -0.95 + 0.01 * t])
+    with pytest.raises(pkm.InputError, match="more than 5000") as info:
+        pkm.time_optimal(robot, SplinePath(pts), n=1000, jerk=1e4)
+    assert "\n" not in str(info.value)

@@ -46,7 +46,7 @@ from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
 from pkm.planning.result import PieceProfile
 
-__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "traversal_time", "check_jerk",
+__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "path_grid", "traversal_time", "check_jerk",
            "check_jerk_value"]
 
 #: Stop when an accepted step shortens the traversal time by less than this fraction …
@@ -55,6 +55,8 @@ TOLERANCE = 1e-7
 MIN_REGION = 1e-6
 #: Most linear programmes per path.
 MAX_ITERATIONS = 400
+#: Most grid points (a linear programme over all of them per iteration; 4000 take about a minute).
+MAX_POINTS = 5000
 #: The result is refused where its measured jerk exceeds the limit by more than this.
 OVERSHOOT = 1e-3
 
@@ -69,16 +71,33 @@ class JerkProfile:
     iterations: int
 
 
-def graded_grid(length: float, n: int) -> np.ndarray:
-    """``n`` grid points on ``[0, length]``: uniform, with the first and last step each cut into ``m`` geometric
-    pieces (halving towards the end point, ``m = min(8, (n − 8) // 2)``). The motion leaves and reaches rest
-    with ``s̈ = 0`` there, and the time of a step near rest shrinks only as ``√Δ``: the finer steps keep that
-    discretisation error of the ends small (the interior is refined as ``Δ``)."""
+def graded_grid(length: float, n: int, breakpoints=()) -> np.ndarray:
+    """``n`` grid points on ``[0, length]``: uniform on each piece between the ``breakpoints`` (the pieces' steps
+    as equal as their lengths allow, a point on every breakpoint), with the first and last step of the whole
+    grid each cut into ``m`` geometric pieces (halving towards the end point, ``m = min(8, (n − 8) // 2)``). The
+    motion leaves and reaches rest with ``s̈ = 0`` there, and the time of a step near rest shrinks only as
+    ``√Δ``: the finer steps keep that discretisation error of the ends small (the interior is refined as ``Δ``)."""
     m = max(0, min(8, (n - 8) // 2))
-    base = np.linspace(0.0, length, n - 2 * m)
-    h = base[1]
-    fine = h * 0.5 ** np.arange(m, 0, -1)
-    return np.concatenate([[0.0], fine, base[1:-1], length - fine[::-1], [length]])
+    brk = np.asarray(breakpoints, dtype=float).reshape(-1)
+    edges = np.concatenate([[0.0], np.sort(brk[(brk > 0.0) & (brk < length)]), [length]])
+    steps = max(n - 1 - 2 * m, edges.size - 1)
+    ideal = steps * np.diff(edges) / length
+    share = np.maximum(1, np.floor(ideal)).astype(int)
+    for k in np.argsort(share - ideal)[: max(0, steps - int(share.sum()))]:   # largest remainders first
+        share[k] += 1
+    base = np.concatenate([np.linspace(a, b, k + 1)[:-1] for a, b, k in zip(edges[:-1], edges[1:], share)]
+                          + [[length]])
+    first, last = base[1], length - base[-2]
+    head = first * 0.5 ** np.arange(m, 0, -1)
+    tail = length - last * 0.5 ** np.arange(1, m + 1)
+    return np.concatenate([[0.0], head, base[1:-1], tail, [length]])
+
+
+def path_grid(path, n: int) -> np.ndarray:
+    """The grid of a jerk-limited path: :func:`graded_grid` with a point on each of the path's breakpoints (where
+    its pieces join and ``x‴`` may jump: a step across such a join would average the jerk's jump away and the
+    cycle time would depend on where the join falls between grid points, an O(Δ) error); about ``n`` points."""
+    return graded_grid(path.length, n, path.breakpoints())
 
 
 def check_jerk_value(jerk):
@@ -132,22 +151,21 @@ def _torque_ok(rows, x, u):
 def _s_curve(s):
     """``s̈`` (up to scale) of the rest-to-rest motion over ``[s_0, s_end]`` with jerk ``+j, −j, +j`` for a time
     ``τ, 2τ, τ`` (its acceleration a triangle up then down: ``s̈ ∝ (s − s_0)^{1/3}`` near rest, as every
-    jerk-limited start), at the points ``s`` of a grid symmetric about its middle; exactly antisymmetric."""
+    jerk-limited start) at the points ``s``, its braking part scaled so that the trapezoid rule
+    ``x_{k+1} = x_k + Δ_k (u_k + u_{k+1})`` ends at rest exactly on this grid."""
     t = np.linspace(0.0, 4.0, 40001)
     acc = np.where(t <= 1.0, t, np.where(t <= 3.0, 2.0 - t, t - 4.0))
-    # closed-form integrals of the piecewise-linear acceleration (jerk ±1)
+    # closed-form integral of the piecewise-linear acceleration (jerk ±1)
     pos = np.where(t <= 1.0, t ** 3 / 6,
                    np.where(t <= 3.0, 1 / 6 + 0.5 * (t - 1) + (t - 1) ** 2 / 2 - (t - 1) ** 3 / 6,
                             2.0 - (4.0 - t) ** 3 / 6))
-    L = s[-1] - s[0]
-    sig = (s - s[0]) / L * pos[-1]
-    n = s.size
-    u = np.zeros(n)
-    half = sig[: n // 2]
-    u[: n // 2] = np.interp(half, pos, acc)
-    u[n - n // 2:] = -u[: n // 2][::-1]
+    u = np.interp((s - s[0]) / (s[-1] - s[0]) * pos[-1], pos, acc)
     u[0] = u[-1] = 0.0
-    return u
+    up, dn = np.maximum(u, 0.0), np.minimum(u, 0.0)
+    ds = np.diff(s)
+    gain = float(np.sum(ds * (up[:-1] + up[1:])))
+    loss = float(np.sum(ds * (dn[:-1] + dn[1:])))
+    return up - gain / loss * dn
 
 
 def _start(rows, xmax, d1, d2, s, J):
@@ -339,11 +357,15 @@ def motor_rows(pd, gains, drives, limits, x, u):
 
 def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: float) -> PieceProfile:
     """One rest-to-rest path of :func:`pkm.time_optimal` with the jerk limit: the coefficients on the graded
-    grid (:func:`graded_grid`, one batched inverse dynamics), the torque rows with friction and gear side at
+    grid (:func:`path_grid`, one batched inverse dynamics), the torque rows with friction and gear side at
     each iterate (:mod:`pkm.planning.constraints`) and :func:`jerk_profile`; the samples as a PieceProfile
     (``s0``, ``t0``: where the path starts along the route)."""
     drives = robot.drives
-    pd = path_dynamics(robot, path, n, grid=graded_grid(path.length, n))
+    grid = path_grid(path, n)
+    if grid.size > MAX_POINTS:
+        raise InputError(f"the path has {path.breakpoints().size + 1} pieces: a jerk-limited grid with a point on "
+                         f"each join needs {grid.size} points, more than {MAX_POINTS} (give fewer waypoints)")
+    pd = path_dynamics(robot, path, n, grid=grid)
     xmax = speed_bound(pd, gains, limits)
 
     def rows(x, u):

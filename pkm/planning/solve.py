@@ -34,7 +34,7 @@ import numpy as np
 
 from pkm.errors import InputError, PkmError
 
-from pkm.planning.jerk import check_jerk, check_jerk_value, jerk_piece
+from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
 from pkm.planning.constraints import exact_u_interval, gear_sides, resolve_limits, speed_bound, torque_rows
 from pkm.planning.paths import Path, Route
@@ -49,8 +49,6 @@ MAX_ITERATIONS = 40
 TOLERANCE = 1e-9
 #: Smallest and largest number of grid points.
 MIN_POINTS, MAX_POINTS = 16, 100_000
-#: Most grid points with a jerk limit (:mod:`pkm.planning.jerk`: a linear programme over all of them per iteration).
-MAX_JERK_POINTS = 5000
 
 
 def _route(path) -> Route:
