@@ -11,14 +11,16 @@ at both ends of each rest-to-rest path), so a route of such paths is jerk-limite
 
 **Discretisation** (that of the convex time-optimal formulation of D. Verscheure, B. Demeulenaere, J. Swevers,
 J. De Schutter, M. Diehl, "Time-optimal path tracking for robots: a convex optimization approach", IEEE TAC
-54(10), 2009): on the grid ``s_0 < … < s_{N−1}`` (step ``Δ``) the variables ``x_k = ṡ_k²`` and ``u_k = s̈_k``
-with ``x_{k+1} = x_k + Δ (u_k + u_{k+1})`` (``s̈`` linear in ``s`` on a step), the step's time
-``Δt_k = 2Δ / (√x_k + √x_{k+1})`` (the step run at its mean ``s̈``) and the traversal time ``T(x) = Σ Δt_k``,
-convex in ``x``. At each sample ``ẍ_k = x'_k u_k + x''_k x_k`` is linear in ``(x, u)``, the torque and speed
-limits are pkm's rows ``A u + B x + C ≤ 0``, ``x ≤ x̄`` (:mod:`pkm.planning.constraints`, friction and gear
-side frozen at the previous iterate), and the jerk rows read
+54(10), 2009): on the grid ``s_0 < … < s_{N−1}`` (:func:`path_grid`: steps ``Δ_k`` uniform on each piece of
+the path with a point on every join, halved towards the rest points) the variables ``x_k = ṡ_k²`` and ``u_k = s̈_k``
+with ``x_{k+1} = x_k + Δ_k (u_k + u_{k+1})`` (``s̈`` linear in ``s`` on a step), the step's time
+``Δt_k = 2Δ_k / (√x_k + √x_{k+1})`` (the step run at its mean ``s̈``) and the traversal time ``T(x) = Σ Δt_k``,
+convex in ``x``. At each sample ``ẍ_k = x'_k u_k + x''_k x_k`` is linear in ``(x, u)``; the speed limits are
+``x ≤ x̄`` (:func:`pkm.planning.constraints.speed_bound`), the torque limits rows ``A u + B x + C ≤ 0``
+(:func:`motor_rows`: an inner approximation exact at the iterate, the gear's driving/braking sides as a max or
+min of two affine torques; the actuated joints' friction frozen at the iterate), and the jerk rows read
 
-    ± (ẍ_{k+1,i} − ẍ_{k,i}) ≤ g(x_k, x_{k+1}) = 2 J Δ / (√x_k + √x_{k+1}),
+    ± (ẍ_{k+1,i} − ẍ_{k,i}) ≤ g(x_k, x_{k+1}) = 2 J Δ_k / (√x_k + √x_{k+1}),
 
 with ``g`` CONVEX: replaced by its tangent plane at the previous iterate (which lies below ``g``), each linear
 programme's feasible set is inside the true one — the convex–concave procedure (T. Lipp, S. Boyd,
