@@ -34,6 +34,14 @@ back, down). --out writes the trajectory CSV (t, x…, xd…, xdd… and s, sd, 
 what pkm inverse-dynamics --trajectory file --file reads as it is); --plot the phase plane (s, ṡ) with
 the limit curve and the torques and speeds against their limits.
 
+--jerk J limits the jerk of every task coordinate of the platform [m/s³; rad/s³ for angles], measured on
+the trajectory's samples: |xdd_i(t_k+1) - xdd_i(t_k)| <= J (t_k+1 - t_k) for each coordinate i (the jerk a
+controller interpolating the accelerations sees; it tends to |d³x_i/dt³| as --points grows), the motion leaving
+and reaching rest with zero acceleration. It is solved by a sequential linear programme on the path grid (the
+convex-concave procedure on Verscheure et al.'s convex time-optimal formulation, HiGHS; pkm.planning.jerk)
+instead of the bang-bang reachability analysis (at most 5000 --points), and the result's jerk and torques
+are checked afterwards.
+
 --check [MODEL_ERROR] simulates the result under computed-torque control (kp = (2π·10 Hz)², critical
 damping) whose model's masses and inertias are 1 + MODEL_ERROR times (MODEL_ERROR default 0.1) the simulated
 robot's, and prints the tracking error and how far the commanded torques go past the limits
@@ -41,6 +49,7 @@ robot's, and prints the tracking error and how far the commanded torques go past
 
 examples: pkm cycle examples/delta_servo.toml --out cycle.csv --plot cycle.png
           pkm cycle examples/delta_servo.toml --check 0.1
+          pkm cycle examples/delta_servo.toml --jerk 50000 --out cycle.csv
           pkm cycle examples/delta_servo.toml --blend 0 --torque-limit 3.0
           pkm inverse-dynamics examples/delta_servo.toml --trajectory file --file cycle.csv"""
 
@@ -67,6 +76,9 @@ def add_parser(sub) -> None:
                    help="torque limits: one for all actuators or one per actuator (default: the drives' peak_torque)")
     p.add_argument("--speed-limit", nargs="+", type=float, metavar="W",
                    help="speed limits: one for all actuators or one per actuator (default: the drives' max_speed)")
+    p.add_argument("--jerk", type=float, metavar="J",
+                   help="limit every task coordinate's jerk to J [m/s³] (measured on the samples: see below); "
+                        "default: none (bang-bang accelerations)")
     p.add_argument("--points", type=int, default=1000, metavar="N", help="grid points along the path (default 1000)")
     p.add_argument("--check", type=float, nargs="?", const=0.1, metavar="MODEL_ERROR",
                    help="simulate the result under computed-torque control with a model whose masses err by "
@@ -173,17 +185,27 @@ def run(args: argparse.Namespace) -> int:
     if args.check is not None and not (math.isfinite(args.check) and args.check > -1):
         raise PkmError(f"--check MODEL_ERROR must be a number > -1 (0.1: the controller's model 10 % heavier "
                        f"than the robot), got {args.check!r}")
+    if args.jerk is not None and not (math.isfinite(args.jerk) and args.jerk > 0):
+        raise PkmError(f"--jerk must be a positive finite jerk limit [m/s³], got {args.jerk!r}")
     if not 16 <= args.points <= 100_000:
         raise PkmError(f"--points must be from 16 to 100000, got {args.points}")
+    if args.jerk is not None and args.points > 5000:
+        raise PkmError(f"--points must be at most 5000 with --jerk (a linear programme over all points per "
+                       f"iteration), got {args.points}")
     robot = load(args.robot)
     route = build_route(robot, args)
-    res = time_optimal(robot, route, torque_limit=args.torque_limit, speed_limit=args.speed_limit, n=args.points)
+    res = time_optimal(robot, route, torque_limit=args.torque_limit, speed_limit=args.speed_limit, n=args.points,
+                       jerk=args.jerk)
     side = "motor side" if res.side == "motor" else "joint side"
     print(f"{robot.name}: time-optimal {route.kind} path, {len(res.t)} samples ({side} limits: torque "
           f"{' '.join(f'{v:.4g}' for v in res.torque_limit)}, speed "
           f"{' '.join(f'{v:.4g}' if math.isfinite(v) else 'none' for v in res.speed_limit)})")
     print(f"  cycle time {res.cycle_time:.4g} s" + (f", {res.picks_per_minute:.4g} picks per minute (one pick per "
                                                     f"full cycle)" if res.picks_per_minute is not None else ""))
+    if res.jerk_limit is not None:
+        unit = "m/s³" if all(n in ("x", "y", "z") for n in robot.task.coordinate_names()) else "m/s³, rad/s³ for angles"
+        print(f"  jerk limit {res.jerk_limit:.4g} ({unit}) on every task coordinate (sample to sample), largest jerk "
+              f"{100 * res.jerk_ratio:.2f} % of it")
     print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
     print("  active limits (samples): " + ", ".join(f"{k} {n}" for k, n in res.active_counts().items()))
     if args.check is not None:

@@ -63,8 +63,8 @@ class PathDynamics:
         return self.a * sdd + self.b * sd * sd + self.c + self.friction(drives, sd[:, 0])
 
 
-def path_dynamics(robot, path, n: int) -> PathDynamics:
-    """The coefficients at ``n`` points ``s = linspace(0, path.length, n)`` of ``path``
+def path_dynamics(robot, path, n: int, grid=None) -> PathDynamics:
+    """The coefficients at ``n`` points ``s = linspace(0, path.length, n)`` (or at the points ``grid``) of ``path``
     (:class:`pkm.planning.paths.Path`): one ``robot.inverse_dynamics`` over the 3n samples of the
     module docstring. The path is checked against the robot file's joint ranges first (a one-line
     :class:`pkm.LimitError` naming the joint and sample); IK failures and branch changes along the
@@ -75,7 +75,7 @@ def path_dynamics(robot, path, n: int) -> PathDynamics:
     if path.dim != robot.task_dof:
         raise PkmError(f"the path has {path.dim} coordinates, the robot's task space {robot.task_dof} "
                        f"({', '.join(robot.task.coordinate_names())})")
-    return path_dynamics_at(robot, path, np.linspace(0.0, path.length, n))
+    return path_dynamics_at(robot, path, np.linspace(0.0, path.length, n) if grid is None else grid)
 
 
 def path_dynamics_at(robot, path, s) -> PathDynamics:

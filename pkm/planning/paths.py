@@ -64,6 +64,11 @@ class Path:
     def reversed(self) -> "Path":
         return ReversedPath(self)
 
+    def breakpoints(self) -> np.ndarray:
+        """Interior parameters where the path's pieces join (``x‴`` may jump there; the jerk-limited grid,
+        :func:`pkm.planning.jerk.path_grid`, puts a point on each); none here."""
+        return np.zeros(0)
+
     def _s(self, s) -> np.ndarray:
         s = np.atleast_1d(np.asarray(s, dtype=float))
         if not np.all(np.isfinite(s)) or np.any(s < -1e-12 * self.length) or np.any(s > self.length * (1 + 1e-12)):
@@ -80,6 +85,9 @@ class ReversedPath(Path):
     def evaluate(self, s):
         x, d1, d2 = self.path.evaluate(self.length - self._s(s))
         return x, -d1, d2
+
+    def breakpoints(self):
+        return np.sort(self.length - self.path.breakpoints())
 
 
 class LinePath(Path):
@@ -179,6 +187,9 @@ class BlendedPolyline(Path):
                 d2[m] = 20.0 * sum(_bernstein(j, 3, t) * (Q[j + 2] - 2 * Q[j + 1] + Q[j]) for j in range(4)) / ln ** 2
         return x, d1, d2
 
+    def breakpoints(self):
+        return self.starts[1:].copy()
+
 
 # ---------------------------------------------------------------------- splines
 class SplinePath(Path):
@@ -206,6 +217,9 @@ class SplinePath(Path):
     def evaluate(self, s):
         s = self._s(s)
         return self.spline(s), self.spline(s, 1), self.spline(s, 2)
+
+    def breakpoints(self):
+        return self.knots[1:-1].copy()
 
 
 def read_path_csv(path, names) -> SplinePath:

@@ -49,7 +49,8 @@ class CycleResult:
     ``robot.inverse_dynamics`` along the trajectory (motor side with drives, else joint side),
     ``torque_limit``, ``speed_limit`` (n_act,), ``ratio`` (N,) the largest use of any limit at each sample
     and ``active`` (N,) its name (``"torque <actuator> upper"``/``"lower"``, ``"speed <actuator>"``,
-    ``"velocity <joint>"``); ``pieces`` (:class:`PieceProfile`) with the limit curves."""
+    ``"velocity <joint>"``); ``pieces`` (:class:`PieceProfile`) with the limit curves; ``jerk_limit`` the jerk limit
+    of a jerk-limited result (else None) and ``jerk_ratio`` the largest sample jerk (:meth:`jerk`) over it."""
 
     robot_name: str
     actuator_names: tuple
@@ -67,6 +68,8 @@ class CycleResult:
     ratio: np.ndarray
     active: tuple
     pieces: tuple
+    jerk_limit: float | None = None
+    jerk_ratio: float | None = None
 
     @property
     def t(self) -> np.ndarray:
@@ -97,6 +100,12 @@ class CycleResult:
                    trajectory=traj, s=cat["s"], sd=cat["sd"], sdd=cat["sdd"], cycle_time=T, picks_per_minute=ppm,
                    tau_motor=tau, speed_motor=speed, torque_limit=limits.torque, speed_limit=limits.speed,
                    ratio=ratio, active=tuple(labels[b] for b in best), pieces=tuple(pieces))
+
+    def jerk(self) -> np.ndarray:
+        """The trajectory's finite-difference jerk ``(ẍ_{k+1} − ẍ_k) / (t_{k+1} − t_k)`` (N−1, d) per task
+        coordinate: what :func:`pkm.time_optimal`'s ``jerk`` limits."""
+        tr = self.trajectory
+        return np.diff(tr.xdd, axis=0) / np.diff(tr.t)[:, None]
 
     def active_counts(self) -> dict:
         """How many samples each limit is the active one at (sorted, most first)."""

@@ -21,13 +21,20 @@ the grid points for the search, then the switching sample's braking bound from i
 more inverse dynamics), or ``s*`` on the speed limit where the acceleration reaches it first. So every
 sample of the trajectory meets a limit: bang–bang. The bounds at the switch are the exact ones (each gear
 side where it holds).
+
+**Jerk limit** (``jerk=J``): bang–bang ``s̈`` has unbounded jerk, so a jerk-limited motion is solved instead by
+the sequential linear programme of :mod:`pkm.planning.jerk` on the same coefficients and limits (its module
+docstring defines the limit: every task coordinate's sample-to-sample jerk), and its output checked.
 """
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
 from pkm.errors import InputError, PkmError
 
+from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
 from pkm.planning.constraints import exact_u_interval, gear_sides, resolve_limits, speed_bound, torque_rows
 from pkm.planning.paths import Path, Route
@@ -156,7 +163,7 @@ def _switches(pd, prof, rows, xmax, gains, drives, limits):
 
 
 def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1000,
-                 solver: str = "reachability") -> CycleResult:
+                 solver: str = "reachability", jerk=None) -> CycleResult:
     """The time-optimal motion of ``robot`` along ``path`` (a :class:`pkm.planning.paths.Path`, a
     :class:`Route` or a sequence of paths, each run from rest to rest) under the actuators' torque and
     speed limits: ``torque_limit`` and ``speed_limit`` (one value for all actuators or one per
@@ -165,6 +172,13 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     actuator velocity limits. ``n``: grid points in all (shared by the paths by length, at least 16 each).
     ``solver``: ``"reachability"`` (pkm's closed-form TOPP-RA, :mod:`pkm.planning.reachability`) or
     ``"toppra"`` (the optional ``toppra`` package on the same rows, :mod:`pkm.planning.toppra_solve`).
+
+    ``jerk``: a limit ``J`` > 0 [m/s³; rad/s³ for angles] of EVERY task coordinate's jerk, measured on the
+    result's samples as ``|ẍ_i(t_{k+1}) − ẍ_i(t_k)| ≤ J (t_{k+1} − t_k)`` (→ ``|x⃛_i|`` as ``n`` grows), the motion
+    leaving and reaching rest with zero acceleration: solved by pkm's sequential linear programme
+    (:mod:`pkm.planning.jerk`, the convex–concave procedure on Verscheure et al.'s convex formulation; not
+    TOPP-RA, which gives bang–bang ``s̈`` with unbounded jerk), then the jerk of the output trajectory checked
+    (a one-line PkmError beyond ``1 + 1e-3`` of ``J``). ``None``: no jerk limit (bang–bang).
 
     The path is checked against the joint ranges first (:class:`pkm.LimitError`). Returns a
     :class:`pkm.planning.result.CycleResult` (trajectory, cycle time, picks per minute for a
@@ -180,6 +194,13 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     """
     route = _route(path)
     counts = _points(n, route)
+    jerk = check_jerk_value(jerk)
+    if jerk is not None and n > MAX_JERK_POINTS:
+        raise InputError(f"with a jerk limit n must be at most {MAX_JERK_POINTS} (each iteration solves a linear "
+                         f"programme over all grid points; 4000 take about a minute), got {n}")
+    if jerk is not None and solver != "reachability":
+        raise InputError(f"a jerk limit is solved by pkm's own sequential LP: solver must be 'reachability' "
+                         f"(the default), got {solver!r}")
     if solver == "reachability":
         solve = reachability
     elif solver == "toppra":
@@ -191,6 +212,11 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     pieces = []
     t0, s0 = 0.0, 0.0
     for k, (p, m) in enumerate(zip(route.paths, counts)):
+        if jerk is not None:
+            pieces.append(jerk_piece(robot, p, m, limits, gains, jerk, s0, t0))
+            t0 = float(pieces[-1].t[-1])
+            s0 += p.length
+            continue
         pd, prof, rows, xmax, iters = _solve_piece(robot, p, m, limits, gains, solve)
         s, x, u, inserted, on_speed, before = _switches(pd, prof, rows, xmax, gains, robot.drives, limits)
         if inserted:   # the switching samples' bounds again from their own coefficients (not interpolated)
@@ -226,4 +252,7 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
                                    controllable=np.sqrt(prof.K[:, 1]), iterations=iters, inserted=tuple(inserted)))
         t0 += float(t[-1])
         s0 += p.length
-    return CycleResult.assemble(robot, route, pieces, limits, gains)
+    res = CycleResult.assemble(robot, route, pieces, limits, gains)
+    if jerk is None:
+        return res
+    return replace(res, jerk_limit=jerk, jerk_ratio=check_jerk(res, jerk))

@@ -1,0 +1,395 @@
+"""Jerk-limited time-optimal path parametrisation: a sequential linear programme on the path grid.
+
+**The jerk limit.** ``J`` bounds the jerk of EVERY task coordinate of the result, measured on its samples:
+
+    |ẍ_i(t_{k+1}) − ẍ_i(t_k)| ≤ J (t_{k+1} − t_k)      for every coordinate i and step k,
+
+the finite-difference jerk of the trajectory's accelerations (what a controller that interpolates the samples'
+accelerations linearly commands; as the grid is refined it tends to ``|x⃛_i| = |x'_i s⃛ + 3 x''_i ṡ s̈ + x'''_i ṡ³|``)
+[m/s³ for positions, rad/s³ for angles]. The motion starts and ends at rest with zero acceleration (``s̈ = 0``
+at both ends of each rest-to-rest path), so a route of such paths is jerk-limited across its stops too.
+
+**Discretisation** (that of the convex time-optimal formulation of D. Verscheure, B. Demeulenaere, J. Swevers,
+J. De Schutter, M. Diehl, "Time-optimal path tracking for robots: a convex optimization approach", IEEE TAC
+54(10), 2009): on the grid ``s_0 < … < s_{N−1}`` (:func:`path_grid`: steps ``Δ_k`` uniform on each piece of
+the path with a point on every join, halved towards the rest points) the variables ``x_k = ṡ_k²`` and ``u_k = s̈_k``
+with ``x_{k+1} = x_k + Δ_k (u_k + u_{k+1})`` (``s̈`` linear in ``s`` on a step), the step's time
+``Δt_k = 2Δ_k / (√x_k + √x_{k+1})`` (the step run at its mean ``s̈``) and the traversal time ``T(x) = Σ Δt_k``,
+convex in ``x``. At each sample ``ẍ_k = x'_k u_k + x''_k x_k`` is linear in ``(x, u)``; the speed limits are
+``x ≤ x̄`` (:func:`pkm.planning.constraints.speed_bound`), the torque limits rows ``A u + B x + C ≤ 0``
+(:func:`motor_rows`: an inner approximation exact at the iterate, the gear's driving/braking sides as a max or
+min of two affine torques; the actuated joints' friction frozen at the iterate), and the jerk rows read
+
+    ± (ẍ_{k+1,i} − ẍ_{k,i}) ≤ g(x_k, x_{k+1}) = 2 J Δ_k / (√x_k + √x_{k+1}),
+
+with ``g`` CONVEX: replaced by its tangent plane at the previous iterate (which lies below ``g``), each linear
+programme's feasible set is inside the true one — the convex–concave procedure (T. Lipp, S. Boyd,
+"Variations and extension of the convex–concave procedure", Optim. Eng. 17, 2016), so every iterate meets
+the jerk limit. The objective is ``T`` linearised at the previous iterate with a relative trust region on
+``x``; a step is taken where it shortens the true ``T`` (else the region shrinks), until ``T`` settles.
+Each linear programme is solved by HiGHS (``scipy.optimize.linprog``), sparse, ``2N`` variables.
+
+The start: a third-order S-curve's ``s̈`` (rest to rest, zero acceleration at both ends), scaled down until
+every limit holds. The result is checked afterwards on the output trajectory, independently of these variables:
+the torques by :meth:`CycleResult.assemble` and the jerk by :func:`check_jerk` (a one-line PkmError beyond
+``1 + 1e-3`` of a limit).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from pkm.errors import InputError, PkmError
+
+from pkm.planning.coefficients import path_dynamics
+from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
+from pkm.planning.reachability import static_sets
+from pkm.planning.result import PieceProfile
+
+__all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "path_grid", "traversal_time", "check_jerk",
+           "check_jerk_value"]
+
+#: Stop when an accepted step shortens the traversal time by less than this fraction …
+TOLERANCE = 1e-7
+#: … or the trust region (a fraction of each x) has shrunk below this.
+MIN_REGION = 1e-6
+#: Most linear programmes per path.
+MAX_ITERATIONS = 400
+#: Most grid points (a linear programme over all of them per iteration; 4000 take about a minute).
+MAX_POINTS = 5000
+#: The result is refused where its measured jerk exceeds the limit by more than this.
+OVERSHOOT = 1e-3
+
+
+@dataclass(frozen=True, eq=False)
+class JerkProfile:
+    """``x = ṡ²``, ``u = s̈`` (N,) at the grid points; ``time`` the traversal time; ``iterations`` linear programmes."""
+
+    x: np.ndarray
+    u: np.ndarray
+    time: float
+    iterations: int
+
+
+def graded_grid(length: float, n: int, breakpoints=()) -> np.ndarray:
+    """``n`` grid points on ``[0, length]``: uniform on each piece between the ``breakpoints`` (the pieces' steps
+    as equal as their lengths allow, a point on every breakpoint), with the first and last step of the whole
+    grid each cut into ``m`` geometric pieces (halving towards the end point, ``m = min(8, (n − 8) // 2)``). The
+    motion leaves and reaches rest with ``s̈ = 0`` there, and the time of a step near rest shrinks only as
+    ``√Δ``: the finer steps keep that discretisation error of the ends small (the interior is refined as ``Δ``)."""
+    m = max(0, min(8, (n - 8) // 2))
+    brk = np.asarray(breakpoints, dtype=float).reshape(-1)
+    edges = np.concatenate([[0.0], np.sort(brk[(brk > 0.0) & (brk < length)]), [length]])
+    steps = max(n - 1 - 2 * m, edges.size - 1)
+    ideal = steps * np.diff(edges) / length
+    share = np.maximum(1, np.floor(ideal)).astype(int)
+    for k in np.argsort(share - ideal)[: max(0, steps - int(share.sum()))]:   # largest remainders first
+        share[k] += 1
+    base = np.concatenate([np.linspace(a, b, k + 1)[:-1] for a, b, k in zip(edges[:-1], edges[1:], share)]
+                          + [[length]])
+    first, last = base[1], length - base[-2]
+    head = first * 0.5 ** np.arange(m, 0, -1)
+    tail = length - last * 0.5 ** np.arange(1, m + 1)
+    return np.concatenate([[0.0], head, base[1:-1], tail, [length]])
+
+
+def path_grid(path, n: int) -> np.ndarray:
+    """The grid of a jerk-limited path: :func:`graded_grid` with a point on each of the path's breakpoints (where
+    its pieces join and ``x‴`` may jump: a step across such a join would average the jerk's jump away and the
+    cycle time would depend on where the join falls between grid points, an O(Δ) error); about ``n`` points."""
+    return graded_grid(path.length, n, path.breakpoints())
+
+
+def check_jerk_value(jerk):
+    """``jerk`` as a positive finite float (None stays None); anything else a one-line InputError."""
+    if jerk is None:
+        return None
+    try:
+        j = float(jerk)
+    except (TypeError, ValueError):
+        raise InputError(f"jerk must be a positive number [m/s³], got {jerk!r}") from None
+    if isinstance(jerk, bool) or not (math.isfinite(j) and j > 0.0):
+        raise InputError(f"jerk must be a positive finite limit [m/s³], got {jerk!r}")
+    return j
+
+
+def traversal_time(x, ds) -> float:
+    """``Σ 2Δ_k / (√x_k + √x_{k+1})`` (inf where a step has no speed at either end); ``ds`` the steps (N−1,)."""
+    r = np.sqrt(np.maximum(x, 0.0))
+    den = r[:-1] + r[1:]
+    if np.any(den <= 0.0):
+        return math.inf
+    return float(np.sum(2.0 * ds / den))
+
+
+def _time_gradient(x, ds):
+    r = np.sqrt(np.maximum(x, 0.0))
+    den = r[:-1] + r[1:]
+    g = np.zeros_like(x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = ds / den ** 2
+        g[:-1] -= np.where(r[:-1] > 0, q / r[:-1], 0.0)
+        g[1:] -= np.where(r[1:] > 0, q / r[1:], 0.0)
+    return g
+
+
+def _jerk_ok(x, u, d1, d2, ds, J):
+    """The true jerk rows at ``(x, u)``: the largest ``|Δẍ| / (J Δt)``."""
+    acc = d1 * u[:, None] + d2 * x[:, None]
+    r = np.sqrt(np.maximum(x, 0.0))
+    dt = 2.0 * ds / (r[:-1] + r[1:])
+    return float(np.max(np.abs(np.diff(acc, axis=0)) / (J * dt[:, None])))
+
+
+def _torque_ok(rows, x, u):
+    A, B, C = rows(x, u)
+    val = A * u[:, None] + B * x[:, None] + C
+    scale = np.maximum(np.abs(C), 1e-300)
+    return float(np.max(val / scale))
+
+
+def _s_curve(s):
+    """``s̈`` (up to scale) of the rest-to-rest motion over ``[s_0, s_end]`` with jerk ``+j, −j, +j`` for a time
+    ``τ, 2τ, τ`` (its acceleration a triangle up then down: ``s̈ ∝ (s − s_0)^{1/3}`` near rest, as every
+    jerk-limited start) at the points ``s``, its braking part scaled so that the trapezoid rule
+    ``x_{k+1} = x_k + Δ_k (u_k + u_{k+1})`` ends at rest exactly on this grid."""
+    t = np.linspace(0.0, 4.0, 40001)
+    acc = np.where(t <= 1.0, t, np.where(t <= 3.0, 2.0 - t, t - 4.0))
+    # closed-form integral of the piecewise-linear acceleration (jerk ±1)
+    pos = np.where(t <= 1.0, t ** 3 / 6,
+                   np.where(t <= 3.0, 1 / 6 + 0.5 * (t - 1) + (t - 1) ** 2 / 2 - (t - 1) ** 3 / 6,
+                            2.0 - (4.0 - t) ** 3 / 6))
+    u = np.interp((s - s[0]) / (s[-1] - s[0]) * pos[-1], pos, acc)
+    u[0] = u[-1] = 0.0
+    up, dn = np.maximum(u, 0.0), np.minimum(u, 0.0)
+    ds = np.diff(s)
+    gain = float(np.sum(ds * (up[:-1] + up[1:])))
+    loss = float(np.sum(ds * (dn[:-1] + dn[1:])))
+    return up - gain / loss * dn
+
+
+def _start(rows, xmax, d1, d2, s, J):
+    """A feasible start: the S-curve's ``s̈`` (:func:`_s_curve`) and its ``x`` (trapezoid), scaled down until the
+    limits hold."""
+    ds = np.diff(s)
+    u = _s_curve(s)
+    x = np.concatenate([[0.0], np.cumsum(ds * (u[:-1] + u[1:]))])
+    x[-1] = 0.0
+    x = np.maximum(x, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = float(np.min(np.where(x > 0, xmax / x, np.inf)))
+    eps = min(eps, 1e12)
+    jr = _jerk_ok(x, u, d1, d2, ds, J)   # the jerk scales as eps^1.5
+    if jr > 0:
+        eps = min(eps, jr ** (-2.0 / 3.0))
+    eps *= 0.5
+    for _ in range(200):
+        if _torque_ok(rows, eps * x, eps * u) <= -1e-9:
+            return eps * x, eps * u
+        eps *= 0.5
+    raise PkmError("the path cannot be started jerk-limited within the limits (no slow motion along it holds "
+                   "the torque limits: the robot cannot hold the path against gravity?)")
+
+
+def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region):
+    """One linear programme around ``(xb, ub)`` (``ds`` the grid's steps); ``(x, u)``, or None where HiGHS finds none."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix, csr_matrix, diags, vstack
+
+    n, d = d1.shape
+    A, B, C = rows(xb, ub)
+    m = A.shape[1]
+    # torque rows, each divided by its |C| (of the order of the limit)
+    sc = 1.0 / np.maximum(np.abs(C), 1e-300)
+    ii = np.repeat(np.arange(n * m), 2)
+    kk = np.repeat(np.arange(n), m)
+    cols = np.column_stack([kk, n + kk]).ravel()     # x_k, u_k
+    vals = np.column_stack([(B * sc).ravel(), (A * sc).ravel()]).ravel()
+    G1 = coo_matrix((vals, (ii, cols)), shape=(n * m, 2 * n))
+    h1 = (-C * sc).ravel()
+    # jerk rows: ±(ẍ_{k+1} − ẍ_k) − ∇g·x ≤ g(x̄) − ∇g·x̄, divided by JΔ
+    r = np.sqrt(xb)
+    den = r[:-1] + r[1:]
+    g = 2.0 / den                                            # g / (JΔ)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ga = np.where(r[:-1] > 0, -1.0 / (den ** 2 * r[:-1]), 0.0)   # ∂(g/JΔ)/∂x_k
+        gb = np.where(r[1:] > 0, -1.0 / (den ** 2 * r[1:]), 0.0)     # ∂(g/JΔ)/∂x_{k+1}
+    rhs = g - ga * xb[:-1] - gb * xb[1:]
+    k = np.arange(n - 1)
+    inv = (1.0 / (J * ds))[:, None] * np.ones((1, d))
+    blocks, h = [], []
+    for sign in (1.0, -1.0):
+        for i in range(d):
+            rr = np.repeat(k, 4)
+            cc = np.column_stack([k + 1, n + k + 1, k, n + k]).ravel()
+            w = inv[:, i]
+            vv = np.column_stack([sign * d2[1:, i] * w - gb, sign * d1[1:, i] * w,
+                                  -sign * d2[:-1, i] * w - ga, -sign * d1[:-1, i] * w]).ravel()
+            blocks.append(coo_matrix((vv, (rr, cc)), shape=(n - 1, 2 * n)))
+            h.append(rhs)
+    G = vstack([G1, *blocks]).tocsr()
+    hv = np.concatenate([h1, *h])
+    # dynamics x_{k+1} − x_k − Δ(u_k + u_{k+1}) = 0 (divided by Δ)
+    rr = np.repeat(k, 4)
+    cc = np.column_stack([k + 1, k, n + k, n + k + 1]).ravel()
+    vv = np.column_stack([1.0 / ds, -1.0 / ds, -np.ones(n - 1), -np.ones(n - 1)]).ravel()
+    E = csr_matrix(coo_matrix((vv, (rr, cc)), shape=(n - 1, 2 * n)))
+    grad = _time_gradient(xb, ds)
+    cost = np.concatenate([grad / max(float(np.max(np.abs(grad))), 1e-300), np.zeros(n)])
+    lo = np.maximum(0.0, (1.0 - min(region, 0.9)) * xb)
+    hi = np.minimum(xmax, (1.0 + region) * xb)
+    hi = np.maximum(hi, lo)
+    bounds = np.column_stack([np.concatenate([lo, np.full(n, -np.inf)]), np.concatenate([hi, np.full(n, np.inf)])])
+    for j in (0, n - 1):   # rest with zero acceleration at both ends
+        bounds[j] = (0.0, 0.0)
+        bounds[n + j] = (0.0, 0.0)
+    # scaled to O(1): columns by the iterate's largest x and |u|, then every row by its largest coefficient (the
+    # solver's tolerances are absolute: a slow motion, x ~ 1e-12, would otherwise be lost in them)
+    X = float(np.max(xb))
+    U = max(float(np.max(np.abs(ub))), X / max(float(np.sum(ds)), 1e-300))
+    col = diags(np.concatenate([np.full(n, X), np.full(n, U)]))
+    G, E = G @ col, E @ col
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rg = 1.0 / np.asarray(abs(G).max(axis=1).todense()).ravel()
+        re = 1.0 / np.asarray(abs(E).max(axis=1).todense()).ravel()
+    ok = np.isfinite(rg) & (rg > 0)
+    G, hv = diags(np.where(ok, rg, 1.0)) @ G, np.where(ok, rg, 1.0) * hv
+    E = diags(np.where(np.isfinite(re), re, 1.0)) @ E
+    cost = cost * np.concatenate([np.full(n, X), np.full(n, U)])
+    cost = cost / max(float(np.max(np.abs(cost))), 1e-300)
+    bounds = bounds / np.concatenate([np.full(n, X), np.full(n, U)])[:, None]
+    if not (X > 0 and np.isfinite(X) and np.isfinite(U) and np.all(np.isfinite(G.data)) and np.all(np.isfinite(hv))
+            and np.all(np.isfinite(E.data)) and np.all(np.isfinite(cost))):
+        raise PkmError(f"the limits (jerk {J:g} m/s³, torques and speeds) put the motion out of floating-point "
+                       f"range on this path: give realistic limits")
+    res = linprog(cost, A_ub=G, b_ub=hv, A_eq=E, b_eq=np.zeros(n - 1), bounds=bounds, method="highs")
+    if res.status != 0 or res.x is None:
+        return None
+    z = res.x * np.concatenate([np.full(n, X), np.full(n, U)])
+    return np.clip(z[:n], 0.0, xmax), z[n:]
+
+
+def jerk_profile(rows, xmax, d1, d2, s, jerk: float) -> JerkProfile:
+    """The jerk-limited time-optimal ``(x, u)`` on the grid ``s`` (N,) (increasing; module docstring).
+
+    ``rows(x, u)`` → ``(A, B, C)`` (N, m): the limits ``A u + B x + C ≤ 0`` at the profile ``(x, u)`` (the solver
+    freezes them at each iterate); ``xmax`` (N,) the speed bound of ``x = ṡ²``; ``d1``, ``d2`` (N, d) the path's
+    ``x'`` and ``x''`` at the grid points; ``jerk`` the limit ``J`` of every coordinate's jerk."""
+    d1, d2 = np.atleast_2d(np.asarray(d1, dtype=float)), np.atleast_2d(np.asarray(d2, dtype=float))
+    xmax = np.asarray(xmax, dtype=float)
+    s = np.asarray(s, dtype=float)
+    ds = np.diff(s)
+    J = check_jerk_value(jerk)
+    x, u = _start(rows, xmax, d1, d2, s, J)
+    T = traversal_time(x, ds)
+    region = 1.0
+    it = 0
+    while it < MAX_ITERATIONS:
+        it += 1
+        out = _lp(rows, xmax, d1, d2, ds, J, x, u, region)
+        if out is None:
+            region *= 0.25
+            if region < MIN_REGION:
+                break
+            continue
+        xn, un = out
+        Tn = traversal_time(xn, ds)
+        ok = (Tn < T and _jerk_ok(xn, un, d1, d2, ds, J) <= 1.0 + 1e-6)
+        if ok:
+            gain = (T - Tn) / T
+            x, u, T = xn, un, Tn
+            region = min(4.0 * region, 4.0) if gain > 1e-3 else region
+            if gain < TOLERANCE:
+                break
+        else:
+            region *= 0.25
+            if region < MIN_REGION:
+                break
+    else:
+        raise PkmError(f"the jerk-limited profile did not settle in {MAX_ITERATIONS} linear programmes")
+    return JerkProfile(x=x, u=u, time=T, iterations=it)
+
+
+def check_jerk(result, jerk: float) -> float:
+    """The largest jerk of ``result``'s trajectory samples against ``jerk``: its ratio, or a one-line PkmError
+    beyond ``1 + OVERSHOOT``."""
+    jr = np.abs(result.jerk()) / jerk
+    k, i = np.unravel_index(int(np.argmax(jr)), jr.shape)
+    ratio = float(jr[k, i])
+    if not ratio <= 1.0 + OVERSHOOT:
+        name = result.trajectory.names[i] if result.trajectory.names else str(i)
+        raise PkmError(f"{result.robot_name}: the jerk-limited motion exceeds the jerk limit {jerk:g} by "
+                       f"{100 * (ratio - 1):.2g} % in {name} at t = {result.trajectory.t[k]:.4g} s: use more points")
+    return ratio
+
+
+def motor_rows(pd, gains, drives, limits, x, u):
+    """The torque limits as rows ``A u + B x + C ≤ 0`` (N, 3 n_act) for the linear programme at the iterate
+    ``(x, u)``, each an INNER approximation of the exact limit (a convex–concave split, as the jerk rows).
+
+    Per actuator the motor torque is ``τ_d = k_d τ + m_d q̈`` while the gear drives and ``τ_b`` while it brakes
+    (:func:`pkm.planning.constraints.motor_coefficients`), ``τ_d − τ_b ∝ τ_load`` with ``k_d = 1/(nη) ≥ k_b = η/n``,
+    and the gear drives where ``τ_load q̇ ≥ 0``: so for ``q̇ > 0`` the motor torque is ``max(τ_d, τ_b)`` (convex in
+    ``(u, x)``: ``τ_m ≤ T`` is exactly the two rows ``τ_d ≤ T``, ``τ_b ≤ T``) and ``τ_m ≥ −T`` is taken on the side
+    of the iterate (the max is at least that side: conservative, exact at the iterate); for ``q̇ < 0`` it is
+    ``min(τ_d, τ_b)``, the other way round. Where ``q' = 0`` and at the rest points (``q̇ = 0``, the gear drives)
+    ``|τ_d| ≤ T``. The actuated joints' friction is frozen at ``x``."""
+    n = pd.s.size
+    d = motor_coefficients(pd, gains, drives, x, np.ones_like(pd.a, dtype=bool))
+    b = motor_coefficients(pd, gains, drives, x, np.zeros_like(pd.a, dtype=bool))
+    s = motor_coefficients(pd, gains, drives, x, gear_sides(pd, drives, x, u))
+    sign = np.sign(pd.dq)
+    sign[[0, n - 1]] = 0.0
+    pos = sign >= 0   # max structure (or the drive side alone where sign == 0)
+    T = limits.torque
+    # row 1: the drive side in the direction of the convex bound
+    sg = np.where(pos, 1.0, -1.0)
+    rows = [(sg * d[0], sg * d[1], sg * d[2] - T)]
+    # row 2: the brake side in the same direction (where sign == 0: the drive side's other bound)
+    zero = sign == 0
+    rows.append((np.where(zero, -d[0], sg * b[0]), np.where(zero, -d[1], sg * b[1]),
+                 np.where(zero, -d[2], sg * b[2]) - T))
+    # row 3: the other bound on the iterate's side (where sign == 0: the drive side again)
+    rows.append((np.where(zero, d[0], -sg * s[0]), np.where(zero, d[1], -sg * s[1]),
+                 np.where(zero, d[2], -sg * s[2]) - T))
+    return tuple(np.concatenate([r[k] for r in rows], axis=1) for k in range(3))
+
+
+def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: float) -> PieceProfile:
+    """One rest-to-rest path of :func:`pkm.time_optimal` with the jerk limit: the coefficients on the graded
+    grid (:func:`path_grid`, one batched inverse dynamics), the torque rows with friction and gear side at
+    each iterate (:mod:`pkm.planning.constraints`) and :func:`jerk_profile`; the samples as a PieceProfile
+    (``s0``, ``t0``: where the path starts along the route)."""
+    drives = robot.drives
+    grid = path_grid(path, n)
+    if grid.size > MAX_POINTS:
+        raise InputError(f"the path has {path.breakpoints().size + 1} pieces: a jerk-limited grid with a point on "
+                         f"each join needs {grid.size} points, more than {MAX_POINTS} (give fewer waypoints)")
+    pd = path_dynamics(robot, path, n, grid=grid)
+    xmax = speed_bound(pd, gains, limits)
+
+    def rows(x, u):
+        return motor_rows(pd, gains, drives, limits, x, u)
+
+    zero = np.zeros(pd.s.size)
+    static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message
+    prof = jerk_profile(rows, xmax, pd.dx, pd.ddx, pd.s, jerk)
+    x, u, s = prof.x, prof.u, pd.s
+    sd = np.sqrt(x)
+    denom = sd[:-1] + sd[1:]
+    if not np.all(np.isfinite(x)):
+        raise PkmError("the limits allow path speeds beyond floating point (give realistic torque and speed limits)")
+    if np.any(denom <= 0):
+        k = int(np.flatnonzero(denom <= 0)[0])
+        raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
+                       f"{path.length:.4g}): a speed, torque or jerk limit too small, or too few points")
+    t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / denom)])
+    if np.any(np.diff(t) <= 1e-12 * np.maximum(1.0, t[1:])):
+        raise PkmError("the limits allow motions faster than 1e-12 s per grid step (give realistic torque, speed "
+                       "and jerk limits)")
+    mvc = np.sqrt(static_sets(*rows(x, u), xmax)[:, 1])
+    return PieceProfile(path=path, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=pd.x, xd=pd.dx * sd[:, None],
+                        xdd=pd.dx * u[:, None] + pd.ddx * x[:, None], grid_s=s + s0, mvc=mvc,
+                        controllable=np.full(s.size, np.nan), iterations=prof.iterations, inserted=())
