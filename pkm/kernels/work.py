@@ -31,8 +31,31 @@ _jit = njit(**_OPTIONS)
 # _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
 # The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
 # and made run_range, whose compile the first run waits for, larger.
-_internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
+# One specialisation each: a constant argument (a slot offset such as BW_T, a size len(tuple))
+# reaches numba as a literal type, and numba compiled a forceinline piece once per literal value
+# (_twist_at four times, _pose_at three: 13 of the Delta's 92 specialisations) for code that LLVM
+# inlines and constant-folds anyway. ``unliteral`` types those arguments as plain int64/bool.
+_inline_jit = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
 _piece = njit(**_OPTIONS, no_cpython_wrapper=True)
+
+
+def unliteral(dispatcher):
+    """``dispatcher`` (a numba function called from numba code) compiled for the non-literal types
+    of its arguments only: a caller passing the constant 12 uses the ``int64`` version (numba
+    converts the argument), instead of compiling one for ``Literal[int](12)``."""
+    from numba.core import types
+
+    get = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return get(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
+def _internal(f):
+    return unliteral(_inline_jit(f))
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
