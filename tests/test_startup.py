@@ -12,7 +12,9 @@ the Delta, in a fresh process with an empty numba cache, lists every function nu
   generic made the compile longer, not shorter (unrolled loops of known trip count are less code
   for LLVM than vectorised loops of unknown one).
 * A robot of the same structure with other numbers (``examples/delta_servo.toml``) then compiles
-  nothing: its kernels are the Delta's, from the cache.
+  nothing: its kernels are the Delta's. Nor does one with a fourth limb (``robots/delta_4rr2rrr.toml``):
+  the kernels' types depend on the limbs' ``δ_l``, the task's ``δ_p`` and whether every limb has a
+  constant H, not on the number of limbs or bodies (array sizes are not part of numba's types).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DELTA = ROOT / "robots" / "delta_3rr2rrr.toml"
 SERVO = ROOT / "examples" / "delta_servo.toml"
+FOUR = ROOT / "robots" / "delta_4rr2rrr.toml"
 #: Functions compiled once per size kind: for a tuple size and for an int size (see the docstring).
 SIZE_GENERIC = {"pkm.lie.linalg._cholesky_into", "pkm.lie.linalg.norm1", "pkm.lie.linalg._size_ol.<locals>.<lambda>"}
 
@@ -62,11 +65,11 @@ with open(report, "w") as f:
 @pytest.fixture(scope="module")
 def compiles(tmp_path_factory):
     """The functions compiled (name, argument types) by the Delta's job in an empty cache, then by
-    the same job on the servo Delta."""
+    the same job on the servo Delta and on the four-limb Delta."""
     tmp = tmp_path_factory.mktemp("startup")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PKM_COMPILE_MESSAGE="0")
     report = tmp / "compiles.json"
-    p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO)], env=env, cwd=ROOT,
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO), str(FOUR)], env=env, cwd=ROOT,
                        capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     return json.loads(report.read_text())
@@ -86,3 +89,4 @@ def test_the_main_job_compiles_each_function_once(compiles):
 
 def test_a_robot_of_the_same_structure_reuses_the_kernels(compiles):
     assert compiles[1] == []
+    assert compiles[2] == []

@@ -31,18 +31,21 @@ _jit = njit(**_OPTIONS)
 # _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
 # The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
 # and made run_range, whose compile the first run waits for, larger.
-# One specialisation each: a constant argument (a slot offset such as BW_T, a size len(tuple))
-# reaches numba as a literal type, and numba compiled a forceinline piece once per literal value
-# (_twist_at four times, _pose_at three: 13 of the Delta's 92 specialisations) for code that LLVM
-# inlines and constant-folds anyway. ``unliteral`` types those arguments as plain int64/bool.
-_inline_jit = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
+_internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
 _piece = njit(**_OPTIONS, no_cpython_wrapper=True)
 
 
 def unliteral(dispatcher):
     """``dispatcher`` (a numba function called from numba code) compiled for the non-literal types
     of its arguments only: a caller passing the constant 12 uses the ``int64`` version (numba
-    converts the argument), instead of compiling one for ``Literal[int](12)``."""
+    converts the argument), instead of compiling one for ``Literal[int](12)``.
+
+    A constant argument (a slot offset such as ``BW_T``) reaches numba as a literal type, and numba
+    compiled a piece once per value: the accessors below, ``_twist_at`` four times and ``_pose_at``
+    three, 9 of the Delta's 92 specialisations, for code that LLVM inlines and constant-folds
+    anyway (the Delta's torques are the same bits). Only these accessors: a piece whose literal
+    flags let numba prune a branch before LLVM sees it compiles to other code without them (the
+    SIMD path's torques moved by ~1e-13 when every piece was typed so)."""
     from numba.core import types
 
     get = dispatcher.get_call_template
@@ -53,9 +56,6 @@ def unliteral(dispatcher):
     dispatcher.get_call_template = get_call_template
     return dispatcher
 
-
-def _internal(f):
-    return unliteral(_inline_jit(f))
 
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
@@ -92,6 +92,7 @@ def make_work(km: KernelModel, chunks: int) -> Work:
 
 
 # ----------------------------------------------------------------------------- array rows as tuples
+@unliteral
 @_internal
 def _pose_at(A, i, o):
     """``A[i, o:o+12]`` as a pose ``(R, p)``; the identity for ``i < 0`` (the ground)."""
@@ -101,6 +102,7 @@ def _pose_at(A, i, o):
             A[i, o + 8]), (A[i, o + 9], A[i, o + 10], A[i, o + 11])
 
 
+@unliteral
 @_internal
 def _set_pose_at(A, i, o, R, p):
     A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7], \
@@ -108,12 +110,14 @@ def _set_pose_at(A, i, o, R, p):
     A[i, o + 9], A[i, o + 10], A[i, o + 11] = p
 
 
+@unliteral
 @_internal
 def _vec_at(A, i, o):
     """``A[i, o:o+3]`` as a 3-tuple."""
     return (A[i, o], A[i, o + 1], A[i, o + 2])
 
 
+@unliteral
 @_internal
 def _twist_at(A, i, o):
     """``A[i, o:o+6]`` as ``(ω, v)``; zero for ``i < 0`` (the ground)."""
@@ -122,6 +126,7 @@ def _twist_at(A, i, o):
     return (A[i, o], A[i, o + 1], A[i, o + 2]), (A[i, o + 3], A[i, o + 4], A[i, o + 5])
 
 
+@unliteral
 @_internal
 def _set_twist_at(A, i, o, w, v):
     A[i, o], A[i, o + 1], A[i, o + 2] = w
