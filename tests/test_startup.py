@@ -90,3 +90,20 @@ def test_the_main_job_compiles_each_function_once(compiles):
 def test_a_robot_of_the_same_structure_reuses_the_kernels(compiles):
     assert compiles[1] == []
     assert compiles[2] == []
+
+
+def test_pkm_compile_runs_the_scalar_and_the_simd_kernels(monkeypatch):
+    """``pkm compile`` (:func:`pkm.cli.compile.warm`) runs inverse dynamics on the scalar kernel and
+    in SIMD lanes: a trajectory of :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` samples or more runs
+    the lanes, which an installer's ``pkm compile`` left to compile (about a minute on a busy
+    2-core machine) at the user's first long run."""
+    import pkm
+    from pkm.cli.compile import warm
+
+    robot = pkm.load(SERVO)
+    calls = []
+    monkeypatch.setattr(type(robot), "inverse_dynamics", lambda self, *a, **k: calls.append(k.get("simd")))
+    monkeypatch.setattr(type(robot), "eom", lambda self, *a, **k: None)
+    monkeypatch.setattr(type(robot), "simulate", lambda self, *a, **k: None)
+    warm(robot)
+    assert sorted(calls, key=str) == [False, True]
