@@ -69,8 +69,8 @@ def compiles(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("startup")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PKM_COMPILE_MESSAGE="0")
     report = tmp / "compiles.json"
-    p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO), str(FOUR)], env=env, cwd=ROOT,
-                       capture_output=True, text=True, timeout=900)
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO), str(FOUR)], env=env,
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     return json.loads(report.read_text())
 

@@ -4,9 +4,9 @@ starts at once. CI and installers run it once, after ``pip install`` and as the 
 (numba writes the cache beside the package, or in ``NUMBA_CACHE_DIR`` or the user's cache folder
 where the package folder is read-only); later runs of any command load the compiled code from the
 cache. A robot of the same shape as one compiled (the same ``δ_l``, ``δ_p`` and closures, see
-``tests/test_startup.py``) needs nothing more. (The single-point commands, ``pkm eom``, ``ik``, ``info``, ``fk`` and ``show``,
-compile only what loading a robot compiles: they run the kernels' source as Python,
-:mod:`pkm.lie.interpret`.)
+``tests/test_startup.py``) needs nothing more. (The single-point commands, ``pkm eom``, ``ik``,
+``info``, ``fk`` and ``show``, compile only what loading a robot compiles: they run the kernels'
+source as Python, :mod:`pkm.lie.interpret`.)
 """
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ ROBOTS = Path(__file__).resolve().parents[2] / "robots"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("compile", help="compile all kernels once (numba caches them; run it after pip install, and in CI)",
+    p = sub.add_parser("compile", help="compile all kernels once (numba caches them; run it after pip install)",
                        description="Compile (or load from the cache) the inverse-dynamics, forward-dynamics "
                                    "and EOM kernels for the given robot files (default: every file in robots/).")
     p.add_argument("robots", nargs="*", metavar="ROBOT", help="robot files (default: all in robots/)")
