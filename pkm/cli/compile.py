@@ -1,9 +1,12 @@
 """``pkm compile``: compile (or load from numba's cache) every kernel the commands and the Python
 API use, for the given robots or all of the repository's ``robots/``, so that the first real run
-starts at once. CI and installers run it once; later runs of any command load the compiled code
-from the cache. (The single-point commands, ``pkm eom``, ``ik``, ``info``, ``fk`` and ``show``,
-compile only what loading a robot compiles: they run the kernels' source as Python,
-:mod:`pkm.lie.interpret`.)
+starts at once. CI and installers run it once, after ``pip install`` and as the user who runs pkm
+(numba writes the cache beside the package, or in ``NUMBA_CACHE_DIR`` or the user's cache folder
+where the package folder is read-only); later runs of any command load the compiled code from the
+cache. A robot of the same shape as one compiled (the same ``δ_l``, ``δ_p`` and closures, see
+``tests/test_startup.py``) needs nothing more. (The single-point commands, ``pkm eom``, ``ik``,
+``info``, ``fk`` and ``show``, compile only what loading a robot compiles: they run the kernels'
+source as Python, :mod:`pkm.lie.interpret`.)
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ ROBOTS = Path(__file__).resolve().parents[2] / "robots"
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("compile", help="compile all kernels once (numba caches them; CI and first-time users run it)",
+    p = sub.add_parser("compile", help="compile all kernels once (numba caches them; run it after pip install)",
                        description="Compile (or load from the cache) the inverse-dynamics, forward-dynamics "
                                    "and EOM kernels for the given robot files (default: every file in robots/).")
     p.add_argument("robots", nargs="*", metavar="ROBOT", help="robot files (default: all in robots/)")
@@ -26,12 +29,15 @@ def add_parser(sub) -> None:
 
 def warm(robot) -> None:
     """One call of each kernel path on ``robot``: inverse kinematics and dynamics along three samples
-    (the batch kernel), the EOM and the forward-dynamics RK4 kernel over two steps."""
+    on the scalar batch kernel (what trajectories shorter than
+    :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` run) and in SIMD lanes (the longer ones, where the
+    robot is supported), the EOM and the forward-dynamics RK4 kernel over two steps."""
     import numpy as np
 
     x = np.repeat(robot.x_ref[None, :], 3, axis=0)
     zero = np.zeros_like(x)
-    robot.inverse_dynamics(x, zero, zero, t=np.arange(3) * 1e-3)
+    robot.inverse_dynamics(x, zero, zero, t=np.arange(3) * 1e-3, simd=False)
+    robot.inverse_dynamics(x, zero, zero, t=np.arange(3) * 1e-3, simd=True)   # the scalar kernel where unsupported
     robot.eom(robot.x_ref, np.zeros(robot.task_dof))
     if len(robot._rot) <= 1:   # forward dynamics needs accelerations: rotation about one axis at most
         robot.simulate("hold", (0.0, 2e-3), method="RK4", dt=1e-3)

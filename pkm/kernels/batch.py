@@ -57,9 +57,8 @@ def platform_states(robot, X, XD, XDD, out=None):
         raise ValueError(f"out: the poses must be a C-contiguous ({N}, 4, 4) array, got shape {Cd.shape}")
     if not robot._rot:  # one numba pass (numpy's strided copies cost ~0.02 µs per sample of the Delta)
         axis = np.array(["xyz".index(c[1]) for c in robot.task.components], np.int64)
-        translational_states_into(np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(XD, dtype=float),
-                                  np.ascontiguousarray(XDD, dtype=float), axis, robot.R0, robot.R0.T @ robot.r0,
-                                  Cd, Vp, dVp)
+        translational_states_into(_readonly(X), _readonly(XD), _readonly(XDD), axis, _readonly(robot.R0),
+                                  robot.R0.T @ robot.r0, Cd, Vp, dVp)
         return Cd, Vp, dVp
     rotational_states(robot, X, XD, XDD, Cd, Vp, dVp)
     return Cd, Vp, dVp
@@ -69,6 +68,16 @@ def platform_states(robot, X, XD, XDD, out=None):
 #: inferred time step is used (:func:`infer_steps`); beyond it (a corner, a jump, samples too far
 #: apart for the relation) the step counts as unknown.
 HERMITE_FIT = 1e-3
+
+
+def _readonly(a):
+    """``a`` as a C-contiguous float64 array that numba types as read-only (a view of it when it
+    is one already: no copy). The kernel only reads it, and a read-only array is another numba
+    type than a writable one: a caller passing a trajectory's frozen arrays and one passing its
+    own compiled :func:`pkm.kernels.platform.translational_states_into` twice."""
+    v = np.ascontiguousarray(a, dtype=float).view()
+    v.flags.writeable = False
+    return v
 
 
 def infer_steps(X, XD, XDD, out):
@@ -82,8 +91,7 @@ def infer_steps(X, XD, XDD, out):
     a residual above ``HERMITE_FIT · |Δx|``, is 0 (unknown: the IK then starts from the previous
     sample's solution). A wrong step only costs Newton iterations: the start is a start. The loop
     is :func:`pkm.kernels.inverse_dynamics.infer_steps_into` (numba: 0.1 µs per sample in numpy)."""
-    infer_steps_into(np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(XD, dtype=float),
-                     np.ascontiguousarray(XDD, dtype=float), out, HERMITE_FIT)
+    infer_steps_into(_readonly(X), _readonly(XD), _readonly(XDD), out, HERMITE_FIT)
 
 
 def continuation_starts(robot, Xb):

@@ -16,7 +16,7 @@ from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_JT, BF_SIZE, LAY_ACTPOS, LA
                                LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.work import (BW_A, BW_HD, BW_PHI, BW_T, BW_V, BW_W, M_F, M_GRAM, M_GRAMI, M_GYI, M_H, M_J, M_JT,
                               M_JTI, M_LP, M_SQ, V_G, V_Q, V_QD, V_QDD, V_RHS, _internal, _pose_at, _set_twist_at,
-                              _twist_at, _vec_at, BW_K)
+                              _twist_at, _vec_at, BW_K, unliteral)
 from pkm.lie.linalg import inverse_into, norm1, spd_inverse_into
 from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv, mv, scale, sub
 
@@ -24,6 +24,7 @@ from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, get_pose, mtm, mtv,
 OK, IK_FAILED, LOOP_FAILED, SINGULAR_GY, SINGULAR_LP, SINGULAR_JIK = 0, 1, 2, 3, 4, 5
 
 # ----------------------------------------------------------------------------- rates and dynamics
+@unliteral
 @_internal
 def _params10(A, i, o):
     """``A[i, o:o+10]``, an inertia ``(m, mc_x, mc_y, mc_z, I_xx, I_xy, I_xz, I_yy, I_yz, I_zz)``, as a tuple."""

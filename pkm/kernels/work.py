@@ -34,6 +34,29 @@ _jit = njit(**_OPTIONS)
 _internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
 _piece = njit(**_OPTIONS, no_cpython_wrapper=True)
 
+
+def unliteral(dispatcher):
+    """``dispatcher`` (a numba function called from numba code) compiled for the non-literal types
+    of its arguments only: a caller passing the constant 12 uses the ``int64`` version (numba
+    converts the argument), instead of compiling one for ``Literal[int](12)``.
+
+    A constant argument (a slot offset such as ``BW_T``) reaches numba as a literal type, and numba
+    compiled a piece once per value: the accessors below, ``_twist_at`` four times and ``_pose_at``
+    three, 9 of the Delta's 92 specialisations, for code that LLVM inlines and constant-folds
+    anyway (the Delta's torques are the same bits). Only these accessors: a piece whose literal
+    flags let numba prune a branch before LLVM sees it compiles to other code without them (the
+    SIMD path's torques moved by ~1e-13 when every piece was typed so)."""
+    from numba.core import types
+
+    get = dispatcher.get_call_template
+
+    def get_call_template(args, kws):
+        return get(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
+
 # Per-body scratch ``bw`` (n_max, BW_SIZE): joint-frame pose K_i and relative pose T_i (12 each,
 # row-major R then p), twist V_i, acceleration A_i, wrench W_i (6 each), (cos, sin, θ) of the last
 # evaluation, φ_i, (Ḣq̇)_i.
@@ -69,6 +92,7 @@ def make_work(km: KernelModel, chunks: int) -> Work:
 
 
 # ----------------------------------------------------------------------------- array rows as tuples
+@unliteral
 @_internal
 def _pose_at(A, i, o):
     """``A[i, o:o+12]`` as a pose ``(R, p)``; the identity for ``i < 0`` (the ground)."""
@@ -78,6 +102,7 @@ def _pose_at(A, i, o):
             A[i, o + 8]), (A[i, o + 9], A[i, o + 10], A[i, o + 11])
 
 
+@unliteral
 @_internal
 def _set_pose_at(A, i, o, R, p):
     A[i, o], A[i, o + 1], A[i, o + 2], A[i, o + 3], A[i, o + 4], A[i, o + 5], A[i, o + 6], A[i, o + 7], \
@@ -85,12 +110,14 @@ def _set_pose_at(A, i, o, R, p):
     A[i, o + 9], A[i, o + 10], A[i, o + 11] = p
 
 
+@unliteral
 @_internal
 def _vec_at(A, i, o):
     """``A[i, o:o+3]`` as a 3-tuple."""
     return (A[i, o], A[i, o + 1], A[i, o + 2])
 
 
+@unliteral
 @_internal
 def _twist_at(A, i, o):
     """``A[i, o:o+6]`` as ``(ω, v)``; zero for ``i < 0`` (the ground)."""
@@ -99,6 +126,7 @@ def _twist_at(A, i, o):
     return (A[i, o], A[i, o + 1], A[i, o + 2]), (A[i, o + 3], A[i, o + 4], A[i, o + 5])
 
 
+@unliteral
 @_internal
 def _set_twist_at(A, i, o, w, v):
     A[i, o], A[i, o + 1], A[i, o + 2] = w

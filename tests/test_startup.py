@@ -1,0 +1,109 @@
+"""What a first run compiles (issue 32 point 4, issue 30): the main job, ``pkm inverse-dynamics`` of
+the Delta, in a fresh process with an empty numba cache, lists every function numba compiles
+(its ``numba:compile`` events) — no timing, so the test does not depend on the machine's load.
+
+* Each function is compiled once. Numba compiles a function once per distinct argument types, and
+  a constant argument (a slot offset, ``len`` of a tuple) is a literal type of its own, a read-only
+  array another type than a writable one: the Delta's job compiled 92 specialisations of 79
+  functions, ``_twist_at`` four times, ``_pose_at`` three. The only functions allowed twice are
+  :data:`SIZE_GENERIC`, the linear-algebra helpers of :mod:`pkm.lie.linalg` whose size is a
+  compile-time constant on purpose (:func:`pkm.lie.linalg.size`): the Delta's ``δ_l`` (a tuple,
+  ``KernelModel.d_static``) and its ``δ_p`` (an int) are two sizes, so two versions; making them
+  generic made the compile longer, not shorter (unrolled loops of known trip count are less code
+  for LLVM than vectorised loops of unknown one).
+* A robot of the same structure with other numbers (``examples/delta_servo.toml``) then compiles
+  nothing: its kernels are the Delta's. Nor does one with a fourth limb (``robots/delta_4rr2rrr.toml``):
+  the kernels' types depend on the limbs' ``δ_l``, the task's ``δ_p`` and whether every limb has a
+  constant H, not on the number of limbs or bodies (array sizes are not part of numba's types).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DELTA = ROOT / "robots" / "delta_3rr2rrr.toml"
+SERVO = ROOT / "examples" / "delta_servo.toml"
+FOUR = ROOT / "robots" / "delta_4rr2rrr.toml"
+#: Functions compiled once per size kind: for a tuple size and for an int size (see the docstring).
+SIZE_GENERIC = {"pkm.lie.linalg._cholesky_into", "pkm.lie.linalg.norm1", "pkm.lie.linalg._size_ol.<locals>.<lambda>"}
+
+_SCRIPT = r"""
+import json, sys
+from numba.core import event
+from pkm.cli.main import main
+
+runs = []
+
+
+class Listener(event.Listener):
+    def on_start(self, ev):
+        pass
+
+    def on_end(self, ev):
+        f = ev.data["dispatcher"].py_func
+        runs[-1].append([f"{f.__module__}.{f.__qualname__}", [str(a) for a in ev.data["args"]]])
+
+
+event.register("numba:compile", Listener())
+report, robots = sys.argv[1], sys.argv[2:]
+for k, robot in enumerate(robots):
+    runs.append([])
+    if main(["inverse-dynamics", robot, "--out", f"{report}.{k}.csv"]) != 0:
+        raise SystemExit(f"pkm inverse-dynamics {robot} failed")
+with open(report, "w") as f:
+    json.dump(runs, f)
+"""
+
+
+@pytest.fixture(scope="module")
+def compiles(tmp_path_factory):
+    """The functions compiled (name, argument types) by the Delta's job in an empty cache, then by
+    the same job on the servo Delta and on the four-limb Delta."""
+    tmp = tmp_path_factory.mktemp("startup")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PKM_COMPILE_MESSAGE="0")
+    report = tmp / "compiles.json"
+    p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO), str(FOUR)], env=env,
+                       cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return json.loads(report.read_text())
+
+
+def test_the_main_job_compiles_each_function_once(compiles):
+    delta = compiles[0]
+    sigs = defaultdict(list)
+    for name, args in delta:
+        sigs[name].append(args)
+    assert "pkm.kernels.inverse_dynamics.run_range" in sigs
+    twice = {name: s for name, s in sigs.items() if len(s) > 1}
+    assert set(twice) <= SIZE_GENERIC, {name: s for name, s in twice.items() if name not in SIZE_GENERIC}
+    assert all(len(s) == 2 for s in twice.values()), twice
+    assert len(delta) <= len(sigs) + len(SIZE_GENERIC)
+
+
+def test_a_robot_of_the_same_structure_reuses_the_kernels(compiles):
+    assert compiles[1] == []
+    assert compiles[2] == []
+
+
+def test_pkm_compile_runs_the_scalar_and_the_simd_kernels(monkeypatch):
+    """``pkm compile`` (:func:`pkm.cli.compile.warm`) runs inverse dynamics on the scalar kernel and
+    in SIMD lanes: a trajectory of :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` samples or more runs
+    the lanes, which an installer's ``pkm compile`` left to compile (about a minute on a busy
+    2-core machine) at the user's first long run."""
+    import pkm
+    from pkm.cli.compile import warm
+
+    robot = pkm.load(SERVO)
+    calls = []
+    monkeypatch.setattr(type(robot), "inverse_dynamics", lambda self, *a, **k: calls.append(k.get("simd")))
+    monkeypatch.setattr(type(robot), "eom", lambda self, *a, **k: None)
+    monkeypatch.setattr(type(robot), "simulate", lambda self, *a, **k: None)
+    warm(robot)
+    assert sorted(calls, key=str) == [False, True]
