@@ -27,10 +27,13 @@ def plot_cycle(result, path=None, title=None):
     ax_p, ax_t, ax_w = fig.subplots(3, 1)
     top = 0.0
     for k, pc in enumerate(result.pieces):
-        ax_p.plot(pc.grid_s, pc.controllable, color="tab:orange", lw=0.8, label="controllable (upper end)" if k == 0 else None)
+        if np.any(np.isfinite(pc.controllable)):   # a jerk-limited profile has no controllable sets
+            ax_p.plot(pc.grid_s, pc.controllable, color="tab:orange", lw=0.8,
+                      label="controllable (upper end)" if k == 0 else None)
         mvc = np.where(np.isfinite(pc.mvc), pc.mvc, np.nan)
         ax_p.plot(pc.grid_s, mvc, color="k", lw=1.0, label="limit curve ṡ_max(s)" if k == 0 else None)
-        ax_p.plot(pc.s, pc.sd, color="tab:blue", lw=1.4, label="time-optimal ṡ(s)" if k == 0 else None)
+        ax_p.plot(pc.s, pc.sd, color="tab:blue", lw=1.4, label=("time-optimal ṡ(s)" if result.jerk_limit is None else
+                  "jerk-limited time-optimal ṡ(s)") if k == 0 else None)
         top = max(top, float(np.nanmax(pc.sd)))
     ax_p.set_ylim(0.0, 1.6 * top if top > 0 else 1.0)
     ax_p.set_xlabel("path parameter s")
