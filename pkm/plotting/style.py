@@ -84,6 +84,9 @@ def check_kinds(kinds, n: int) -> list[str]:
 
 #: Formats probed so far: (format, animation) -> None (writable here) or why not (one line).
 _PROBED: dict = {}
+#: Formats matplotlib writes with its own compiled Agg renderer, needing nothing else: not probed, which
+#: would cost a figure and a save (~0.1 s of every command that plots a PNG, e.g. the main job's).
+NATIVE = frozenset({"png"})
 #: The formats of an animation (:func:`pkm.plotting.animate`).
 ANIMATIONS = ("gif", "mp4")
 
@@ -108,6 +111,8 @@ def format_problem(path, animation: bool = False) -> str | None:
         return (f"unsupported {'animation' if animation else 'image'} format "
                 f"{('.' + suffix) if suffix else '(none)'!r} (use one of {', '.join('.' + s for s in sorted(formats))})")
     key = (suffix, animation)
+    if not animation and suffix in NATIVE:
+        return None
     if key in _PROBED:
         return _PROBED[key]
     if animation:
