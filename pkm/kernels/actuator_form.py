@@ -231,7 +231,8 @@ def _assemble(mi, mf, lay, ix, K, R, qa, th, bwL, matL, vecL, Cd, A, N, Lf, res,
                 big = max(big, abs(tl[i]))
         if not np.isfinite(err):
             break
-        if it >= 1 and (err <= CHORD_MARGIN * tol or (it >= 2 and err > STALL * prev and err <= tol * big)):
+        if err <= CHORD_MARGIN * tol or (it >= 2 and err > STALL * prev and err <= tol * big):
+            res[R] = it
             return err
         if it == max_iter:
             break
@@ -279,7 +280,8 @@ def _state(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, bwL, matL, ve
            thd, thdd, Ma, sv, general, tol, max_iter, status):
     """The actuator-form EOM at ``(θ_act, θ̇_act) = (qa, qda)`` under forces ``u`` (module docstring).
     Writes ``θ`` (``th``), ``θ̇``, ``θ̈`` (L, n_max), ``Θ`` (L, n_act, n_max), ``M_a``, and into ``sv``:
-    row 0 ``θ̈_act``, 1 ``u − b``, 2 ``V_p``, 3 ``V̇⁰_p``, 4 ``(assembly residual,)``; each limb's
+    row 0 ``θ̈_act``, 1 ``u − b``, 2 ``V_p``, 3 ``V̇⁰_p``, 4 ``(assembly residual, ·, whether rows 5, 6
+    hold the last evaluation's θ_act, θ̇_act)``; each limb's
     ``L_p`` stays in ``matL[l, M_LP]``. Returns False after writing a failure into ``status``."""
     L, na = mi.shape[0], qa.shape[0]
     err = _assemble(mi, mf, lay, ix, K, R, qa, th, bwL, matL, vecL, Cd, A, N, Lf, res, dx, general, tol, max_iter,
@@ -441,18 +443,53 @@ def _state(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, bwL, matL, ve
     return True
 
 
+@_internal
+def _predict(mi, th, thd, thdd, Theta, sv, qa, h, limit):
+    """The next assembly's start: ``θ + h θ̇ + h²/2 θ̈ + Θ (θ_act − θ̃_act)`` from the last evaluation
+    (``θ_act``, ``θ̇_act`` in ``sv[5]``, ``sv[6]``, ``θ̈_act`` in ``sv[0]``; ``θ̃_act`` their Taylor
+    prediction): the time step's Taylor prediction corrected to the actuator coordinates asked for
+    (``h = 0``: a new state at the same time, e.g. RK4's stages 2 and 3). Nothing where the last
+    evaluation failed or was replaced (``sv[4, 2] = 0``) or a variable would move by more than
+    ``limit`` (the last solution stays the start: the branch)."""
+    if sv[4, 2] == 0.0:
+        return
+    na = qa.shape[0]
+    for sweep in range(2):
+        for l in range(th.shape[0]):
+            for i in range(mi[l, LI_N]):
+                dlt = h * (thd[l, i] + 0.5 * h * thdd[l, i])
+                for a in range(na):
+                    dlt += Theta[l, a, i] * (qa[a] - (sv[5, a] + h * (sv[6, a] + 0.5 * h * sv[0, a])))
+                if sweep == 0 and not abs(dlt) <= limit:
+                    return
+                if sweep == 1:
+                    th[l, i] += dlt
+
+
+@_internal
+def _keep(sv, qa, qda):
+    """The evaluation's ``θ_act``, ``θ̇_act`` for :func:`_predict`."""
+    for a in range(qa.shape[0]):
+        sv[5, a], sv[6, a] = qa[a], qda[a]
+    sv[4, 2] = 1.0
+
+
 @_jit
-def actuator_rhs(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, th0, bwL, matL, vecL, Cd, A, N, Lf, res, dx,
-                 Z, Theta, thd, thdd, Ma, sv, general, tol, max_iter, status):
-    """One evaluation of :func:`_state` (arguments there; ``th0`` (L, n_max) scratch): the IK start
-    ``th`` is kept on failure, the solution on success; ``status[0]`` 0 on success."""
+def actuator_rhs(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, th0, limit, bwL, matL, vecL, Cd, A, N, Lf, res,
+                 dx, Z, Theta, thd, thdd, Ma, sv, general, tol, max_iter, status):
+    """One evaluation of :func:`_state` (arguments there; ``th0`` (L, n_max) scratch), the assembly
+    started from the last solution ``th`` corrected to ``qa`` (:func:`_predict`, at most ``limit``
+    per variable); ``th`` is kept on failure, the solution on success; ``status[0]`` 0 on success."""
     for l in range(th.shape[0]):
         for j in range(th.shape[1]):
             th0[l, j] = th[l, j]
+    _predict(mi, th, thd, thdd, Theta, sv, qa, 0.0, limit)
     if _state(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, bwL, matL, vecL, Cd, A, N, Lf, res, dx, Z,
               Theta, thd, thdd, Ma, sv, general, tol, max_iter, status):
+        _keep(sv, qa, qda)
         status[0] = 0
         return
+    sv[4, 2] = 0.0
     for l in range(th.shape[0]):
         for j in range(th.shape[1]):
             th[l, j] = th0[l, j]

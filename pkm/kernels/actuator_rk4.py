@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.actuator_form import _state
-from pkm.kernels.forward import _input, _predict_start
+from pkm.kernels.actuator_form import _keep, _predict, _state
+from pkm.kernels.forward import _input
 from pkm.kernels.model import BF_JT, BF_SIZE, LI_N
 from pkm.kernels.work import _internal, _jit
 
@@ -37,9 +37,10 @@ def actuator_rk4(n_steps, T, y0, tb, uc, limit, mi, mf, lay, Mp, ix, K, Kv, R, g
     friction's dissipated energy ``w_f``) from ``y0`` over the step ends ``T`` (n_steps + 1), forces
     from the piecewise cubic ``(tb, uc)``. Writes ``Y`` (n_steps + 1, 2 n_act + 2) and the tree
     variables ``theta`` (n_steps + 1, L, n_max) at the step ends; ``scratch`` (5, 2 n_act + 2). Each
-    assembly starts from a Taylor prediction of the last one (at most ``limit`` per variable,
-    :func:`pkm.kernels.forward._predict_start`). On failure ``status[1]`` is the failing step."""
+    assembly starts from a prediction from the last one (at most ``limit`` per variable,
+    :func:`pkm.kernels.actuator_form._predict`). On failure ``status[1]`` is the failing step."""
     ny, na = y0.shape[0], u.shape[0]
+    sv[4, 1] = 0.0
     k1, k2, k3, k4, ys = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
     for i in range(ny):
         Y[0, i] = y0[i]
@@ -59,14 +60,17 @@ def actuator_rk4(n_steps, T, y0, tb, uc, limit, mi, mf, lay, Mp, ix, K, Kv, R, g
                 ts, c, kin, out = t + h, h, k3, k4
             for i in range(ny):
                 ys[i] = y[i] + c * kin[i]
-            if ts != last:
-                _predict_start(th, thd, thdd, ts - last, limit)
+            if s > 0 or stage > 0:
+                _predict(mi, th, thd, thdd, Theta, sv, ys[:na], ts - last, limit)
             _input(tb, uc, ts, u)
             if not _state(mi, mf, lay, Mp, ix, K, Kv, R, ys[:na], ys[na:2 * na], u, g0, Wee, th, bwL, matL, vecL, Cd,
                           A, N, Lf, res, dx, Z, Theta, thd, thdd, Ma, sv, general, tol, max_iter, status):
                 status[1] = s
+                sv[4, 2] = 0.0
                 return
             last = ts
+            _keep(sv, ys[:na], ys[na:2 * na])
+            sv[4, 1] += res[R]   # the assembly's Newton iterations, summed over the run
             power = 0.0
             for a in range(na):
                 out[a] = ys[na + a]

@@ -17,8 +17,8 @@ from pkm.kernels.dynamics import SINGULAR_GY
 from pkm.kernels.model import LAY_NMAX, LI_AFF
 from pkm.kernels.work import M_LP, make_work
 
-#: Largest change of a tree variable (rad or m) that the RK4's Taylor prediction of the next
-#: assembly's start may make (else the last solution is the start).
+#: Largest change of a tree variable (rad or m) that the prediction of the next assembly's start
+#: may make (else the last solution is the start, :func:`pkm.kernels.actuator_form._predict`).
 PREDICT_LIMIT = 0.2
 
 
@@ -28,7 +28,7 @@ class ActuatorKernel:
     the assembly's ``tol`` and ``max_iter``. :meth:`run` evaluates one state; ``th`` (L, n_max) is
     the next assembly's start (the last solution: the branch)."""
 
-    def __init__(self, robot, wrench, g0, tol=1e-13, max_iter=50):
+    def __init__(self, robot, wrench, g0, tol=1e-12, max_iter=50):
         self.robot = robot
         self.km = km = robot._packed()
         self.ix, self.K, self.Kv, self.R = index_table(km)
@@ -37,12 +37,12 @@ class ActuatorKernel:
         self.bwL, self.matL, self.vecL = work.bw, work.mat, work.vec
         self.th, self.th0 = np.zeros((L, nmax)), np.zeros((L, nmax))
         k = max(self.K, self.Kv, na)
-        rows = max(self.R, 6 * L)
+        rows = max(self.R + 1, 6 * L)
         self.Cd, self.A, self.N, self.Lf = np.zeros((1, 4, 4)), np.zeros((rows, k)), np.zeros((k, k)), np.zeros((k, k))
         self.res, self.dx = np.zeros(rows), np.zeros(2 * k)
         self.Z, self.Theta = np.zeros((self.Kv, na)), np.zeros((L, na, nmax))
         self.thd, self.thdd, self.Ma = np.zeros((L, nmax)), np.zeros((L, nmax)), np.zeros((na, na))
-        self.sv = np.zeros((5, max(na, 6)))
+        self.sv = np.zeros((7, max(na, 6)))
         self.g0 = np.ascontiguousarray(g0, dtype=float)
         self.Wee = np.zeros(6) if wrench is None else np.ascontiguousarray(wrench, dtype=float).reshape(6)
         self.general = None if km.mi[:, LI_AFF].all() else km.lay
@@ -59,6 +59,7 @@ class ActuatorKernel:
     def set_start(self, thetas):
         """Each limb's tree variables (a list) as the next assembly's start."""
         self.th[:] = 0.0
+        self.sv[4, 2] = 0.0   # no prediction from the last evaluation
         for k, th in enumerate(thetas):
             self.th[k, :len(th)] = th
 
@@ -70,7 +71,7 @@ class ActuatorKernel:
         km, st = self.km, self.status
         st[:] = (-1, 0, 0, 0)
         actuator_rhs(km.mi, km.mf, km.lay, km.Mp, self.ix, self.K, self.Kv, self.R, qa, qda, u, self.g0, self.Wee,
-                     self.th, self.th0, *self.args(), st)
+                     self.th, self.th0, PREDICT_LIMIT, *self.args(), st)
         if st[0] != 0:
             raise_actuator_status(self.robot, st, self.tol, self.max_iter)
 
