@@ -129,3 +129,25 @@ def rk4_actuator(kernel: ActuatorKernel, T, y0, pp):
         raise_actuator_status(kernel.robot, st, kernel.tol, kernel.max_iter,
                               when=f"at t = {T[s]:.6g} s (in the RK4 step from there): ")
     return Y, theta
+
+
+def warm(robot) -> None:
+    """Compile (or load from numba's cache) the actuator form's kernels for ``robot``'s structure:
+    one evaluation at the reference pose and a two-step RK4 run (``pkm compile``). A robot the kernels
+    cannot pack, or with redundant actuation, has none."""
+    from pkm.errors import PkmError
+
+    if robot.n_act != robot.task_dof:
+        return
+    try:
+        kernel = ActuatorKernel(robot, None, np.asarray(robot.spec.gravity, dtype=float))
+        sol = robot.inverse_kinematics(robot.x_ref, limits=False)
+        start = [sol.joints[l.name][0] for l in robot.limbs]
+        kernel.set_start(start)
+        zero = np.zeros(robot.n_act)
+        kernel.run(sol.q_act[0], zero, zero)
+        kernel.set_start(start)
+        pp = (np.array([0.0, 2e-3]), np.zeros((4, 1, robot.n_act)))
+        rk4_actuator(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([sol.q_act[0], zero, [0.0, 0.0]]), pp)
+    except (NotImplementedError, PkmError):   # compiled all the same: the failure is the state's
+        pass
