@@ -53,6 +53,7 @@ def test_kernel_rhs_equals_the_reference(robots, name):
         for rhs in (ref, fast):
             rhs.restart(th0)
         a, b = ref(0.1, y), fast(0.1, y)
+        assert fast.model.thetas is fast.kernel.views   # evaluated by the kernel, not the fallback
         assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max()), (k, a, b)
         ua, oa = ref.evaluate(0.1, y[:robot.n_act], y[robot.n_act:2 * robot.n_act])
         ub, ob = fast.evaluate(0.1, y[:robot.n_act], y[robot.n_act:2 * robot.n_act])
@@ -75,12 +76,14 @@ def test_kernel_rhs_with_a_controller_equals_the_reference(robots):
     for rhs in (ref, fast):
         rhs.restart(th0)
     a, b = ref(0.0, y), fast(0.0, y)
+    assert fast.model.thetas is fast.kernel.views
     assert np.abs(a - b).max() <= 1e-12 * np.abs(a).max()
 
 
 def test_kernel_errors_are_located_one_liners(robots):
-    """Actuator coordinates where the Delta cannot be assembled: the kernel's IKError names the
-    time, one line, as the reference's; the start is kept for the next evaluation."""
+    """Actuator coordinates where the Delta cannot be assembled: the error names the time, one line,
+    as the reference's (the kernel hands a state it cannot evaluate to the reference, from the same
+    start); the start is kept for the next evaluation, which the kernel evaluates again."""
     robot = robots["delta_3rr2rrr"]
     qa0, th0 = _home(robot)
     ref, fast = _pair(robot, Constant(np.zeros(3)))
@@ -92,6 +95,12 @@ def test_kernel_errors_are_located_one_liners(robots):
         assert "\n" not in str(err.value)
     good = np.concatenate([qa0, np.zeros(3), [0, 0]])
     assert np.abs(ref(0.0, good) - fast(0.0, good)).max() <= 1e-12 * np.abs(ref(0.0, good)).max()
+    assert fast.model.thetas is fast.kernel.views
+    k = ActuatorKernel(robot, None, np.asarray(robot.spec.gravity, float))   # the kernel's own error
+    k.set_start(th0)
+    with pytest.raises(pkm.IKError, match=r"^the mechanism cannot be assembled at these actuator coordinates"):
+        k.run(qa0 + 3.0, np.zeros(3), np.zeros(3))
+    assert np.array_equal(k.thetas()[0], th0[0])
 
 
 def _python_rk4(rhs, T, y0):

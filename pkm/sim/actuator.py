@@ -47,6 +47,10 @@ from pkm.sim.inputs import Constant, Table
 from pkm.sim.task import dissipation, dissipative, forces
 
 
+class _Fallback(Exception):
+    """The kernel could not evaluate a state: the reference path does (:meth:`ActuatorRhs._fast`)."""
+
+
 def _solve(t, Ma, rhs, degenerate):
     """``θ̈_act = M_a⁻¹ rhs``, or the one-line :class:`pkm.SingularityError` naming the time ``t``."""
     try:
@@ -207,10 +211,12 @@ class ActuatorRhs:
         u = forces(self.u, t, None, None, d) if self._timeless else np.zeros(d)
         try:
             k.run(q, qd, u)
-        except IKError as exc:
-            raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
-        except SingularityError as exc:
-            raise SingularityError(f"at t = {t:.6g} s: {exc}: {self.DEGENERATE}") from None
+        except (IKError, SingularityError):
+            # at (or next to) a type-II singularity the kernel's normal equations give up before the
+            # reference's least squares and pseudo-inverses do: the reference takes this state over,
+            # from the same start, and evaluates it or raises its own error
+            model.thetas = k.thetas()
+            raise _Fallback from None
         model.thetas = k.views
         if self._timeless:
             return u, k.sv[0, :d]
@@ -221,7 +227,10 @@ class ActuatorRhs:
 
     def evaluate(self, t, q, qd):
         if self.kernel is not None:
-            return self._evaluate_kernel(t, q, qd)
+            try:
+                return self._evaluate_kernel(t, q, qd)
+            except _Fallback:
+                pass
         model = self.model
         try:
             thetas, thd, G, g, Ma, b, closure = model.state(q, qd, self.gravity)
@@ -252,7 +261,11 @@ class ActuatorRhs:
         q, qd = y[:d], y[d:2 * d]
         k = self.kernel
         if k is not None:
-            u, qdd = self._fast(t, q, qd)
+            try:
+                u, qdd = self._fast(t, q, qd)
+            except _Fallback:
+                k = None
+        if k is not None:
             self.nfev += 1
             power = float(u @ qd)
             if self.model.wrench is not None:
