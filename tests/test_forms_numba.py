@@ -137,3 +137,49 @@ def test_rk4_in_numba_equals_the_python_stepped_reference(robots, name):
     ref.restart([theta[-1, j, :l.n] for j, l in enumerate(robot.limbs)])
     th_ref = ref.thetas(T[-1], Yref[-1])
     assert max(np.abs(a - theta[-1, j, :len(a)]).max() for j, a in enumerate(th_ref)) <= 1e-12
+
+
+# ---------------------------------------------------------------------------- the joint form (8.1.2)
+def _joint_pair(robot, u):
+    from pkm.sim.joint import JointModel, JointRhs
+
+    g = np.asarray(robot.spec.gravity, dtype=float)
+    _, th0 = _home(robot)
+    theta0 = np.concatenate(th0)
+    ref = JointRhs(JointModel(robot, g), u, 1e4, False, 0.0, theta0, kernel=False)
+    fast = JointRhs(JointModel(robot, g), u, 1e4, False, 0.0, theta0)
+    assert ref.kernel is None and fast.kernel is not None
+    return ref, fast, theta0
+
+
+def test_joint_kernel_rhs_equals_the_reference(robots):
+    """The joint form's y' = (θ̇, V̇_t, u·θ̇_act) on the kernel equals the reference's to 1e-12 at 6
+    random states of the Delta, on and off the constraint manifold (θ perturbed by up to 1e-4:
+    the integrator's drift, evaluated where it is, H from G(θ)), under a controller of x."""
+    robot = robots["delta_3rr2rrr"]
+    rng = np.random.default_rng(3)
+    u = lambda t, x, xd: -30.0 * (x - robot.x_ref) - 3.0 * xd + 1.0   # noqa: E731
+    ref, fast, theta0 = _joint_pair(robot, u)
+    for k in range(6):
+        theta = theta0 + (1e-4 * rng.uniform(-1, 1, len(theta0)) if k else 0.0)
+        y = np.concatenate([theta, rng.standard_normal(robot.task_dof), [0.0]])
+        a, b = ref(0.1, y), fast(0.1, y)
+        assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max()), (k, a, b)
+
+
+def test_joint_rk4_in_numba_equals_the_python_stepped_reference(robots):
+    """The joint form's RK4 in numba (:func:`pkm.sim.joint_kernel.rk4_joint`, no projections) under a
+    torque table equals the reference's RHS stepped by a Python RK4 to 1e-12 over 20 steps of 1 ms."""
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
+
+    robot = robots["delta_3rr2rrr"]
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).tau[0]
+    tt = np.linspace(0.0, 0.03, 7)
+    table = Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+    ref, _, theta0 = _joint_pair(robot, lambda t, x, xd: table(t))
+    T = np.linspace(0.0, 0.02, 21)
+    y0 = np.concatenate([theta0, [0.1, -0.2, 0.3], [0.0]])
+    Yref = _python_rk4(ref, T, y0)
+    k = JointKernel(robot, np.asarray(robot.spec.gravity, float), None, 1e6)
+    Y = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]))
+    assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()

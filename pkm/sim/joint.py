@@ -49,8 +49,9 @@ changed sign within the step (:meth:`JointRhs._crossing`).
 Outputs are the integrator's own states (the dense output between the projected start of a step
 and its unprojected end, or RK4's unprojected step ends), so ``result.closure`` is the drift the
 integrator really left there — bounded by one step's local error with the projection, growing
-without it (``project=False``). This form runs in Python on the per-sample reference algorithms
-(a few hundred µs per evaluation): it is the paper's form, not the fast one.
+without it (``project=False``). :class:`JointModel`, on the per-sample reference algorithms (a few
+hundred µs per evaluation), is the reference; :class:`JointRhs` evaluates eq. 133–134 on the numba
+kernel (:mod:`pkm.sim.joint_kernel`) unless ``kernel=False``.
 """
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ from pkm.algorithms.limb import SINGULARITY_THRESHOLD, _check_condition
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platform_residual
 from pkm.errors import IKError, InputError, SingularityError, fmt_array, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
+from pkm.sim.joint_kernel import JointKernel
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
 PROJECT_TOL = 1e-13
@@ -264,9 +266,11 @@ class JointRhs:
     #: pick-and-place stopped that way). The step size control grows it within a few steps.
     FIRST_STEP = 1e-3
 
-    def __init__(self, model, u, max_condition, project, t0, theta0):
+    def __init__(self, model, u, max_condition, project, t0, theta0, kernel=True):
         self.model, self.u, self.max_condition, self.do_project = model, u, float(max_condition), project
         self.nfev = 0
+        #: the numba kernel of eq. 133–134 (:mod:`pkm.sim.joint_kernel`); None: the Python reference
+        self.kernel = JointKernel(model.robot, model.g0, model.wrench, model.threshold) if kernel else None
         self.projections = []  # (t, residual before, max |Δθ|, iterations)
         self._last = None  # (θ, J_IK) of the last evaluation
         self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
@@ -293,14 +297,27 @@ class JointRhs:
         return u, thd, Vtd, J_IK, x
 
     def _evaluate(self, t, theta, Vt):
+        if self.kernel is not None:   # V̇_t = V̇_t⁰ + M_t⁻¹ J_IKᵀ u: the forces need x first
+            thd, Vtd0, Mi, J_IK, x = self.kernel.run(theta, Vt)
+            J_IK, x = J_IK.copy(), x.copy()
+            self._condition(J_IK)
+            u = self.u(t, x, Vt)
+            thd = np.concatenate([thd[k, :l.n] for k, l in enumerate(self.model.robot.limbs)])
+            return u, thd, Vtd0 + Mi @ (J_IK.T @ u), J_IK, x
         thd, M_t, b, J_IK, x = self.model.evaluate(theta, Vt)
+        self._condition(J_IK)
+        u = self.u(t, x, Vt)
+        return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
+
+    def _condition(self, J_IK):
+        """SingularityError where J_IK's condition number exceeds ``max_condition``."""
+        if self.max_condition == np.inf and np.all(np.isfinite(J_IK)):
+            return
         cond = float(np.linalg.cond(J_IK))
         if not cond <= self.max_condition:
             raise SingularityError(f"J_IK is nearly singular (condition number {fmt_condition(cond)} > max_condition "
                                    f"{self.max_condition:.1e}): the task-space equations of motion degenerate "
                                    "there", condition=cond, threshold=self.max_condition)
-        u = self.u(t, x, Vt)
-        return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
 
     def __call__(self, t, y):
         n = self.model.n
