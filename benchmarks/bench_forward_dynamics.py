@@ -15,6 +15,10 @@ pkm, for the Delta, the IRSBot-2 and the 3R[2US] Delta (µs, best of ``--repeats
   the ratio to the task form's "RHS in RK4" is printed (issue 32: ≤ 2);
 * **RHS actuator, Python reference**: the same on the per-sample reference algorithms
   (:class:`pkm.sim.actuator.ActuatorModel`);
+* **RHS joint in RK4 / from Python**: one right-hand side of the joint-coordinate form (paper
+  8.1.2: eq. 133–134 at the state's own θ, no IK) on its numba kernel (:mod:`pkm.kernels.joint_form`),
+  inside its numba RK4 run (without projections) over the same steps and table, and one kernel
+  call from Python (:class:`pkm.sim.joint_kernel.JointKernel`);
 * **RK4 step**: one step of the numba RK4 run.
 
 Peers (only the Delta; each optional): one ``constraintDynamics`` call and one Pinocchio RK4 step,
@@ -56,6 +60,7 @@ def pkm_candidates(robot):
     from pkm.kernels.batch import platform_states
     from pkm.sim.actuator import ActuatorModel
     from pkm.sim.actuator_kernel import ActuatorKernel, rk4_actuator
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
     from pkm.sim.forward import ForwardKernel
     from pkm.sim.inputs import Table, actuator_input
     from pkm.sim.task import TaskRhs, piecewise_cubic, rk4_numba
@@ -100,6 +105,10 @@ def pkm_candidates(robot):
         rk4_actuator(kernel, T, ya0, pp)
 
     run_actuator()
+    jk = JointKernel(robot, np.asarray(robot.spec.gravity, dtype=float), None, 1e6)
+    yj0 = np.concatenate([np.concatenate(th0), tr.xd[0], [0.0]])
+    theta_s = np.concatenate([res.joints[l.name][s] for l in robot.limbs])
+    rk4_joint(jk, T, yj0, pp)
     kernel.set_start([res.joints[l.name][s] for l in robot.limbs])
     kernel.run(res.q_act[s], res.qd_act[s], res.tau[s])
     model = ActuatorModel(robot)
@@ -110,7 +119,9 @@ def pkm_candidates(robot):
             "RHS batch": (lambda: k.run(*batch, theta_given=True), 2, 1000),
             "RHS actuator in RK4": (run_actuator, 3, 4 * n + 1),
             "RHS actuator from Python": (lambda: kernel.run(q, qd, res.tau[s]), 2000, 1),
-            "RHS actuator, Python reference": (lambda: model.state(q, qd, g), 20, 1), "RK4 step": (run, 3, n)}
+            "RHS actuator, Python reference": (lambda: model.state(q, qd, g), 20, 1),
+            "RHS joint in RK4": (lambda: rk4_joint(jk, T, yj0, pp), 3, 4 * n),
+            "RHS joint from Python": (lambda: jk.run(theta_s, tr.xd[s]), 2000, 1), "RK4 step": (run, 3, n)}
 
 
 def peer_candidates(robot):
@@ -171,10 +182,11 @@ def pkm_accuracy(robot):
 
 
 def _form_ratio(best, prefix):
-    """The actuator form's RHS over the task form's, in the RK4 run and from Python (issue 32: ≤ 2)."""
-    rk4 = best[prefix + "RHS actuator in RK4"] / best[prefix + "RHS in RK4"]
-    py = best[prefix + "RHS actuator from Python"] / best[prefix + "RHS from Python"]
-    print(f"  ratio actuator form / task form: RHS in RK4 {rk4:.2f}, from Python {py:.2f}")
+    """The actuator and joint forms' RHS over the task form's, in the RK4 run and from Python (issue 32: ≤ 2)."""
+    for form in ("actuator", "joint"):
+        rk4 = best[f"{prefix}RHS {form} in RK4"] / best[prefix + "RHS in RK4"]
+        py = best[f"{prefix}RHS {form} from Python"] / best[prefix + "RHS from Python"]
+        print(f"  ratio {form} form / task form: RHS in RK4 {rk4:.2f}, from Python {py:.2f}")
 
 
 def main(argv=None):

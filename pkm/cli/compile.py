@@ -27,10 +27,11 @@ def add_parser(sub) -> None:
 def warm(robot) -> None:
     """One call of each kernel path on ``robot``: inverse kinematics and dynamics along three samples
     (the batch kernel), the EOM and the forward-dynamics RK4 kernel over two steps, the actuator
-    form's kernel and RK4."""
+    form's and the joint form's kernels and RK4s."""
     import numpy as np
 
     from pkm.sim.actuator_kernel import warm as warm_actuator_form
+    from pkm.sim.joint_kernel import warm as warm_joint_form
 
     x = np.repeat(robot.x_ref[None, :], 3, axis=0)
     zero = np.zeros_like(x)
@@ -39,6 +40,7 @@ def warm(robot) -> None:
     if len(robot._rot) <= 1:   # forward dynamics needs accelerations: rotation about one axis at most
         robot.simulate("hold", (0.0, 2e-3), method="RK4", dt=1e-3)
     warm_actuator_form(robot)   # the actuator form's kernels (form="actuator", "auto")
+    warm_joint_form(robot)   # the joint form's (form="joint")
 
 
 def run(args: argparse.Namespace) -> int:

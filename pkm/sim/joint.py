@@ -75,6 +75,10 @@ PROJECT_ITER = 20
 #: state — a least-squares cut-off would divide second-order residuals by them and step far
 #: along the manifold.
 RANK_TOL = 1e-8
+#: The kernel evaluates states whose limbs' ``G_y`` and ``L_p`` have condition numbers up to this
+#: (its ``L_p⁺`` from the normal equations loses ~cond² of the digits); closer to a limb's
+#: singularity the reference (SVD) evaluates them, with its own checks and errors.
+FAST_CONDITION = 1e4
 
 
 class JointModel:
@@ -246,6 +250,10 @@ class JointModel:
         return theta, x, before, it
 
 
+class _Fallback(Exception):
+    """The kernel does not evaluate this state: the reference does (:meth:`JointRhs._evaluate_kernel`)."""
+
+
 def _eliminate(A_x, B):
     """``P B`` with ``P`` the projector onto the orthogonal complement of the columns of ``A_x``."""
     Q = np.linalg.qr(A_x)[0]
@@ -270,7 +278,8 @@ class JointRhs:
         self.model, self.u, self.max_condition, self.do_project = model, u, float(max_condition), project
         self.nfev = 0
         #: the numba kernel of eq. 133–134 (:mod:`pkm.sim.joint_kernel`); None: the Python reference
-        self.kernel = JointKernel(model.robot, model.g0, model.wrench, model.threshold) if kernel else None
+        self.kernel = JointKernel(model.robot, model.g0, model.wrench, min(model.threshold, FAST_CONDITION)) \
+            if kernel else None
         self.projections = []  # (t, residual before, max |Δθ|, iterations)
         self._last = None  # (θ, J_IK) of the last evaluation
         self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
@@ -297,17 +306,28 @@ class JointRhs:
         return u, thd, Vtd, J_IK, x
 
     def _evaluate(self, t, theta, Vt):
-        if self.kernel is not None:   # V̇_t = V̇_t⁰ + M_t⁻¹ J_IKᵀ u: the forces need x first
-            thd, Vtd0, Mi, J_IK, x = self.kernel.run(theta, Vt)
-            J_IK, x = J_IK.copy(), x.copy()
-            self._condition(J_IK)
-            u = self.u(t, x, Vt)
-            thd = np.concatenate([thd[k, :l.n] for k, l in enumerate(self.model.robot.limbs)])
-            return u, thd, Vtd0 + Mi @ (J_IK.T @ u), J_IK, x
+        try:
+            return self._evaluate_kernel(t, theta, Vt)
+        except _Fallback:
+            pass
         thd, M_t, b, J_IK, x = self.model.evaluate(theta, Vt)
         self._condition(J_IK)
         u = self.u(t, x, Vt)
         return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
+
+    def _evaluate_kernel(self, t, theta, Vt):
+        """:meth:`_evaluate` on the kernel (:class:`_Fallback` where it cannot be used)."""
+        if self.kernel is None:
+            raise _Fallback
+        try:   # V̇_t = V̇_t⁰ + M_t⁻¹ J_IKᵀ u: the forces need x first
+            thd, Vtd0, Mi, J_IK, x = self.kernel.run(theta, Vt)
+        except SingularityError:   # near a limb's singularity: the reference's SVDs (and its own checks)
+            raise _Fallback from None
+        J_IK, x = J_IK.copy(), x.copy()
+        self._condition(J_IK)
+        u = self.u(t, x, Vt)
+        thd = np.concatenate([thd[k, :l.n] for k, l in enumerate(self.model.robot.limbs)])
+        return u, thd, Vtd0 + Mi @ (J_IK.T @ u), J_IK, x
 
     def _condition(self, J_IK):
         """SingularityError where J_IK's condition number exceeds ``max_condition``."""

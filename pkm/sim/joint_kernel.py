@@ -99,3 +99,23 @@ def rk4_joint(kernel: JointKernel, T, y0, pp):
         raise_joint_status(kernel.robot, st, kernel.threshold,
                            when=f"at t = {T[int(st[1])]:.6g} s (in the RK4 step from there): ")
     return Y
+
+
+def warm(robot) -> None:
+    """Compile (or load from numba's cache) the joint form's kernels for ``robot``'s structure: one
+    evaluation at the reference pose and a two-step RK4 run (``pkm compile``); only translational task
+    spaces have the joint form."""
+    from pkm.errors import PkmError
+
+    if robot._rot or translational_axes(robot) is None:
+        return
+    try:
+        kernel = JointKernel(robot, np.asarray(robot.spec.gravity, dtype=float), None, 1e6)
+        sol = robot.inverse_kinematics(robot.x_ref, limits=False)
+        theta = np.concatenate([sol.joints[l.name][0] for l in robot.limbs])
+        zero = np.zeros(robot.task_dof)
+        kernel.run(theta, zero)
+        pp = (np.array([0.0, 2e-3]), np.zeros((4, 1, robot.n_act)))
+        rk4_joint(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([theta, zero, [0.0]]), pp)
+    except (NotImplementedError, PkmError):   # compiled all the same: the failure is the state's
+        pass
