@@ -182,5 +182,35 @@ def test_joint_rk4_in_numba_equals_the_python_stepped_reference(robots):
     y0 = np.concatenate([theta0, [0.1, -0.2, 0.3], [0.0]])
     Yref = _python_rk4(ref, T, y0)
     k = JointKernel(robot, np.asarray(robot.spec.gravity, float), None, 1e6)
-    Y = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]))
+    Y, _ = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]))
     assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()
+
+
+def test_joint_rk4_with_projections_in_numba_equals_the_python_stepped_reference(robots):
+    """With the reference's step acceptance (the J_IK check and the closure projection after every
+    step, :meth:`pkm.sim.joint.JointRhs.accept`) the RK4 in numba equals pkm's Python RK4 of the
+    reference (:func:`pkm.sim.stepping.rk4`) to 1e-12 over 20 steps of 5 ms, the projections'
+    residuals and moves too."""
+    from pkm.sim.joint import JointModel, JointRhs
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
+    from pkm.sim.stepping import rk4
+
+    robot = robots["delta_3rr2rrr"]
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).tau[0]
+    tt = np.linspace(0.0, 0.12, 13)
+    table = Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+    g = np.asarray(robot.spec.gravity, float)
+    _, th0 = _home(robot)
+    model = JointModel(robot, g)
+    theta0 = model.project(np.concatenate(th0))[0]
+    ref = JointRhs(model, lambda t, x, xd: table(t), 1e4, True, 0.0, theta0, kernel=False)
+    T = np.linspace(0.0, 0.1, 21)
+    y0 = np.concatenate([theta0, [0.1, -0.2, 0.3], [0.0]])
+    Yref = np.empty((len(T), len(y0)))
+    rk4(ref, T, 0, y0, lambda k, t, y: Yref.__setitem__(k, y))
+    k = JointKernel(robot, g, None, 1e6)
+    Y, proj = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]), rank=model.rank)
+    assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()
+    ref_proj = np.array(ref.projections)[:, 1:]
+    assert np.all(proj[:, 2] == ref_proj[:, 2]) and np.all(proj[:, 2] >= 1)
+    assert np.allclose(proj[:, :2], ref_proj[:, :2], rtol=1e-6, atol=1e-15)

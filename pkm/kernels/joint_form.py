@@ -93,6 +93,25 @@ def joint_rhs(mi, mf, lay, Mp, d_static, dp_static, theta, Vt, u, R0, local0, ax
         status[0] = 0
 
 
+@_internal
+def _joint_dy(mi, th, thd, xdd, pJIK, u, ys, n, dp, out):
+    """``y' = (θ̇, V̇_t, u · J_IK V_t)`` of the evaluation just made at ``ys`` into ``out``."""
+    o = 0
+    for l in range(th.shape[0]):
+        for j in range(mi[l, LI_N]):
+            out[o + j] = thd[l, j]
+        o += mi[l, LI_N]
+    power = 0.0
+    for i in range(dp):
+        out[n + i] = xdd[i]
+    for a in range(u.shape[0]):  # u · θ̇_act = u · J_IK V_t
+        acc = 0.0
+        for i in range(dp):
+            acc += pJIK[0, a, i] * ys[n + i]
+        power += u[a] * acc
+    out[n + dp] = power
+
+
 @_jit
 def joint_rk4(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, g0, pCd, pVp, pdVp,
               pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, thresh, xdd, thd, thdd, x,
@@ -128,20 +147,7 @@ def joint_rk4(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, 
                                 general, thresh, xdd, thd, thdd, x, status):
                 status[1] = s
                 return
-            o = 0
-            for l in range(th.shape[0]):
-                for j in range(mi[l, LI_N]):
-                    out[o + j] = thd[l, j]
-                o += mi[l, LI_N]
-            power = 0.0
-            for i in range(dp):
-                out[n + i] = xdd[i]
-            for a in range(u.shape[0]):  # u · θ̇_act = u · J_IK V_t
-                acc = 0.0
-                for i in range(dp):
-                    acc += pJIK[0, a, i] * ys[n + i]
-                power += u[a] * acc
-            out[n + dp] = power
+            _joint_dy(mi, th, thd, xdd, pJIK, u, ys, n, dp, out)
         for i in range(ny):
             Y[s + 1, i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
     status[0] = 0

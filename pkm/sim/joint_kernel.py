@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.errors import SingularityError, fmt_condition
+from pkm.errors import IKError, SingularityError, fmt_condition
 from pkm.kernels.batch import blocks
 from pkm.kernels.dynamics import SINGULAR_GY, SINGULAR_LP
 from pkm.kernels.forward import pass_accelerations
 from pkm.kernels.joint_form import joint_rhs, joint_rk4
-from pkm.kernels.model import LAY_NMAX, pack
+from pkm.kernels.joint_projection import NOT_PROJECTED, TURNED, joint_rk4_projected
+from pkm.kernels.model import LAY_NMAX, LI_N, LI_NROWS, pack
 from pkm.kernels.work import M_JT, M_JTI, make_work
 from pkm.sim.task import translational_axes
 
@@ -83,22 +84,47 @@ def raise_joint_status(robot, st, threshold, when=""):
     raise SingularityError(f"{when}the task-space mass matrix M_t is singular")
 
 
-def rk4_joint(kernel: JointKernel, T, y0, pp):
-    """The joint form's whole RK4 run over the step ends ``T`` in numba without projections
-    (:func:`pkm.kernels.joint_form.joint_rk4`), forces from the piecewise cubic ``pp``
-    (:func:`pkm.sim.task.piecewise_cubic`); returns ``Y`` (len(T), n + δ_p + 1). Raises naming the
-    step's time."""
+def rk4_joint(kernel: JointKernel, T, y0, pp, rank=None, tol=1e-13, max_iter=20):
+    """The joint form's whole RK4 run over the step ends ``T`` in numba, forces from the piecewise
+    cubic ``pp`` (:func:`pkm.sim.task.piecewise_cubic`): without projections
+    (:func:`pkm.kernels.joint_form.joint_rk4`, ``rank=None``) or with the reference's check and
+    projection after every step (:func:`pkm.kernels.joint_projection.joint_rk4_projected`; ``rank``
+    the closure Jacobian's rank on the manifold, :attr:`pkm.sim.joint.JointModel.rank`, ``tol`` and
+    ``max_iter`` the projection's). Returns ``(Y, proj)``: the integrated states (len(T), n + δ_p + 1)
+    and per step the projection's ``(residual before, largest |Δθ|, iterations)`` (None without).
+    Raises naming the step's time."""
     n = len(T) - 1
     Y = np.empty((n + 1, len(y0)))
     tb, uc = pp
     st = kernel.status
     st[:] = (-1, 0, 0, 0)
-    joint_rk4(n, np.ascontiguousarray(T, dtype=float), np.ascontiguousarray(y0, dtype=float), tb, uc, *kernel.args(),
-              *kernel.scratch(), Y, np.zeros((5, len(y0))), np.zeros(kernel.robot.n_act), st)
+    T = np.ascontiguousarray(T, dtype=float)
+    y0 = np.ascontiguousarray(y0, dtype=float)
+    robot, proj = kernel.robot, None
+    if rank is None:
+        joint_rk4(n, T, y0, tb, uc, *kernel.args(), *kernel.scratch(), Y, np.zeros((5, len(y0))),
+                  np.zeros(robot.n_act), st)
+    else:
+        mi = kernel.km.mi
+        rows, nt, dp = int(sum(mi[:, LI_NROWS]) + 6 * len(mi)), int(sum(mi[:, LI_N])), robot.task_dof
+        proj = np.zeros((n, 3))
+        joint_rk4_projected(n, T, y0, tb, uc, *kernel.args(), *kernel.scratch(), int(rank), np.zeros((rows, nt)),
+                            np.zeros((rows, dp)), np.zeros(rows), np.zeros((rows, nt)), np.eye(nt),
+                            np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)), float(tol),
+                            int(max_iter), np.zeros((robot.n_act, dp)), proj, Y, np.zeros((6, len(y0))),
+                            np.zeros(robot.n_act), st)
     if st[0] != 0:
-        raise_joint_status(kernel.robot, st, kernel.threshold,
-                           when=f"at t = {T[int(st[1])]:.6g} s (in the RK4 step from there): ")
-    return Y
+        s = int(st[1])
+        if st[0] == TURNED:
+            raise SingularityError(f"at t ≈ {T[s]:.6g} s: J_IK degenerates: its row of actuator "
+                                   f"{robot.actuator_names[int(st[3])]!r} changed sign within the step from t = "
+                                   f"{T[s - 1]:.6g} s (a limb passed a singularity, where J_IK grows without bound; "
+                                   "form='actuator' passes through)")
+        if st[0] == NOT_PROJECTED:
+            raise IKError(f"at t = {T[s]:.6g} s: the closure projection did not converge: residual {st[3]:.3e} "
+                          f"after {max_iter} iterations", residual=float(st[3]), iterations=max_iter)
+        raise_joint_status(robot, st, kernel.threshold, when=f"at t = {T[s]:.6g} s (in the RK4 step from there): ")
+    return Y, proj
 
 
 def warm(robot) -> None:
@@ -117,5 +143,6 @@ def warm(robot) -> None:
         kernel.run(theta, zero)
         pp = (np.array([0.0, 2e-3]), np.zeros((4, 1, robot.n_act)))
         rk4_joint(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([theta, zero, [0.0]]), pp)
+        rk4_joint(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([theta, zero, [0.0]]), pp, rank=1)
     except (NotImplementedError, PkmError):   # compiled all the same: the failure is the state's
         pass
