@@ -19,6 +19,8 @@ pkm, for the Delta, the IRSBot-2 and the 3R[2US] Delta (µs, best of ``--repeats
   8.1.2: eq. 133–134 at the state's own θ, no IK) on its numba kernel (:mod:`pkm.kernels.joint_form`),
   inside its numba RK4 run (without projections) over the same steps and table, and one kernel
   call from Python (:class:`pkm.sim.joint_kernel.JointKernel`);
+* **RK4 step joint form, projected**: one step of the joint form's numba RK4 with the reference's
+  acceptance (the J_IK check and the closure projection after every step);
 * **RK4 step**: one step of the numba RK4 run.
 
 Peers (only the Delta; each optional): one ``constraintDynamics`` call and one Pinocchio RK4 step,
@@ -60,6 +62,7 @@ def pkm_candidates(robot):
     from pkm.kernels.batch import platform_states
     from pkm.sim.actuator import ActuatorModel
     from pkm.sim.actuator_kernel import ActuatorKernel, rk4_actuator
+    from pkm.sim.joint import JointModel
     from pkm.sim.joint_kernel import JointKernel, rk4_joint
     from pkm.sim.forward import ForwardKernel
     from pkm.sim.inputs import Table, actuator_input
@@ -109,6 +112,9 @@ def pkm_candidates(robot):
     yj0 = np.concatenate([np.concatenate(th0), tr.xd[0], [0.0]])
     theta_s = np.concatenate([res.joints[l.name][s] for l in robot.limbs])
     rk4_joint(jk, T, yj0, pp)
+    jm = JointModel(robot)
+    yj0[:len(theta_s)] = jm.project(yj0[:len(theta_s)])[0]   # sets jm.rank, the manifold's
+    rk4_joint(jk, T, yj0, pp, rank=jm.rank)
     kernel.set_start([res.joints[l.name][s] for l in robot.limbs])
     kernel.run(res.q_act[s], res.qd_act[s], res.tau[s])
     model = ActuatorModel(robot)
@@ -121,7 +127,9 @@ def pkm_candidates(robot):
             "RHS actuator from Python": (lambda: kernel.run(q, qd, res.tau[s]), 2000, 1),
             "RHS actuator, Python reference": (lambda: model.state(q, qd, g), 20, 1),
             "RHS joint in RK4": (lambda: rk4_joint(jk, T, yj0, pp), 3, 4 * n),
-            "RHS joint from Python": (lambda: jk.run(theta_s, tr.xd[s]), 2000, 1), "RK4 step": (run, 3, n)}
+            "RHS joint from Python": (lambda: jk.run(theta_s, tr.xd[s]), 2000, 1),
+            "RK4 step joint form, projected": (lambda: rk4_joint(jk, T, yj0, pp, rank=jm.rank), 3, n),
+            "RK4 step": (run, 3, n)}
 
 
 def peer_candidates(robot):

@@ -65,6 +65,7 @@ from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platfor
 from pkm.errors import IKError, InputError, SingularityError, fmt_array, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
 from pkm.sim.joint_kernel import JointKernel
+from pkm.sim.task import translational_axes
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
 PROJECT_TOL = 1e-13
@@ -278,8 +279,12 @@ class JointRhs:
         self.model, self.u, self.max_condition, self.do_project = model, u, float(max_condition), project
         self.nfev = 0
         #: the numba kernel of eq. 133–134 (:mod:`pkm.sim.joint_kernel`); None: the Python reference
-        self.kernel = JointKernel(model.robot, model.g0, model.wrench, min(model.threshold, FAST_CONDITION)) \
-            if kernel else None
+        self.kernel = None
+        if kernel and translational_axes(model.robot) is not None:
+            try:
+                self.kernel = JointKernel(model.robot, model.g0, model.wrench, min(model.threshold, FAST_CONDITION))
+            except NotImplementedError:   # a distance constraint: the kernels' model has none
+                pass
         self.projections = []  # (t, residual before, max |Δθ|, iterations)
         self._last = None  # (θ, J_IK) of the last evaluation
         self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
