@@ -8,7 +8,19 @@ pkm, for the Delta, the IRSBot-2 and the 3R[2US] Delta (µs, best of ``--repeats
 * **RHS from Python**: one call of the kernel at one state from Python
   (:class:`pkm.sim.forward.ForwardKernel`, preallocated: numba's dispatch of ~50 arguments included);
 * **RHS batch**: per state of a batch of 1000 states of the paper's motion;
-* **RHS actuator**: one right-hand side of the actuator-coordinate form (Python, assembly per call);
+* **RHS actuator in RK4 / from Python**: one right-hand side of the actuator-coordinate form
+  (paper 8.1.3: the assembly per call, warm-started) on its numba kernel
+  (:mod:`pkm.kernels.actuator_form`), inside its numba RK4 run over the same steps and torque table
+  as the task form's, and one kernel call from Python (:class:`pkm.sim.actuator_kernel.ActuatorKernel`);
+  the ratio to the task form's "RHS in RK4" is printed (issue 32: ≤ 2);
+* **RHS actuator, Python reference**: the same on the per-sample reference algorithms
+  (:class:`pkm.sim.actuator.ActuatorModel`);
+* **RHS joint in RK4 / from Python**: one right-hand side of the joint-coordinate form (paper
+  8.1.2: eq. 133–134 at the state's own θ, no IK) on its numba kernel (:mod:`pkm.kernels.joint_form`),
+  inside its numba RK4 run (without projections) over the same steps and table, and one kernel
+  call from Python (:class:`pkm.sim.joint_kernel.JointKernel`);
+* **RK4 step joint form, projected**: one step of the joint form's numba RK4 with the reference's
+  acceptance (the J_IK check and the closure projection after every step);
 * **RK4 step**: one step of the numba RK4 run.
 
 Peers (only the Delta; each optional): one ``constraintDynamics`` call and one Pinocchio RK4 step,
@@ -49,6 +61,9 @@ def pkm_candidates(robot):
 
     from pkm.kernels.batch import platform_states
     from pkm.sim.actuator import ActuatorModel
+    from pkm.sim.actuator_kernel import ActuatorKernel, rk4_actuator
+    from pkm.sim.joint import JointModel
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
     from pkm.sim.forward import ForwardKernel
     from pkm.sim.inputs import Table, actuator_input
     from pkm.sim.task import TaskRhs, piecewise_cubic, rk4_numba
@@ -84,13 +99,37 @@ def pkm_candidates(robot):
         rk4_numba(rhs, T, y0, pp)
 
     run()
+    kernel = ActuatorKernel(robot, None, np.asarray(robot.spec.gravity, dtype=float))
+    th0 = [res.joints[l.name][0] for l in robot.limbs]
+    ya0 = np.concatenate([res.q_act[0], res.qd_act[0], [0.0, 0.0]])
+
+    def run_actuator():
+        kernel.set_start(th0)
+        rk4_actuator(kernel, T, ya0, pp)
+
+    run_actuator()
+    jk = JointKernel(robot, np.asarray(robot.spec.gravity, dtype=float), None, 1e6)
+    yj0 = np.concatenate([np.concatenate(th0), tr.xd[0], [0.0]])
+    theta_s = np.concatenate([res.joints[l.name][s] for l in robot.limbs])
+    rk4_joint(jk, T, yj0, pp)
+    jm = JointModel(robot)
+    yj0[:len(theta_s)] = jm.project(yj0[:len(theta_s)])[0]   # sets jm.rank, the manifold's
+    rk4_joint(jk, T, yj0, pp, rank=jm.rank)
+    kernel.set_start([res.joints[l.name][s] for l in robot.limbs])
+    kernel.run(res.q_act[s], res.qd_act[s], res.tau[s])
     model = ActuatorModel(robot)
     model.thetas = [res.joints[l.name][s] for l in robot.limbs]
     q, qd = res.q_act[s], res.qd_act[s]
     g = robot.spec.gravity
     return {"RHS in RK4": (run, 3, 4 * n + 1), "RHS from Python": (lambda: k.run(*one), 2000, 1),
             "RHS batch": (lambda: k.run(*batch, theta_given=True), 2, 1000),
-            "RHS actuator": (lambda: model.state(q, qd, g), 20, 1), "RK4 step": (run, 3, n)}
+            "RHS actuator in RK4": (run_actuator, 3, 4 * n + 1),
+            "RHS actuator from Python": (lambda: kernel.run(q, qd, res.tau[s]), 2000, 1),
+            "RHS actuator, Python reference": (lambda: model.state(q, qd, g), 20, 1),
+            "RHS joint in RK4": (lambda: rk4_joint(jk, T, yj0, pp), 3, 4 * n),
+            "RHS joint from Python": (lambda: jk.run(theta_s, tr.xd[s]), 2000, 1),
+            "RK4 step joint form, projected": (lambda: rk4_joint(jk, T, yj0, pp, rank=jm.rank), 3, n),
+            "RK4 step": (run, 3, n)}
 
 
 def peer_candidates(robot):
@@ -150,6 +189,14 @@ def pkm_accuracy(robot):
     return ref, rows
 
 
+def _form_ratio(best, prefix):
+    """The actuator and joint forms' RHS over the task form's, in the RK4 run and from Python (issue 32: ≤ 2)."""
+    for form in ("actuator", "joint"):
+        rk4 = best[f"{prefix}RHS {form} in RK4"] / best[prefix + "RHS in RK4"]
+        py = best[f"{prefix}RHS {form} from Python"] / best[prefix + "RHS from Python"]
+        print(f"  ratio {form} form / task form: RHS in RK4 {rk4:.2f}, from Python {py:.2f}")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -169,6 +216,7 @@ def main(argv=None):
     print(f"\nclosed-loop Delta ({delta.name}):")
     for name, us in best.items():
         print(f"  {name:<48}{us:>10.2f} µs")
+    _form_ratio(best, "pkm ")
     pin = [us for name, us in best.items() if name.endswith("constraintDynamics")]
     if pin:
         print(f"  ratio pkm RHS in RK4 / constraintDynamics: {best['pkm RHS in RK4'] / pin[0]:.2f}; "
@@ -179,6 +227,7 @@ def main(argv=None):
         print(f"\n{robot.name}:")
         for key, us in best.items():
             print(f"  pkm {key:<44}{us:>10.2f} µs")
+        _form_ratio(best, "")
     if args.no_accuracy:
         return
     from peers_forward import peer_accuracy

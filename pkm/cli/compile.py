@@ -31,8 +31,12 @@ def warm(robot) -> None:
     """One call of each kernel path on ``robot``: inverse kinematics and dynamics along three samples
     on the scalar batch kernel (what trajectories shorter than
     :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` run) and in SIMD lanes (the longer ones, where the
-    robot is supported), the EOM and the forward-dynamics RK4 kernel over two steps."""
+    robot is supported), the EOM, the forward-dynamics RK4 kernel over two steps, and the actuator
+    form's and the joint form's kernels and RK4s."""
     import numpy as np
+
+    from pkm.sim.actuator_kernel import warm as warm_actuator_form
+    from pkm.sim.joint_kernel import warm as warm_joint_form
 
     x = np.repeat(robot.x_ref[None, :], 3, axis=0)
     zero = np.zeros_like(x)
@@ -41,6 +45,8 @@ def warm(robot) -> None:
     robot.eom(robot.x_ref, np.zeros(robot.task_dof))
     if len(robot._rot) <= 1:   # forward dynamics needs accelerations: rotation about one axis at most
         robot.simulate("hold", (0.0, 2e-3), method="RK4", dt=1e-3)
+    warm_actuator_form(robot)   # the actuator form's kernels (form="actuator", "auto")
+    warm_joint_form(robot)   # the joint form's (form="joint")
 
 
 def run(args: argparse.Namespace) -> int:

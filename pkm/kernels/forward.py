@@ -102,6 +102,19 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
         for k in range(1, m):  # M_t e_i: at rest, without gravity (pass k's V_p, W^EE rows are zero)
             _limb_unit(l, mi, mf, lay, d_static, dp_static, Pinv, dp_static[k - 1], k, pthdd[k, l], plimbW, bw, mat,
                        vec, general)
+    return _task_solve(mi, Mp, dp_static, Cd, Vp, dVp, Wee, g0, u, th, pthd, pthdd, ptau, pJIK, plimbW, pplatW, mat, vec,
+                       jik_thresh, status, xdd, thd, thdd, chord)
+
+
+@_internal
+def _task_solve(mi, Mp, dp_static, Cd, Vp, dVp, Wee, g0, u, th, pthd, pthdd, ptau, pJIK, plimbW, pplatW, mat, vec,
+                jik_thresh, status, xdd, thd, thdd, chord):
+    """The rest of :func:`_forward_state` once every limb's passes are in the scratch (also the joint
+    form's, :mod:`pkm.kernels.joint_form`): ``u_0``, the platform's share, ``M_t`` column by column and
+    ``V̇_t = M_t⁻¹(J_IKᵀu + W_t^EE − C_t V_t − W_t^grav)`` (eq. 129), ``θ̇`` and ``θ̈``; with ``chord``
+    J_IK is compared with the previous call's (:data:`CROSSED`)."""
+    L, m = mi.shape[0], len(dp_static) + 1
+    dp = len(dp_static)
     # J_IK⁻ᵀ only for u_0 (the forces that hold the state): the accelerations below never invert J_IK,
     # so with jik_thresh = inf a state at (or near) a type-II singularity evaluates, its u_0 NaN
     # (redundant actuation, J_IK not square: u_0 is the distribution's, pkm.algorithms.distribution)

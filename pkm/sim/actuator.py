@@ -25,10 +25,11 @@ tree, the other limbs see it massless. An end-effector wrench ``W^EE`` (body-fix
 Θ_p θ̇_act``). Task coordinates of an assembled state (for outputs and controllers): the position
 in the platform's reference axes, the rotation vector ``ρ = log(R_0ᵀR_p)`` continued from the
 previous state (so it may pass ``|ρ| = π``), ``ẋ`` from ``V_t = P_pᵀV_p`` (eq. 130) — any
-twist-closed task space. This form runs in Python on the per-sample reference
-algorithms (about a millisecond per evaluation): the one to use through IK singularities, the
-task form (:mod:`pkm.sim.forward`) the fast one elsewhere. It stops where ``M_a`` degenerates: a
-forward-kinematics (type-2) singularity of the mechanism.
+twist-closed task space. :class:`ActuatorModel` is the reference on the per-sample
+algorithms (about a millisecond per evaluation); :class:`ActuatorRhs` evaluates the same EOM on
+the numba kernel (:mod:`pkm.sim.actuator_kernel`, tens of µs: the assembly warm-started from the
+last evaluation) unless ``kernel=False``. It is the form to use through IK singularities. It stops
+where ``M_a`` degenerates: a forward-kinematics (type-2) singularity of the mechanism.
 """
 from __future__ import annotations
 
@@ -41,7 +42,25 @@ from pkm.algorithms.manipulator import dynamics_trees
 from pkm.errors import IKError, SingularityError, fmt_array
 from pkm.lie import log_so3
 from pkm.lie.interpret import kernel
-from pkm.sim.task import forces
+from pkm.sim.actuator_kernel import ActuatorKernel
+from pkm.sim.inputs import Constant, Table
+from pkm.sim.task import dissipation, dissipative, forces
+
+
+class _Fallback(Exception):
+    """The kernel could not evaluate a state: the reference path does (:meth:`ActuatorRhs._fast`)."""
+
+
+def _solve(t, Ma, rhs, degenerate):
+    """``θ̈_act = M_a⁻¹ rhs``, or the one-line :class:`pkm.SingularityError` naming the time ``t``."""
+    try:
+        qdd = np.linalg.solve(Ma, rhs)
+    except np.linalg.LinAlgError:
+        raise SingularityError(f"at t = {t:.6g} s: the actuator-space mass matrix M_a is singular (a "
+                               "forward-kinematics singularity of the mechanism)") from None
+    if not np.all(np.isfinite(qdd)):
+        raise SingularityError(f"at t = {t:.6g} s: {degenerate}")
+    return qdd
 
 def layout(robot):
     """``(zoffs, act, free)``: where each limb's generalized velocities start in ``z`` (all limbs'
@@ -127,9 +146,18 @@ class ActuatorModel:
     def task_state(self, thetas, thd, thdd=None):
         """Task coordinates, their rates (and accelerations) of an assembled state, from the first
         limb's platform (module docstring)."""
-        robot, limb, s = self.robot, self.robot.limbs[0], slice(self.offs[0], self.offs[1])
+        limb, s = self.robot.limbs[0], slice(self.offs[0], self.offs[1])
         Cp = forward_kinematics(limb.tree, thetas[0])[limb.platform]
         Vp = body_jacobians(limb.tree, thetas[0])[limb.platform] @ thd[s]
+        x, xd = self.task_coordinates(Cp, Vp)
+        if thdd is None:
+            return x, xd
+        dVp = body_accelerations(limb.tree, thetas[0], thd[s], thdd[s])[limb.platform]
+        return x, xd, self.robot.coordinate_accelerations(x, xd, self.robot.P_p.T @ dVp)
+
+    def task_coordinates(self, Cp, Vp):
+        """``(x, ẋ)`` of the platform pose ``C_p`` and body-fixed twist ``V_p`` (module docstring)."""
+        robot = self.robot
         local = robot.R0.T @ Cp[:3, 3]
         rho = kernel(log_so3)(robot.R0.T @ Cp[:3, :3])
         if self.rho is not None and np.linalg.norm(rho) > 0.0:  # the rotation vector nearest the last one
@@ -137,11 +165,7 @@ class ActuatorModel:
             k = np.round((self.rho @ (rho / angle) - angle) / (2 * np.pi))
             rho = rho * (1.0 + 2 * np.pi * k / angle)
         x = np.array([(local if c.startswith("v") else rho)["xyz".index(c[1])] for c in robot.task.components])
-        xd = robot.coordinate_rates(x, robot.P_p.T @ Vp)
-        if thdd is None:
-            return x, xd
-        dVp = body_accelerations(limb.tree, thetas[0], thd[s], thdd[s])[limb.platform]
-        return x, xd, robot.coordinate_accelerations(x, xd, robot.P_p.T @ dVp)
+        return x, robot.coordinate_rates(x, robot.P_p.T @ Vp)
 
     def follow(self, x):
         """Continue the rotation vector from the task coordinates ``x`` (a state entered from the
@@ -163,12 +187,50 @@ class ActuatorRhs:
     def where(self, y):
         return f"q_act = {fmt_array(y[:self.d])}"
 
-    def __init__(self, model, u, gravity):
+    def __init__(self, model, u, gravity, kernel=True):
         self.model, self.u, self.gravity = model, u, gravity
-        self.d = model.robot.n_act
+        robot = model.robot
+        self.d = robot.n_act
         self.nfev = 0
+        #: the numba kernel (:mod:`pkm.sim.actuator_kernel`); None: the Python reference path (``kernel=False``,
+        #: redundant actuation, or a robot the kernels cannot pack)
+        self.kernel = None
+        if kernel and robot.n_act == robot.task_dof:
+            try:
+                self.kernel = ActuatorKernel(robot, model.wrench, np.asarray(gravity, dtype=float))
+            except NotImplementedError:   # a distance constraint: the kernels' model has none
+                pass
+        self._timeless = isinstance(u, (Constant, Table))   # forces of t alone: no task coordinates needed
+        self._lossy = dissipative(robot)
+
+    def _fast(self, t, q, qd):
+        """``(u, θ̈_act)`` on the kernel, its assembly started from ``model.thetas`` (the branch)."""
+        k, model, d = self.kernel, self.model, self.d
+        if model.thetas is not k.views:
+            k.set_start(model.thetas if model.thetas is not None else [np.zeros(l.n) for l in model.robot.limbs])
+        u = forces(self.u, t, None, None, d) if self._timeless else np.zeros(d)
+        try:
+            k.run(q, qd, u)
+        except (IKError, SingularityError):
+            # at (or next to) a type-II singularity the kernel's normal equations give up before the
+            # reference's least squares and pseudo-inverses do: the reference takes this state over,
+            # from the same start, and evaluates it or raises its own error
+            model.thetas = k.thetas()
+            raise _Fallback from None
+        model.thetas = k.views
+        if self._timeless:
+            return u, k.sv[0, :d]
+        x, xd = model.task_coordinates(k.Cd[0], k.sv[2, :6])
+        u = forces(self.u, t, x, xd, d)
+        qdd = _solve(t, k.Ma, u + k.sv[1, :d], self.DEGENERATE)
+        return u, qdd
 
     def evaluate(self, t, q, qd):
+        if self.kernel is not None:
+            try:
+                return self._evaluate_kernel(t, q, qd)
+            except _Fallback:
+                pass
         model = self.model
         try:
             thetas, thd, G, g, Ma, b, closure = model.state(q, qd, self.gravity)
@@ -176,21 +238,40 @@ class ActuatorRhs:
             raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
         x, xd = model.task_state(thetas, thd)
         u = forces(self.u, t, x, xd, self.d)
-        try:
-            qdd = np.linalg.solve(Ma, u - b)
-        except np.linalg.LinAlgError:
-            raise SingularityError(f"at t = {t:.6g} s: the actuator-space mass matrix M_a is singular (a "
-                                   "forward-kinematics singularity of the mechanism)") from None
-        if not np.all(np.isfinite(qdd)):
-            raise SingularityError(f"at t = {t:.6g} s: {self.DEGENERATE}")
+        qdd = _solve(t, Ma, u - b, self.DEGENERATE)
         self.nfev += 1
         kinetic = 0.5 * float(qd @ Ma @ qd)
         potential = sum(potential_energy(tree, thetas[k], self.gravity) for k, tree in enumerate(model.trees))
         return u, (qdd, thetas, thd, G @ qdd + g, kinetic, potential, closure)
 
+    def _evaluate_kernel(self, t, q, qd):
+        """:meth:`evaluate` on the kernel: the same outputs (``G θ̈_act + g`` is the kernel's ``θ̈``)."""
+        k, model = self.kernel, self.model
+        u, qdd = self._fast(t, q, qd)
+        qdd = qdd.copy()
+        self.nfev += 1
+        thetas = k.thetas()
+        model.Ls, model.Vp = k.limb_jacobians(), k.sv[2, :6].copy()
+        kinetic = 0.5 * float(qd @ k.Ma @ qd)
+        potential = sum(potential_energy(tree, thetas[j], self.gravity) for j, tree in enumerate(model.trees))
+        return u, (qdd, thetas, k.flat(k.thd), k.flat(k.thdd), kinetic, potential, float(k.sv[4, 0]))
+
     def __call__(self, t, y):
         d = self.d
         q, qd = y[:d], y[d:2 * d]
+        k = self.kernel
+        if k is not None:
+            try:
+                u, qdd = self._fast(t, q, qd)
+            except _Fallback:
+                k = None
+        if k is not None:
+            self.nfev += 1
+            power = float(u @ qd)
+            if self.model.wrench is not None:
+                power += float(self.model.wrench @ k.sv[2, :6])
+            lost = dissipation(self.model.robot, k.thd) if self._lossy else 0.0
+            return np.concatenate([qd, qdd, [power, lost]])
         u, out = self.evaluate(t, q, qd)
         power = float(u @ qd)
         if self.model.wrench is not None:  # the end-effector wrench's power W^EE · V_p, in the work too

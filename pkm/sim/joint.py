@@ -49,8 +49,9 @@ changed sign within the step (:meth:`JointRhs._crossing`).
 Outputs are the integrator's own states (the dense output between the projected start of a step
 and its unprojected end, or RK4's unprojected step ends), so ``result.closure`` is the drift the
 integrator really left there — bounded by one step's local error with the projection, growing
-without it (``project=False``). This form runs in Python on the per-sample reference algorithms
-(a few hundred µs per evaluation): it is the paper's form, not the fast one.
+without it (``project=False``). :class:`JointModel`, on the per-sample reference algorithms (a few
+hundred µs per evaluation), is the reference; :class:`JointRhs` evaluates eq. 133–134 on the numba
+kernel (:mod:`pkm.sim.joint_kernel`) unless ``kernel=False``.
 """
 from __future__ import annotations
 
@@ -63,6 +64,8 @@ from pkm.algorithms.limb import SINGULARITY_THRESHOLD, _check_condition
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platform_residual
 from pkm.errors import IKError, InputError, SingularityError, fmt_array, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
+from pkm.sim.joint_kernel import JointKernel
+from pkm.sim.task import translational_axes
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
 PROJECT_TOL = 1e-13
@@ -73,6 +76,10 @@ PROJECT_ITER = 20
 #: state — a least-squares cut-off would divide second-order residuals by them and step far
 #: along the manifold.
 RANK_TOL = 1e-8
+#: The kernel evaluates states whose limbs' ``G_y`` and ``L_p`` have condition numbers up to this
+#: (its ``L_p⁺`` from the normal equations loses ~cond² of the digits); closer to a limb's
+#: singularity the reference (SVD) evaluates them, with its own checks and errors.
+FAST_CONDITION = 1e4
 
 
 class JointModel:
@@ -244,6 +251,10 @@ class JointModel:
         return theta, x, before, it
 
 
+class _Fallback(Exception):
+    """The kernel does not evaluate this state: the reference does (:meth:`JointRhs._evaluate_kernel`)."""
+
+
 def _eliminate(A_x, B):
     """``P B`` with ``P`` the projector onto the orthogonal complement of the columns of ``A_x``."""
     Q = np.linalg.qr(A_x)[0]
@@ -264,9 +275,16 @@ class JointRhs:
     #: pick-and-place stopped that way). The step size control grows it within a few steps.
     FIRST_STEP = 1e-3
 
-    def __init__(self, model, u, max_condition, project, t0, theta0):
+    def __init__(self, model, u, max_condition, project, t0, theta0, kernel=True):
         self.model, self.u, self.max_condition, self.do_project = model, u, float(max_condition), project
         self.nfev = 0
+        #: the numba kernel of eq. 133–134 (:mod:`pkm.sim.joint_kernel`); None: the Python reference
+        self.kernel = None
+        if kernel and translational_axes(model.robot) is not None:
+            try:
+                self.kernel = JointKernel(model.robot, model.g0, model.wrench, min(model.threshold, FAST_CONDITION))
+            except NotImplementedError:   # a distance constraint: the kernels' model has none
+                pass
         self.projections = []  # (t, residual before, max |Δθ|, iterations)
         self._last = None  # (θ, J_IK) of the last evaluation
         self.accepted = (t0, self._guard(t0, theta0, model.jacobian_ik, theta0))  # (t, J_IK) of the last accepted state
@@ -293,14 +311,38 @@ class JointRhs:
         return u, thd, Vtd, J_IK, x
 
     def _evaluate(self, t, theta, Vt):
+        try:
+            return self._evaluate_kernel(t, theta, Vt)
+        except _Fallback:
+            pass
         thd, M_t, b, J_IK, x = self.model.evaluate(theta, Vt)
+        self._condition(J_IK)
+        u = self.u(t, x, Vt)
+        return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
+
+    def _evaluate_kernel(self, t, theta, Vt):
+        """:meth:`_evaluate` on the kernel (:class:`_Fallback` where it cannot be used)."""
+        if self.kernel is None:
+            raise _Fallback
+        try:   # V̇_t = V̇_t⁰ + M_t⁻¹ J_IKᵀ u: the forces need x first
+            thd, Vtd0, Mi, J_IK, x = self.kernel.run(theta, Vt)
+        except SingularityError:   # near a limb's singularity: the reference's SVDs (and its own checks)
+            raise _Fallback from None
+        J_IK, x = J_IK.copy(), x.copy()
+        self._condition(J_IK)
+        u = self.u(t, x, Vt)
+        thd = np.concatenate([thd[k, :l.n] for k, l in enumerate(self.model.robot.limbs)])
+        return u, thd, Vtd0 + Mi @ (J_IK.T @ u), J_IK, x
+
+    def _condition(self, J_IK):
+        """SingularityError where J_IK's condition number exceeds ``max_condition``."""
+        if self.max_condition == np.inf and np.all(np.isfinite(J_IK)):
+            return
         cond = float(np.linalg.cond(J_IK))
         if not cond <= self.max_condition:
             raise SingularityError(f"J_IK is nearly singular (condition number {fmt_condition(cond)} > max_condition "
                                    f"{self.max_condition:.1e}): the task-space equations of motion degenerate "
                                    "there", condition=cond, threshold=self.max_condition)
-        u = self.u(t, x, Vt)
-        return u, thd, np.linalg.solve(M_t, J_IK.T @ u - b), J_IK, x  # eq. 133
 
     def __call__(self, t, y):
         n = self.model.n

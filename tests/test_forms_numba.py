@@ -1,0 +1,216 @@
+"""The actuator-coordinate form (paper 8.1.3) on its numba kernel (issue 32.1,
+:mod:`pkm.kernels.actuator_form`) against the Python reference (:class:`pkm.sim.actuator.ActuatorModel`,
+``ActuatorRhs(kernel=False)``): right-hand sides at random states, the errors, and the whole RK4
+run in numba against the Python-stepped RK4 of the reference. Robots: the Delta and the planar
+3-RPR (constant-H limbs: one compile) and the IRSBot-2 (general limbs)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm.sim.actuator import ActuatorModel, ActuatorRhs
+from pkm.sim.actuator_kernel import ActuatorKernel, rk4_actuator
+from pkm.sim.inputs import Constant, Table
+from pkm.sim.task import piecewise_cubic
+
+from conftest import ROBOTS
+
+NAMES = ("delta_3rr2rrr", "irsbot2", "planar_3rpr")
+
+
+@pytest.fixture(scope="module")
+def robots():
+    return {name: pkm.load(ROBOTS / f"{name}.toml") for name in NAMES}
+
+
+def _home(robot):
+    sol = robot.inverse_kinematics(robot.x_ref, np.zeros(robot.task_dof))
+    return sol.q_act[0], [sol.joints[l.name][0].copy() for l in robot.limbs]
+
+
+def _pair(robot, u, wrench=None):
+    """The reference and the kernel's right-hand sides of one robot."""
+    g = np.asarray(robot.spec.gravity, dtype=float)
+    ref = ActuatorRhs(ActuatorModel(robot, wrench), u, g, kernel=False)
+    fast = ActuatorRhs(ActuatorModel(robot, wrench), u, g)
+    assert ref.kernel is None and fast.kernel is not None
+    return ref, fast
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_kernel_rhs_equals_the_reference(robots, name):
+    """At 6 random states near home (actuator coordinates ± 0.1, rates ~ 1 per s, forces ~ 1, an
+    end-effector wrench) the kernel's y' (rates, accelerations, power, friction) and its outputs
+    (tree variables, their rates and accelerations) equal the reference's to 1e-12 relative."""
+    robot = robots[name]
+    rng = np.random.default_rng(7)
+    qa0, th0 = _home(robot)
+    for k in range(6):
+        u = Constant(rng.standard_normal(robot.n_act))
+        ref, fast = _pair(robot, u, wrench=rng.standard_normal(6) if k % 2 else None)
+        y = np.concatenate([qa0 + 0.1 * rng.uniform(-1, 1, robot.n_act), rng.standard_normal(robot.n_act), [0, 0]])
+        for rhs in (ref, fast):
+            rhs.restart(th0)
+        a, b = ref(0.1, y), fast(0.1, y)
+        assert fast.model.thetas is fast.kernel.views   # evaluated by the kernel, not the fallback
+        assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max()), (k, a, b)
+        ua, oa = ref.evaluate(0.1, y[:robot.n_act], y[robot.n_act:2 * robot.n_act])
+        ub, ob = fast.evaluate(0.1, y[:robot.n_act], y[robot.n_act:2 * robot.n_act])
+        for xa, xb in zip(oa[:4], ob[:4]):   # θ̈_act, θ, θ̇, θ̈
+            xa, xb = np.concatenate([np.ravel(v) for v in xa]), np.concatenate([np.ravel(v) for v in xb])
+            assert np.abs(xa - xb).max() <= 1e-12 * max(1.0, np.abs(xa).max())
+        assert abs(oa[4] - ob[4]) <= 1e-12 * max(1.0, abs(oa[4])) and abs(oa[5] - ob[5]) <= 1e-12 * max(1.0, abs(oa[5]))
+        for La, Lb in zip(ref.model.Ls, fast.model.Ls):   # the watch's limb Jacobians
+            assert np.abs(La - Lb).max() <= 1e-12 * max(1.0, np.abs(La).max())
+
+
+def test_kernel_rhs_with_a_controller_equals_the_reference(robots):
+    """Forces of the state (a controller u(t, x, ẋ)): the kernel's task coordinates feed it, as the
+    reference's do."""
+    robot = robots["delta_3rr2rrr"]
+    qa0, th0 = _home(robot)
+    u = lambda t, x, xd: -50.0 * (x - robot.x_ref) - 5.0 * xd   # noqa: E731
+    ref, fast = _pair(robot, u)
+    y = np.concatenate([qa0 + 0.05, [0.3, -0.2, 0.1], [0, 0]])
+    for rhs in (ref, fast):
+        rhs.restart(th0)
+    a, b = ref(0.0, y), fast(0.0, y)
+    assert fast.model.thetas is fast.kernel.views
+    assert np.abs(a - b).max() <= 1e-12 * np.abs(a).max()
+
+
+def test_kernel_errors_are_located_one_liners(robots):
+    """Actuator coordinates where the Delta cannot be assembled: the error names the time, one line,
+    as the reference's (the kernel hands a state it cannot evaluate to the reference, from the same
+    start); the start is kept for the next evaluation, which the kernel evaluates again."""
+    robot = robots["delta_3rr2rrr"]
+    qa0, th0 = _home(robot)
+    ref, fast = _pair(robot, Constant(np.zeros(3)))
+    y = np.concatenate([qa0 + 3.0, np.zeros(3), [0, 0]])
+    for rhs in (ref, fast):
+        rhs.restart(th0)
+        with pytest.raises(pkm.IKError, match=r"^at t = 0\.5 s: the mechanism cannot be assembled") as err:
+            rhs(0.5, y)
+        assert "\n" not in str(err.value)
+    good = np.concatenate([qa0, np.zeros(3), [0, 0]])
+    assert np.abs(ref(0.0, good) - fast(0.0, good)).max() <= 1e-12 * np.abs(ref(0.0, good)).max()
+    assert fast.model.thetas is fast.kernel.views
+    k = ActuatorKernel(robot, None, np.asarray(robot.spec.gravity, float))   # the kernel's own error
+    k.set_start(th0)
+    with pytest.raises(pkm.IKError, match=r"^the mechanism cannot be assembled at these actuator coordinates"):
+        k.run(qa0 + 3.0, np.zeros(3), np.zeros(3))
+    assert np.array_equal(k.thetas()[0], th0[0])
+
+
+def _python_rk4(rhs, T, y0):
+    Y = [np.asarray(y0, dtype=float)]
+    for t, h in zip(T[:-1], np.diff(T)):
+        y = Y[-1]
+        k1 = rhs(t, y)
+        k2 = rhs(t + h / 2, y + h / 2 * k1)
+        k3 = rhs(t + h / 2, y + h / 2 * k2)
+        k4 = rhs(t + h, y + h * k3)
+        Y.append(y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4))
+    return np.array(Y)
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2"])
+def test_rk4_in_numba_equals_the_python_stepped_reference(robots, name):
+    """The actuator form's RK4 entirely in numba (:func:`pkm.sim.actuator_kernel.rk4_actuator`) under a
+    torque table (piecewise cubic) equals the reference's RHS stepped by a Python RK4 to 1e-12
+    over 20 steps of 1 ms (states, work and the tree variables at the step ends)."""
+    robot = robots[name]
+    qa0, th0 = _home(robot)
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(robot.task_dof), np.zeros(robot.task_dof)).tau[0]
+    tt = np.linspace(0.0, 0.03, 7)
+    table = Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+    T = np.linspace(0.0, 0.02, 21)
+    y0 = np.concatenate([qa0, 0.2 * np.ones(robot.n_act), [0.0, 0.0]])
+    ref = ActuatorRhs(ActuatorModel(robot), table, np.asarray(robot.spec.gravity, float), kernel=False)
+    ref.restart(th0)
+    Yref = _python_rk4(ref, T, y0)
+    k = ActuatorKernel(robot, None, np.asarray(robot.spec.gravity, float))
+    k.set_start(th0)
+    Y, theta = rk4_actuator(k, T, y0, piecewise_cubic(table, T[0], T[-1]))
+    assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()
+    ref.restart([theta[-1, j, :l.n] for j, l in enumerate(robot.limbs)])
+    th_ref = ref.thetas(T[-1], Yref[-1])
+    assert max(np.abs(a - theta[-1, j, :len(a)]).max() for j, a in enumerate(th_ref)) <= 1e-12
+
+
+# ---------------------------------------------------------------------------- the joint form (8.1.2)
+def _joint_pair(robot, u):
+    from pkm.sim.joint import JointModel, JointRhs
+
+    g = np.asarray(robot.spec.gravity, dtype=float)
+    _, th0 = _home(robot)
+    theta0 = np.concatenate(th0)
+    ref = JointRhs(JointModel(robot, g), u, 1e4, False, 0.0, theta0, kernel=False)
+    fast = JointRhs(JointModel(robot, g), u, 1e4, False, 0.0, theta0)
+    assert ref.kernel is None and fast.kernel is not None
+    return ref, fast, theta0
+
+
+def test_joint_kernel_rhs_equals_the_reference(robots):
+    """The joint form's y' = (θ̇, V̇_t, u·θ̇_act) on the kernel equals the reference's to 1e-12 at 6
+    random states of the Delta, on and off the constraint manifold (θ perturbed by up to 1e-4:
+    the integrator's drift, evaluated where it is, H from G(θ)), under a controller of x."""
+    robot = robots["delta_3rr2rrr"]
+    rng = np.random.default_rng(3)
+    u = lambda t, x, xd: -30.0 * (x - robot.x_ref) - 3.0 * xd + 1.0   # noqa: E731
+    ref, fast, theta0 = _joint_pair(robot, u)
+    for k in range(6):
+        theta = theta0 + (1e-4 * rng.uniform(-1, 1, len(theta0)) if k else 0.0)
+        y = np.concatenate([theta, rng.standard_normal(robot.task_dof), [0.0]])
+        a, b = ref(0.1, y), fast(0.1, y)
+        assert np.abs(a - b).max() <= 1e-12 * max(1.0, np.abs(a).max()), (k, a, b)
+        fast.kernel.run(theta, y[len(theta):-1])   # the kernel's own state: no fallback to the reference
+
+
+def test_joint_rk4_in_numba_equals_the_python_stepped_reference(robots):
+    """The joint form's RK4 in numba (:func:`pkm.sim.joint_kernel.rk4_joint`, no projections) under a
+    torque table equals the reference's RHS stepped by a Python RK4 to 1e-12 over 20 steps of 1 ms."""
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
+
+    robot = robots["delta_3rr2rrr"]
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).tau[0]
+    tt = np.linspace(0.0, 0.03, 7)
+    table = Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+    ref, _, theta0 = _joint_pair(robot, lambda t, x, xd: table(t))
+    T = np.linspace(0.0, 0.02, 21)
+    y0 = np.concatenate([theta0, [0.1, -0.2, 0.3], [0.0]])
+    Yref = _python_rk4(ref, T, y0)
+    k = JointKernel(robot, np.asarray(robot.spec.gravity, float), None, 1e6)
+    Y, _ = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]))
+    assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()
+
+
+def test_joint_rk4_with_projections_in_numba_equals_the_python_stepped_reference(robots):
+    """With the reference's step acceptance (the J_IK check and the closure projection after every
+    step, :meth:`pkm.sim.joint.JointRhs.accept`) the RK4 in numba equals pkm's Python RK4 of the
+    reference (:func:`pkm.sim.stepping.rk4`) to 1e-12 over 20 steps of 5 ms, the projections'
+    residuals and moves too."""
+    from pkm.sim.joint import JointModel, JointRhs
+    from pkm.sim.joint_kernel import JointKernel, rk4_joint
+    from pkm.sim.stepping import rk4
+
+    robot = robots["delta_3rr2rrr"]
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).tau[0]
+    tt = np.linspace(0.0, 0.12, 13)
+    table = Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+    g = np.asarray(robot.spec.gravity, float)
+    _, th0 = _home(robot)
+    model = JointModel(robot, g)
+    theta0 = model.project(np.concatenate(th0))[0]
+    ref = JointRhs(model, lambda t, x, xd: table(t), 1e4, True, 0.0, theta0, kernel=False)
+    T = np.linspace(0.0, 0.1, 21)
+    y0 = np.concatenate([theta0, [0.1, -0.2, 0.3], [0.0]])
+    Yref = np.empty((len(T), len(y0)))
+    rk4(ref, T, 0, y0, lambda k, t, y: Yref.__setitem__(k, y))
+    k = JointKernel(robot, g, None, 1e6)
+    Y, proj = rk4_joint(k, T, y0, piecewise_cubic(table, T[0], T[-1]), rank=model.rank)
+    assert np.abs(Y - Yref).max() <= 1e-12 * np.abs(Yref).max()
+    ref_proj = np.array(ref.projections)[:, 1:]
+    assert np.all(proj[:, 2] == ref_proj[:, 2]) and np.all(proj[:, 2] >= 1)
+    assert np.allclose(proj[:, :2], ref_proj[:, :2], rtol=1e-6, atol=1e-15)
