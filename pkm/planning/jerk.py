@@ -46,7 +46,7 @@ from pkm.errors import InputError, PkmError
 from pkm.planning.coefficients import path_dynamics
 from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
-from pkm.planning.result import PieceProfile
+from pkm.planning.result import PieceProfile, profile_times
 
 __all__ = ["JerkProfile", "jerk_profile", "jerk_piece", "motor_rows", "graded_grid", "path_grid", "traversal_time", "check_jerk",
            "check_jerk_value"]
@@ -377,18 +377,8 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message
     prof = jerk_profile(rows, xmax, pd.dx, pd.ddx, pd.s, jerk)
     x, u, s = prof.x, prof.u, pd.s
-    sd = np.sqrt(x)
-    denom = sd[:-1] + sd[1:]
-    if not np.all(np.isfinite(x)):
-        raise PkmError("the limits allow path speeds beyond floating point (give realistic torque and speed limits)")
-    if np.any(denom <= 0):
-        k = int(np.flatnonzero(denom <= 0)[0])
-        raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
-                       f"{path.length:.4g}): a speed, torque or jerk limit too small, or too few points")
-    t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / denom)])
-    if np.any(np.diff(t) <= 1e-12 * np.maximum(1.0, t[1:])):
-        raise PkmError("the limits allow motions faster than 1e-12 s per grid step (give realistic torque, speed "
-                       "and jerk limits)")
+    sd, t = profile_times(s, x, path.length, floor=1e-12, limits="torque, speed and jerk limits",
+                          small="a speed, torque or jerk limit")
     mvc = np.sqrt(static_sets(*rows(x, u), xmax)[:, 1])
     return PieceProfile(path=path, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=pd.x, xd=pd.dx * sd[:, None],
                         xdd=pd.dx * u[:, None] + pd.ddx * x[:, None], grid_s=s + s0, mvc=mvc,

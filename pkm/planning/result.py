@@ -141,3 +141,24 @@ def _ratios(robot, tau, speed, qd, limits):
             cols.append(np.abs(qd[:, j]) / limits.velocity[j])
             labels.append(f"velocity {limits.velocity_names[j]}")
     return np.column_stack(cols), labels
+
+
+def profile_times(s, x, length: float, *, floor: float, limits: str = "torque and speed limits",
+                  small: str = "a speed or torque limit"):
+    """``(ṡ, t)`` at the samples ``s`` of a profile with ``ṡ² = x`` on a path of ``length``: ``t`` from 0 by
+    ``Δt = 2Δs/(ṡ_k + ṡ_{k+1})`` (exact for a constant s̈ in each step). One-line PkmErrors where the
+    profile overflows, stops inside the path (``small`` names the likely culprit) or moves faster than
+    ``floor`` (relative) per grid step (the ``limits`` unrealistic)."""
+    sd = np.sqrt(x)
+    denom = sd[:-1] + sd[1:]
+    if not np.all(np.isfinite(x)):
+        raise PkmError(f"the limits allow path speeds beyond floating point (give realistic {limits})")
+    if np.any(denom <= 0):
+        k = int(np.flatnonzero(denom <= 0)[0])
+        raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
+                       f"{length:.4g}): {small} too small, or too few points")
+    t = np.concatenate([[0.0], np.cumsum(2.0 * np.diff(s) / denom)])
+    if np.any(np.diff(t) <= floor * np.maximum(1.0, t[1:])):
+        raise PkmError(f"the limits allow motions faster than {floor:g} s per grid step (give realistic {limits})")
+    return sd, t
+

@@ -39,7 +39,7 @@ from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_
 from pkm.planning.constraints import exact_u_interval, gear_sides, resolve_limits, speed_bound, torque_rows
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
-from pkm.planning.result import CycleResult, PieceProfile
+from pkm.planning.result import CycleResult, PieceProfile, profile_times
 
 __all__ = ["Route", "time_optimal"]
 
@@ -233,19 +233,7 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
             keep = np.setdiff1d(np.arange(s.size), drop)
             s, x, u = s[keep], x[keep], u[keep]
             inserted = [k - sum(d < k for d in drop) for k in inserted if k not in drop]
-        sd = np.sqrt(x)
-        step = np.diff(s)
-        denom = sd[:-1] + sd[1:]
-        if not np.all(np.isfinite(x)):
-            raise PkmError("the limits allow path speeds beyond floating point (give realistic torque and speed limits)")
-        if np.any(denom <= 0):
-            k = int(np.flatnonzero(denom <= 0)[0])
-            raise PkmError(f"the limits stop the motion inside the path (zero speed at s = {s[k]:.4g} of "
-                           f"{p.length:.4g}): a speed or torque limit too small, or too few points")
-        t = np.concatenate([[0.0], np.cumsum(2.0 * step / denom)])
-        if np.any(np.diff(t) <= 1e-9 * np.maximum(1.0, t[1:])):
-            raise PkmError("the limits allow motions faster than 1e-9 s per grid step (give realistic torque and "
-                           "speed limits)")
+        sd, t = profile_times(s, x, p.length, floor=1e-9)
         X, D1, D2 = p.evaluate(s)
         pieces.append(PieceProfile(path=p, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=X, xd=D1 * sd[:, None],
                                    xdd=D1 * u[:, None] + D2 * x[:, None], grid_s=pd.s + s0, mvc=np.sqrt(prof.X[:, 1]),
