@@ -20,8 +20,10 @@ that the error, its located time and any fallback are exactly the Python path's:
   failing anywhere (assembly, singular ``M_a``, a non-finite state), or at any step end — every
   RK4 step end is an output, evaluated anyway for the energy bookkeeping
   (:meth:`pkm.sim.outputs.Outputs.actuator`, which also gives the limbs' ``L_p``) — ``kappa_II``
-  above ``(1 − MARGIN) · max_condition`` or det J_IK's sign different from the start's (the Python
-  watch checks exactly these states, at the same step ends);
+  above ``(1 − MARGIN) · max_condition`` or det J_IK's sign changed from the last step end's with
+  no limb within ``(1 + MARGIN)`` of :data:`pkm.sim.switching.K_SWITCH` of its own singularity
+  (through zero, not through ∞: the watch's "crossed") — the Python watch checks exactly these
+  states, at the same step ends;
 * the joint form (:func:`joint_run`, with the projection: ``project=True``): the numba RK4 with the
   reference's step acceptance (:func:`pkm.kernels.joint_projection.joint_rk4_projected`) failing
   anywhere: a limb's ``G_y``/``L_p`` beyond the kernel's threshold (where the Python path's kernel
@@ -47,7 +49,8 @@ import numpy as np
 from pkm.errors import PkmError
 from pkm.kernels.joint_projection import joint_rk4_projected
 from pkm.kernels.model import LI_N, LI_NROWS
-from pkm.sim.task import CHUNK_STEPS, piecewise_cubic
+from pkm.sim import task
+from pkm.sim.task import piecewise_cubic
 
 #: Runs whose condition numbers come within this fraction of ``max_condition`` are stepped in
 #: Python (module docstring): the two paths' states differ by rounding, their verdicts must not.
@@ -65,6 +68,7 @@ def actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, max_condition
     from pkm.sim.actuator_kernel import rk4_actuator
     from pkm.sim.conditioning import Conditioning
     from pkm.sim.outputs import Outputs
+    from pkm.sim.switching import K_SWITCH
 
     try:
         model = ActuatorModel(robot, wrench)
@@ -82,8 +86,8 @@ def actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, max_condition
         n = len(T) - 1
         Y, theta = np.empty((n + 1, len(y0))), np.empty((n + 1,) + kernel.th.shape)
         Y[0] = y0
-        for a in range(0, n, CHUNK_STEPS):
-            b = min(a + CHUNK_STEPS, n)
+        for a in range(0, n, task.CHUNK_STEPS):
+            b = min(a + task.CHUNK_STEPS, n)
             Y[a:b + 1], theta[a:b + 1] = rk4_actuator(kernel, T[a:b + 1], Y[a], pp)
             if progress is not None:
                 progress(float(T[b]))
@@ -95,18 +99,20 @@ def actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, max_condition
     outputs = Outputs(robot, N, g0)
     cond = Conditioning(robot)
     limit = (1.0 - MARGIN) * max_condition
-    sign0 = None
+    last = None   # det J_IK's sign at the last step end
     for s in range(N):
         model.thetas = [theta[s, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
         try:
             outputs.actuator(s, T[s], Y[s], act)   # the Python stepping's evaluation there: its L_p too
-            _, kII = cond.kappa(model.Ls)
+            kI, kII = cond.kappa(model.Ls)
             sign = cond.jik_sign(model.Ls)
         except PkmError:
             return None
-        if not kII <= limit or (s and sign != sign0):
+        if not kII <= limit:
             return None
-        sign0 = sign if s == 0 else sign0
+        if last and sign and sign != last and not kI >= (1.0 + MARGIN) * K_SWITCH:   # the watch's "crossed"
+            return None
+        last = sign
         if limits:
             outputs.check_limits(s, T[s])
     segment = {"form": "actuator", "t0": float(T[0]), "t1": float(T[-1]), "steps": n, "end": None}
@@ -142,8 +148,8 @@ def joint_run(rhs, T, y0, uf, progress):
             np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)))
     start = np.ascontiguousarray(y0, dtype=float)
     limit = (1.0 - MARGIN) * rhs.max_condition
-    for a in range(0, n, CHUNK_STEPS):
-        b = min(a + CHUNK_STEPS, n)
+    for a in range(0, n, task.CHUNK_STEPS):
+        b = min(a + task.CHUNK_STEPS, n)
         Yc = np.empty((b - a + 1, ny))
         st[:] = (-1, 0, 0, 0)
         joint_rk4_projected(b - a, T[a:b + 1], start, tb, uc, *k.args(), *k.scratch(), int(model.rank), *work,
