@@ -351,3 +351,22 @@ def test_the_joint_rk4_kernel_checks_j_ik_condition_number(robots):
     assert st[0] == ILL_JIK and st[1] == 0 and abs(st[3] - cond0) <= 1e-12 * cond0
     rhs = JointRhs(model, lambda t, x, xd: np.zeros(3), 2.0 * cond0, True, 0.0, theta0)
     assert joint_run(rhs, T, y0, Constant(np.zeros(3)), None)["info"]["rk4_numba"]
+
+
+def test_simulate_actuator_rk4_in_numba_with_joint_friction(monkeypatch):
+    """Armature and joint friction (viscous, smooth Coulomb, passive viscous: joint terms) in the
+    actuator form's numba RK4: the dissipated energy and the balance equal the Python stepping's."""
+    from dataclasses import replace
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    limbs = []
+    for limb in robot.limbs:
+        T = np.zeros((limb.n, 4))
+        T[:, 1], T[:, 3] = 0.01, 0.2
+        T[limb.actuated, 0], T[limb.actuated, 1], T[limb.actuated, 2] = 0.05, 0.51, 0.2
+        limbs.append(replace(limb, tree=replace(limb.tree, joint_terms=T)))
+    robot.limbs[:] = limbs
+    fast, slow = _both(monkeypatch, robot, "zero", t_span=(0.0, 0.05), form="actuator", dt=1e-3)
+    assert fast.info["rk4_numba"] and fast.dissipated[-1] > 0.01
+    _same(fast, slow)
+    assert np.abs(fast.dissipated - slow.dissipated).max() <= 1e-12 * fast.dissipated[-1]
