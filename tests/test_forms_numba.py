@@ -214,3 +214,159 @@ def test_joint_rk4_with_projections_in_numba_equals_the_python_stepped_reference
     ref_proj = np.array(ref.projections)[:, 1:]
     assert np.all(proj[:, 2] == ref_proj[:, 2]) and np.all(proj[:, 2] >= 1)
     assert np.allclose(proj[:, :2], ref_proj[:, :2], rtol=1e-6, atol=1e-15)
+
+
+# ---------------------------------------------------------------------------- robot.simulate's RK4 of either form in numba
+FIELDS = ("x", "xd", "q_act", "qd_act", "tau", "energy", "energy_error", "work", "closure")
+
+
+def _both(monkeypatch, robot, u, **options):
+    """The run through ``robot.simulate`` on the numba path (:mod:`pkm.sim.rk4_forms`) and stepped in Python."""
+    from pkm.sim import rk4_forms
+
+    monkeypatch.setattr(rk4_forms, "ENABLED", True)
+    fast = robot.simulate(u, method="RK4", **options)
+    monkeypatch.setattr(rk4_forms, "ENABLED", False)
+    slow = robot.simulate(u, method="RK4", **options)
+    monkeypatch.setattr(rk4_forms, "ENABLED", True)
+    return fast, slow
+
+
+def _same(fast, slow, upto=None, tol=1e-12):
+    """Every field of the two results equal to ``tol`` (relative to its scale) at the outputs before ``upto``."""
+    k = slice(None) if upto is None else fast.t < upto
+    for f in FIELDS:
+        a, b = getattr(fast, f)[k], getattr(slow, f)[k]
+        assert np.abs(a - b).max() <= tol * max(1.0, np.abs(b).max()), (f, np.abs(a - b).max())
+    for l in fast.joints:
+        assert np.abs(fast.joints[l][k] - slow.joints[l][k]).max() <= tol
+
+
+def _table(robot, span):
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(robot.task_dof), np.zeros(robot.task_dof)).tau[0]
+    tt = np.linspace(0.0, span, 7)
+    return Table(tt, hold[None, :] * (1.0 + 0.3 * np.sin(40 * tt))[:, None])
+
+
+@pytest.mark.parametrize("form", ["actuator", "joint"])
+@pytest.mark.parametrize("u", ["hold", "zero", "table"])
+def test_simulate_rk4_of_the_forms_runs_in_numba_and_equals_the_python_stepping(robots, monkeypatch, form, u):
+    """``robot.simulate(form="actuator"|"joint", method="RK4")`` under hold, zero or tabulated torques
+    takes the numba RK4 (``info["rk4_numba"]``) and equals the Python-stepped run to 1e-12: states,
+    actuator coordinates and forces, energy, its error, the work and the loops' closure; the joint
+    form's projections too. 40 steps of 1 ms of the Delta (and the IRSBot-2's actuator form)."""
+    names = ["delta_3rr2rrr"] + (["irsbot2"] if form == "actuator" and u == "table" else [])
+    for name in names:
+        robot = robots[name]
+        torques = _table(robot, 0.04) if u == "table" else u
+        fast, slow = _both(monkeypatch, robot, torques, t_span=(0.0, 0.04), form=form, dt=1e-3)
+        assert fast.info["rk4_numba"] is True and slow.info["rk4_numba"] is False
+        _same(fast, slow)
+        if form == "joint":
+            assert len(fast.info["projection"]) == len(slow.info["projection"]) == 40
+            assert np.all(fast.info["projection_iterations"] == slow.info["projection_iterations"])
+        else:
+            assert fast.info["segments"] == slow.info["segments"]
+
+
+def test_simulate_rk4_of_the_forms_with_a_wrench_and_progress(robots, monkeypatch):
+    """An end-effector wrench in the actuator form's numba RK4 (its work in W) and the progress
+    callback after each chunk of steps, ending at t1."""
+    from pkm.sim import task
+
+    robot = robots["delta_3rr2rrr"]
+    wrench = np.array([0.0, 0.0, 0.0, 0.5, -0.3, -2.0])
+    monkeypatch.setattr(task, "CHUNK_STEPS", 7)   # several chunks: the same run as one call
+    seen = []
+    fast, slow = _both(monkeypatch, robot, "hold", t_span=(0.0, 0.03), form="actuator", dt=1e-3, wrench=wrench,
+                       progress=seen.append)
+    assert fast.info["rk4_numba"] and np.abs(fast.work).max() > 0.0
+    _same(fast, slow)
+    assert seen[:5] == pytest.approx([0.007, 0.014, 0.021, 0.028, 0.03])
+    seen.clear()
+    fast, slow = _both(monkeypatch, robot, "zero", t_span=(0.0, 0.03), form="joint", dt=1e-3, progress=seen.append)
+    assert fast.info["rk4_numba"]
+    _same(fast, slow)
+    assert seen[:5] == pytest.approx([0.007, 0.014, 0.021, 0.028, 0.03])
+
+
+def test_simulate_rk4_of_the_forms_stops_at_their_singularities_as_the_python_stepping(robots, monkeypatch):
+    """The Delta falling from home under zero torque: with RK4 the actuator form passes the stretched
+    arm (det J_IK changes sign through ∞ at t ≈ 0.26 s) on the numba path, equal to the Python
+    stepping, and stops where its coordinates degenerate (type II; at 1 ms steps kappa_II reaches
+    ~200 at the step ends after the stretched arm: max_condition 100, t = 0.268 s) and the joint form before the stretched
+    arm (t ≈ 0.26 s), each with the same one-line error and time as the Python stepping; a
+    max_condition the joint form's J_IK passes during the fall stops it with the Python path's
+    error too."""
+    from pkm.sim import rk4_forms
+
+    robot = robots["delta_3rr2rrr"]
+    cases = [(dict(form="actuator", max_condition=100.0), r"at t = 0\.26\d* s .*forward kinematics.*> 1\.0e\+02"),
+             (dict(form="joint"), r"at t [=≈] 0\.26\d* s"),
+             (dict(form="joint", max_condition=5.0), r"at t = 0\.1\d* s .*J_IK is nearly singular")]
+    for options, pattern in cases:
+        messages = []
+        for enabled in (True, False):
+            monkeypatch.setattr(rk4_forms, "ENABLED", enabled)
+            with pytest.raises(pkm.SingularityError, match=pattern) as err:
+                robot.simulate("zero", (0.0, 0.5), method="RK4", dt=1e-3, **options)
+            messages.append(str(err.value))
+        assert "\n" not in messages[0] and messages[0] == messages[1], messages
+    fast, slow = _both(monkeypatch, robot, "zero", t_span=(0.0, 0.27), form="actuator", dt=1e-3)
+    assert fast.info["rk4_numba"] and fast.q_act[:, 0].max() > np.pi / 2 + 0.1   # through the stretched arm
+    _same(fast, slow, upto=0.25)
+    # through the stretched arm the symmetric fall's lateral rounding noise (x, y ~ 1e-11 in either
+    # path, exactly 0 in the exact motion) grows: both paths agree to that noise
+    _same(fast, slow, tol=1e-9)
+
+
+def test_controllers_step_the_forms_rk4_in_python(robots):
+    """Forces of the state (a controller) are not the numba RK4's: the Python stepping runs."""
+    robot = robots["delta_3rr2rrr"]
+    hold = robot.inverse_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).tau[0]
+    u = lambda t, x, xd: hold - 5.0 * xd   # noqa: E731
+    for form in ("actuator", "joint"):
+        sim = robot.simulate(u, (0.0, 0.01), form=form, method="RK4", dt=1e-3)
+        assert sim.info["rk4_numba"] is False
+
+
+def test_the_joint_rk4_kernel_checks_j_ik_condition_number(robots):
+    """The joint form's numba RK4 stops at its first evaluation where J_IK's 2-norm condition number
+    exceeds ``max_cond`` (status ILL_JIK, the value as numpy's SVD gives it to 1e-12)."""
+    from pkm.kernels.joint_projection import ILL_JIK
+    from pkm.sim.joint import JointModel, JointRhs
+    from pkm.sim.rk4_forms import joint_run
+
+    robot = robots["delta_3rr2rrr"]
+    g = np.asarray(robot.spec.gravity, float)
+    _, th0 = _home(robot)
+    model = JointModel(robot, g)
+    theta0 = model.project(np.concatenate(th0))[0]
+    cond0 = np.linalg.cond(model.jacobian_ik(theta0))
+    y0 = np.concatenate([theta0, np.zeros(3), [0.0]])
+    T = np.linspace(0.0, 0.01, 11)
+    rhs = JointRhs(model, lambda t, x, xd: np.zeros(3), 0.5 * cond0, True, 0.0, theta0)
+    assert joint_run(rhs, T, y0, Constant(np.zeros(3)), None) is None
+    st = rhs.kernel.status
+    assert st[0] == ILL_JIK and st[1] == 0 and abs(st[3] - cond0) <= 1e-12 * cond0
+    rhs = JointRhs(model, lambda t, x, xd: np.zeros(3), 2.0 * cond0, True, 0.0, theta0)
+    assert joint_run(rhs, T, y0, Constant(np.zeros(3)), None)["info"]["rk4_numba"]
+
+
+def test_simulate_actuator_rk4_in_numba_with_joint_friction(monkeypatch):
+    """Armature and joint friction (viscous, smooth Coulomb, passive viscous: joint terms) in the
+    actuator form's numba RK4: the dissipated energy and the balance equal the Python stepping's."""
+    from dataclasses import replace
+
+    robot = pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+    limbs = []
+    for limb in robot.limbs:
+        T = np.zeros((limb.n, 4))
+        T[:, 1], T[:, 3] = 0.01, 0.2
+        T[limb.actuated, 0], T[limb.actuated, 1], T[limb.actuated, 2] = 0.05, 0.51, 0.2
+        limbs.append(replace(limb, tree=replace(limb.tree, joint_terms=T)))
+    robot.limbs[:] = limbs
+    fast, slow = _both(monkeypatch, robot, "zero", t_span=(0.0, 0.05), form="actuator", dt=1e-3)
+    assert fast.info["rk4_numba"] and fast.dissipated[-1] > 0.01
+    _same(fast, slow)
+    assert np.abs(fast.dissipated - slow.dissipated).max() <= 1e-12 * fast.dissipated[-1]

@@ -250,18 +250,61 @@ def project(mi, mf, lay, R0, local0, axes, rank, th, x, bw, mat, vec, A, Ax, r, 
 #: Status codes of :func:`joint_rk4_projected` beside the forward kernel's: a row of J_IK turned by
 #: more than 90° within a step (value: the actuator), the projection did not converge (value: its residual).
 TURNED, NOT_PROJECTED = 11, 12
+#: … and J_IK's 2-norm condition number above the run's ``max_cond`` at an evaluation (value: it), the
+#: reference's check of every evaluation (:meth:`pkm.sim.joint.JointRhs._condition`).
+ILL_JIK = 13
+
+
+@_internal
+def _jik_ok(pJIK, max_cond, jw, status):
+    """Whether ``J_IK = pJIK[0]`` is finite with a 2-norm condition number ≤ ``max_cond`` (else the
+    status :data:`ILL_JIK`, its condition number as the value); no check for ``max_cond = inf``
+    beyond finiteness, as the reference's. ``jw`` (n_act + δ_p, δ_p): scratch."""
+    J = pJIK[0]
+    for a in range(J.shape[0]):
+        for i in range(J.shape[1]):
+            if not np.isfinite(J[a, i]):
+                status[0], status[2], status[3] = ILL_JIK, -1, np.inf
+                return False
+    if max_cond == np.inf:
+        return True
+    na, dp = J.shape[0], J.shape[1]
+    B, V = jw[:na], jw[na:na + dp]   # σ(J): the column norms after one-sided Jacobi (accurate σ_min)
+    for a in range(na):
+        for i in range(dp):
+            B[a, i] = J[a, i]
+    for a in range(dp):
+        for i in range(dp):
+            V[a, i] = 1.0 if a == i else 0.0
+    _jacobi(B, J.shape[0], J.shape[1], V)
+    lo, hi = np.inf, 0.0
+    for i in range(J.shape[1]):
+        norm = 0.0
+        for a in range(J.shape[0]):
+            norm += B[a, i] * B[a, i]
+        lo, hi = min(lo, np.sqrt(norm)), max(hi, np.sqrt(norm))
+    c = hi / lo if lo > 0.0 else np.inf
+    if not c <= max_cond:
+        status[0], status[2], status[3] = ILL_JIK, -1, c
+        return False
+    return True
 
 
 @_jit
 def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, g0, pCd, pVp,
                         pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, thresh, xdd,
-                        thd, thdd, x, rank, A, Ax, r, B, V, pr, sv, N, tol, max_iter, J0, proj, Y, scratch, u, status):
+                        thd, thdd, x, rank, A, Ax, r, B, V, pr, sv, N, tol, max_iter, J0, proj, Y, scratch, u, status,
+                        max_cond, resume, jw):
     """:func:`pkm.kernels.joint_form.joint_rk4` with the reference's step acceptance
     (:meth:`pkm.sim.joint.JointRhs.accept`): after each step the check that no row of J_IK turned by
     more than 90° since the last accepted state (:data:`TURNED`), then the projection of θ
     (:func:`project`, its ``(residual before, largest |Δθ|, iterations)`` into ``proj[s]``); the next
     step starts from the projected state, the outputs ``Y`` are the integrated (unprojected) ones,
-    as the reference's."""
+    as the reference's. ``max_cond``: every evaluation (stages and step ends) stops the run with
+    :data:`ILL_JIK` where J_IK's condition number exceeds it (:func:`_jik_ok`, scratch ``jw``). ``resume``: ``y0`` is the
+    projected state after an earlier call's last step and ``J0`` that call's last accepted J_IK (the
+    next chunk of one run, :mod:`pkm.sim.rk4_forms`: the same steps as one call); ``scratch[5]`` holds
+    the projected state after the last step."""
     ny, dp = y0.shape[0], axes.shape[0]
     n = ny - dp - 1
     k1, k2, k3, k4, ys, y = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
@@ -288,7 +331,10 @@ def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_st
                                 general, thresh, xdd, thd, thdd, x, status):
                 status[1] = s
                 return
-            if s == 0 and stage == 0:   # J_IK of the initial (accepted) state
+            if not _jik_ok(pJIK, max_cond, jw, status):
+                status[1] = s
+                return
+            if s == 0 and stage == 0 and not resume:   # J_IK of the initial (accepted) state
                 for a in range(J0.shape[0]):
                     for i in range(dp):
                         J0[a, i] = pJIK[0, a, i]
@@ -300,6 +346,9 @@ def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_st
         if not _joint_state(mi, mf, lay, Mp, d_static, dp_static, y[:n], y[n:n + dp], u, R0, local0, axes, g0, pCd,
                             pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general,
                             thresh, xdd, thd, thdd, x, status):
+            status[1] = s + 1
+            return
+        if not _jik_ok(pJIK, max_cond, jw, status):
             status[1] = s + 1
             return
         for a in range(J0.shape[0]):

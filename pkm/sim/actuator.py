@@ -225,10 +225,12 @@ class ActuatorRhs:
         qdd = _solve(t, k.Ma, u + k.sv[1, :d], self.DEGENERATE)
         return u, qdd
 
-    def evaluate(self, t, q, qd):
+    def evaluate(self, t, q, qd, energies=True):
+        """``(u, (θ̈_act, thetas, θ̇, θ̈, T, V, closure))`` at ``(θ_act, θ̇_act)``; ``T``, ``V`` (from ``M_a``
+        and the trees) None with ``energies=False`` (the outputs count them body by body themselves)."""
         if self.kernel is not None:
             try:
-                return self._evaluate_kernel(t, q, qd)
+                return self._evaluate_kernel(t, q, qd, energies)
             except _Fallback:
                 pass
         model = self.model
@@ -240,11 +242,13 @@ class ActuatorRhs:
         u = forces(self.u, t, x, xd, self.d)
         qdd = _solve(t, Ma, u - b, self.DEGENERATE)
         self.nfev += 1
-        kinetic = 0.5 * float(qd @ Ma @ qd)
-        potential = sum(potential_energy(tree, thetas[k], self.gravity) for k, tree in enumerate(model.trees))
+        kinetic = potential = None
+        if energies:
+            kinetic = 0.5 * float(qd @ Ma @ qd)
+            potential = sum(potential_energy(tree, thetas[k], self.gravity) for k, tree in enumerate(model.trees))
         return u, (qdd, thetas, thd, G @ qdd + g, kinetic, potential, closure)
 
-    def _evaluate_kernel(self, t, q, qd):
+    def _evaluate_kernel(self, t, q, qd, energies=True):
         """:meth:`evaluate` on the kernel: the same outputs (``G θ̈_act + g`` is the kernel's ``θ̈``)."""
         k, model = self.kernel, self.model
         u, qdd = self._fast(t, q, qd)
@@ -252,8 +256,10 @@ class ActuatorRhs:
         self.nfev += 1
         thetas = k.thetas()
         model.Ls, model.Vp = k.limb_jacobians(), k.sv[2, :6].copy()
-        kinetic = 0.5 * float(qd @ k.Ma @ qd)
-        potential = sum(potential_energy(tree, thetas[j], self.gravity) for j, tree in enumerate(model.trees))
+        kinetic = potential = None
+        if energies:
+            kinetic = 0.5 * float(qd @ k.Ma @ qd)
+            potential = sum(potential_energy(tree, thetas[j], self.gravity) for j, tree in enumerate(model.trees))
         return u, (qdd, thetas, k.flat(k.thd), k.flat(k.thdd), kinetic, potential, float(k.sv[4, 0]))
 
     def __call__(self, t, y):
@@ -287,5 +293,5 @@ class ActuatorRhs:
 
     def thetas(self, t, y):
         """Every limb's tree variables at state ``y`` (an evaluation: the assembly, on the branch)."""
-        self.evaluate(t, y[:self.d], y[self.d:2 * self.d])
+        self.evaluate(t, y[:self.d], y[self.d:2 * self.d], energies=False)
         return [th.copy() for th in self.model.thetas]

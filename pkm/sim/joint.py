@@ -173,8 +173,10 @@ class JointModel:
 
     def energies(self, theta, thd, x, Vt):
         """Kinetic and potential energy, body by body (independent of ``M_t``)."""
-        p = self.robot.spec.body(self.robot.spec.platform)
-        local_com = np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3])
+        if getattr(self, "_platform", None) is None:   # (the spec's body expands the mounted limbs: once)
+            p = self.robot.spec.body(self.robot.spec.platform)
+            self._platform = (p, np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3]))
+        p, local_com = self._platform
         Vp = self.P @ Vt
         T = 0.5 * Vp @ self.Mp @ Vp
         Cp = self.robot.platform_pose(x)

@@ -112,7 +112,8 @@ def rk4_joint(kernel: JointKernel, T, y0, pp, rank=None, tol=1e-13, max_iter=20)
                             np.zeros((rows, dp)), np.zeros(rows), np.zeros((rows, nt)), np.eye(nt),
                             np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)), float(tol),
                             int(max_iter), np.zeros((robot.n_act, dp)), proj, Y, np.zeros((6, len(y0))),
-                            np.zeros(robot.n_act), st)
+                            np.zeros(robot.n_act), st, np.inf, False,
+                            np.zeros((robot.n_act + dp, dp)))
     if st[0] != 0:
         s = int(st[1])
         if st[0] == TURNED:

@@ -79,7 +79,7 @@ class Outputs:
         is restored afterwards so the integration's branch is untouched)."""
         model, d = rhs.model, self.robot.n_act
         saved, rho = model.thetas, model.rho
-        u, (qdd, thetas, thd, thdd, kin, pot, closure) = rhs.evaluate(t, y[:d], y[d:2 * d])
+        u, (qdd, thetas, thd, thdd, _, _, closure) = rhs.evaluate(t, y[:d], y[d:2 * d], energies=False)
         rhs.nfev -= 1
         self.X[k], self.XD[k], self.XDD[k] = model.task_state(thetas, thd, thdd)
         model.thetas, model.rho = saved, rho

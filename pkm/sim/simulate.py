@@ -33,6 +33,7 @@ import numpy as np
 from pkm.algorithms.distribution import internal_part
 from pkm.algorithms.limits import check_limits
 from pkm.errors import AccuracyWarning, InputError, PkmError
+from pkm.sim import rk4_forms
 from pkm.sim.forward import forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_options, check_solver_options, check_times
 from pkm.sim.stepping import adaptive, rk4
@@ -129,6 +130,12 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     * ``"actuator"`` (actuator coordinates, paper 8.1.3, :mod:`pkm.sim.actuator`; twist-closed task
       spaces): passes through the limbs' IK singularities, stops at forward-kinematics ones.
 
+    With ``method="RK4"`` and constant or tabulated forces the task form steps entirely in numba;
+    so do the actuator and joint forms (the joint form with ``project=True``), checked against the
+    Python stepping's singularity watch and stepped again in Python wherever it could stop or take
+    another path, so that results and errors are the Python path's (:mod:`pkm.sim.rk4_forms`);
+    ``result.info["rk4_numba"]`` says which ran. ``form="auto"`` steps in Python.
+
     ``max_step``: the largest step of the adaptive methods (default: the longest interval between
     outputs, so that an input that changes between two outputs is not stepped over).
     ``max_condition``: the explicit forms stop with :class:`pkm.SingularityError` naming the
@@ -190,14 +197,21 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
         raise InputError(f"progress must be None or a callable of the simulated time, got {type(progress).__name__}")
     numba = (form == "task" and method == "RK4" and robot._closed and translational_axes(robot) is not None
              and not dissipative(robot) and isinstance(uf, (Constant, Table)))
+    # the actuator and joint forms' RK4 in numba, checked, else stepped in Python (pkm.sim.rk4_forms)
+    fast = form in ("actuator", "joint") and method == "RK4" and rk4_forms.ENABLED and isinstance(uf, (Constant, Table))
+    fields = None
+    if fast and form == "actuator":
+        fields = rk4_forms.actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, float(max_condition),
+                                        limits, progress)
+    if fast and form == "joint":
+        rhs, y0 = _joint(robot, uf, t0, x0, xd0, start, wrench, gravity, max_condition, project, solver)
+        fields = rk4_forms.joint_run(rhs, T, y0, uf, progress)
     if progress is not None and not numba:   # a Python loop: the forces' evaluations report the time
         uf = _Reporting(uf, progress)
-    if form == "joint":
-        from pkm.sim.joint import joint_rhs
-
-        n_act = robot.n_act
-        rhs, y0 = joint_rhs(robot, lambda t, x, xd: forces(uf, t, x, xd, n_act), t0, x0, xd0, start=start,
-                            wrench=wrench, gravity=gravity, max_condition=max_condition, project=project, solver=solver)
+    if fields is not None:
+        result = SimulationResult(**fields)
+    elif form == "joint":
+        rhs, y0 = _joint(robot, uf, t0, x0, xd0, start, wrench, gravity, max_condition, project, solver)
         Y = np.empty((len(T), len(y0)))
         keep = _keeper(Y)
         if method == "RK4":
@@ -220,6 +234,8 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     else:
         result = _monitored(robot, uf, form, method, T, t1, x0, xd0, start, wrench, gravity, g0, solver, rtol, atol,
                             max_step, float(max_condition), limits)
+    if method == "RK4":   # which stepping ran (pkm.sim.rk4_forms)
+        result.info.setdefault("rk4_numba", numba)
     if limits:
         check_limits(robot, [result.joints[l.name] for l in robot.limbs], result.x, result.qd_act, t=result.t)
     _check_energy(result)
@@ -228,6 +244,15 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
                                      limits=False).J_IK
         result.internal = internal_part(J, result.tau)
     return result
+
+
+def _joint(robot, uf, t0, x0, xd0, start, wrench, gravity, max_condition, project, solver):
+    """The joint form's right-hand side and initial state (:func:`pkm.sim.joint.joint_rhs`) under the forces ``uf``."""
+    from pkm.sim.joint import joint_rhs
+
+    n_act = robot.n_act
+    return joint_rhs(robot, lambda t, x, xd: forces(uf, t, x, xd, n_act), t0, x0, xd0, start=start, wrench=wrench,
+                     gravity=gravity, max_condition=max_condition, project=project, solver=solver)
 
 
 class _Reporting:
