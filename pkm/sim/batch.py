@@ -50,7 +50,7 @@ from pkm.kernels.forward import CROSSED, SINGULAR_A
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED
 from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, forward_dynamics
-from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options
+from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options, check_span
 from pkm.sim.outputs import Energy
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
@@ -141,12 +141,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     if not (robot._closed and translational_axes(robot) is not None) or dissipative(robot):
         raise InputError(f"simulate_batch runs the task form's RK4 in numba: a translational, twist-closed task space "
                          f"without joint friction; {robot.name} needs robot.simulate")
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError):
-        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
+    t0, t1 = check_span(t_span)
     T = _output_times("RK4", t0, t1, dt, None)
     n = len(T) - 1
     if isinstance(every, (bool, np.bool_)) or not isinstance(every, (int, np.integer)) or every < 1:

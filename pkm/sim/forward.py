@@ -33,6 +33,20 @@ from pkm.kernels.model import LAY_NMAX, LI_AFF
 from pkm.kernels.work import make_work
 
 
+def pass_blocks(km, dp: int, na: int) -> list:
+    """The ``δ_p + 1`` passes' arrays of the forward-dynamics kernels (platform states, limb rates,
+    forces, J_IK, …; :func:`pkm.kernels.forward.forward_range`) for the packed model ``km``: zeroed, and
+    the unit platform accelerations of passes 1…δ_p set (:func:`pkm.kernels.forward.pass_accelerations`)."""
+    L, nmax = km.mi.shape[0], int(km.lay[LAY_NMAX])
+    m = dp + 1
+    passes = blocks((m, 4, 4), (m, 6), (m, 6), (m, 6), (m, L, nmax), (m, L, nmax), (m, na), (m, na, dp), (m, L, dp),
+                    (m, dp))
+    for a in passes:
+        a[...] = 0.0
+    pass_accelerations(km.dp_static, passes[2])
+    return passes
+
+
 @dataclass
 class ForwardDynamics:
     """Task accelerations ``xdd`` (N, δ_p) under actuator forces ``u`` (N, n_act), with the
@@ -83,13 +97,7 @@ class ForwardKernel:
         #: state (``bias``, J_IK⁻ᵀ) are wanted; ``inf`` (``hold=False``: a simulation's right-hand
         #: sides) evaluates states at and near forward-kinematics singularities, ``bias`` NaN there
         self.jik = self.args[2] if hold else np.inf
-        L, nmax, dp, na = km.mi.shape[0], int(km.lay[LAY_NMAX]), robot.task_dof, robot.n_act
-        m = dp + 1
-        self.passes = blocks((m, 4, 4), (m, 6), (m, 6), (m, 6), (m, L, nmax), (m, L, nmax), (m, na), (m, na, dp),
-                             (m, L, dp), (m, dp))
-        for a in self.passes:
-            a[...] = 0.0
-        pass_accelerations(km.dp_static, self.passes[2])
+        self.passes = pass_blocks(km, robot.task_dof, robot.n_act)
         self.work = [w[0] for w in make_work(km, 1)]
         self.th = self.work[0]
         self.general = None if km.mi[:, LI_AFF].all() else km.lay

@@ -183,6 +183,18 @@ def check_solver_options(form: str, solver: dict, function=None) -> None:
     check_parallel(solver.get("threads"), None)
 
 
+def check_span(t_span) -> tuple[float, float]:
+    """``(t0, t1)`` of a simulation's ``t_span``: two finite times with ``t0 < t1``, else a one-line
+    :class:`pkm.InputError`."""
+    try:
+        t0, t1 = (float(v) for v in t_span)
+    except (TypeError, ValueError):
+        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}") from None
+    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
+        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
+    return t0, t1
+
+
 def check_times(T, t0, t1, most) -> np.ndarray:
     """Output times ``T`` of a simulation, checked: at most ``most`` finite, strictly increasing real
     numbers within ``[t0, t1]``, else a one-line :class:`pkm.InputError` naming the first bad one."""

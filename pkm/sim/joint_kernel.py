@@ -9,13 +9,12 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.errors import IKError, SingularityError, fmt_condition
-from pkm.kernels.batch import blocks
 from pkm.kernels.dynamics import SINGULAR_GY, SINGULAR_LP
-from pkm.kernels.forward import pass_accelerations
 from pkm.kernels.joint_form import joint_rhs, joint_rk4
 from pkm.kernels.joint_projection import NOT_PROJECTED, TURNED, joint_rk4_projected
 from pkm.kernels.model import LAY_NMAX, LI_N, LI_NROWS, pack
 from pkm.kernels.work import M_JT, M_JTI, make_work
+from pkm.sim.forward import pass_blocks
 from pkm.sim.task import translational_axes
 
 
@@ -29,12 +28,7 @@ class JointKernel:
         self.robot = robot
         self.km = km = pack(robot, affine=False)
         L, nmax, dp, na = km.mi.shape[0], int(km.lay[LAY_NMAX]), robot.task_dof, robot.n_act
-        m = dp + 1
-        self.passes = blocks((m, 4, 4), (m, 6), (m, 6), (m, 6), (m, L, nmax), (m, L, nmax), (m, na), (m, na, dp),
-                             (m, L, dp), (m, dp))
-        for a in self.passes:
-            a[...] = 0.0
-        pass_accelerations(km.dp_static, self.passes[2])
+        self.passes = pass_blocks(km, dp, na)
         if wrench is not None:
             self.passes[3][0] = np.asarray(wrench, dtype=float).reshape(6)
         self.work = [w[0] for w in make_work(km, 1)]

@@ -35,7 +35,8 @@ from pkm.algorithms.limits import check_limits
 from pkm.errors import AccuracyWarning, InputError, PkmError
 from pkm.sim import rk4_forms
 from pkm.sim.forward import forward_dynamics
-from pkm.sim.inputs import Constant, Table, actuator_input, check_options, check_solver_options, check_times
+from pkm.sim.inputs import (Constant, Table, actuator_input, check_options, check_solver_options, check_span,
+                             check_times)
 from pkm.sim.stepping import adaptive, rk4
 from pkm.sim.task import TaskRhs, _name, dissipative, forces, piecewise_cubic, rk4_numba, translational_axes
 
@@ -172,12 +173,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
     robot.spec.check_actuation()
     if not isinstance(limits, (bool, np.bool_)):
         raise InputError(f"limits must be True or False, got {limits!r}")
-    try:
-        t0, t1 = (float(v) for v in t_span)
-    except (TypeError, ValueError):
-        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}") from None
-    if not (np.isfinite(t0) and np.isfinite(t1) and t1 > t0):
-        raise InputError(f"t_span must be two finite times t0 < t1, got {t_span!r}")
+    t0, t1 = check_span(t_span)
     d = robot.task_dof
     check_solver_options(form, solver, simulate)
     check_options(rtol=rtol, atol=atol, dt=dt, max_step=max_step, max_condition=max_condition, project=project,
