@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.kernels.actuator_form import _keep, _predict, _state
-from pkm.kernels.forward import _input
+from pkm.kernels.forward import _input, rk4_stage
 from pkm.kernels.model import BF_JT, BF_SIZE, LI_N
 from pkm.kernels.work import _internal, _jit
 
@@ -50,14 +50,7 @@ def actuator_rk4(n_steps, T, y0, tb, uc, limit, mi, mf, lay, Mp, ix, K, Kv, R, g
         h = T[s + 1] - t if s < n_steps else 0.0
         y = Y[s]
         for stage in range(4 if s < n_steps else 1):
-            if stage == 0:
-                ts, c, kin, out = t, 0.0, k1, k1
-            elif stage == 1:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k1, k2
-            elif stage == 2:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k2, k3
-            else:
-                ts, c, kin, out = t + h, h, k3, k4
+            ts, c, kin, out = rk4_stage(stage, t, h, k1, k2, k3, k4)
             for i in range(ny):
                 ys[i] = y[i] + c * kin[i]
             if s > 0 or stage > 0:

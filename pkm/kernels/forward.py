@@ -281,6 +281,20 @@ def _stage(mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, tb, uc, g0, t
 
 
 @_internal
+def rk4_stage(stage, t, h, k1, k2, k3, k4):
+    """Classical RK4's stage ``stage`` (0–3) of the step from ``t`` of length ``h``: the stage's time,
+    the factor ``c`` of the slope ``kin`` it starts from (``y + c·kin``) and the slope ``out`` it fills
+    (``k1 … k4``; ``y_{n+1} = y_n + h/6 (k1 + 2k2 + 2k3 + k4)``). Every form's RK4 kernel steps by it."""
+    if stage == 0:
+        return t, 0.0, k1, k1
+    if stage == 1:
+        return t + 0.5 * h, 0.5 * h, k1, k2
+    if stage == 2:
+        return t + 0.5 * h, 0.5 * h, k2, k3
+    return t + h, h, k3, k4
+
+
+@_internal
 def _predict_start(th, thd, thdd, h, limit):
     """``θ + θ̇ h + θ̈ h²/2`` as the next IK start, unless it moves a variable by more than
     ``limit`` (then ``θ``, which stays on the branch)."""
@@ -324,14 +338,7 @@ def rk4_run(s_begin, s_end, n_steps, T, mi, mf, lay, Mp, d_static, dp_static, R0
         h = T[s + 1] - t if s < n_steps else 0.0
         y = Y[r]
         for stage in range(4 if s < n_steps else 1):
-            if stage == 0:
-                ts, c, kin, out = t, 0.0, k1, k1
-            elif stage == 1:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k1, k2
-            elif stage == 2:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k2, k3
-            else:
-                ts, c, kin, out = t + h, h, k3, k4
+            ts, c, kin, out = rk4_stage(stage, t, h, k1, k2, k3, k4)
             for i in range(ny):
                 ys[i] = y[i] + c * kin[i]
             if ts != last:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.kernels.dynamics import _limb_geometry, _limb_motion, _limb_unit, _pinv_slot
-from pkm.kernels.forward import _input, _set_state, _task_solve
+from pkm.kernels.forward import _input, _set_state, _task_solve, rk4_stage
 from pkm.kernels.ik import _fk, _loop_rows, _platform_jacobian
 from pkm.kernels.model import LAY_QP, LI_N, LI_PLAT
 from pkm.kernels.work import BW_K, M_G, M_J, V_G, _internal, _jit, _pose_at
@@ -131,14 +131,7 @@ def joint_rk4(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, 
         h = T[s + 1] - t
         y = Y[s]
         for stage in range(4):
-            if stage == 0:
-                ts, c, kin, out = t, 0.0, k1, k1
-            elif stage == 1:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k1, k2
-            elif stage == 2:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k2, k3
-            else:
-                ts, c, kin, out = t + h, h, k3, k4
+            ts, c, kin, out = rk4_stage(stage, t, h, k1, k2, k3, k4)
             for i in range(ny):
                 ys[i] = y[i] + c * kin[i]
             _input(tb, uc, ts, u)

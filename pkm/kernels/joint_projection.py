@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.kernels.forward import _input
+from pkm.kernels.forward import _input, rk4_stage
 from pkm.kernels.ik import _fk, _loop_rows, _platform_jacobian
 from pkm.kernels.joint_form import _joint_dy, _joint_state
 from pkm.kernels.model import LAY_QP, LI_N, LI_NROWS, LI_PLAT
@@ -315,14 +315,7 @@ def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_st
         t = T[s]
         h = T[s + 1] - t
         for stage in range(4):
-            if stage == 0:
-                ts, c, kin, out = t, 0.0, k1, k1
-            elif stage == 1:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k1, k2
-            elif stage == 2:
-                ts, c, kin, out = t + 0.5 * h, 0.5 * h, k2, k3
-            else:
-                ts, c, kin, out = t + h, h, k3, k4
+            ts, c, kin, out = rk4_stage(stage, t, h, k1, k2, k3, k4)
             for i in range(ny):
                 ys[i] = y[i] + c * kin[i]
             _input(tb, uc, ts, u)
