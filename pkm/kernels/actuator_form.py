@@ -43,11 +43,10 @@ import numpy as np
 
 from pkm.kernels.actuator_assembly import (ASSEMBLY_FAILED, IX_FREE, IX_NVF, IX_VO, _arrow_at, _arrow_normal,
                                            _assemble, _chol_solve, index_table)
-from pkm.kernels.dynamics import SINGULAR_GY, _inertia_times, _loop_bias, _params10, _rnea, _rnea_acc, _twists
+from pkm.kernels.dynamics import SINGULAR_GY, _h_dot_q_dot, _inertia_times, _params10, _rnea, _rnea_acc, _twists
 from pkm.kernels.ik import _build_H, _h_times
-from pkm.kernels.model import LAY_ACTPOS, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, \
-    LI_NLOOP, LI_PLAT, LP_M, LP_SIZE, LP_Y
-from pkm.kernels.work import BW_A, BW_HD, BW_PHI, M_GYI, M_H, M_J, M_LP, V_G, V_Q, _internal, _jit, _piece, _pose_at, \
+from pkm.kernels.model import LAY_ACTPOS, LAY_NMAX, LAY_QP, LI_ACTOFF, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_PLAT
+from pkm.kernels.work import BW_A, BW_HD, BW_PHI, M_H, M_J, M_LP, V_G, V_Q, _internal, _jit, _piece, _pose_at, \
     _twist_at
 from pkm.lie.linalg import _cholesky_into
 from pkm.lie.small import Ad, Ad_inv, coad, sub
@@ -135,19 +134,7 @@ def _state(mi, mf, lay, Mp, ix, K, Kv, R, qa, qda, u, g0, Wee, th, bwL, matL, ve
         for i in range(n):
             bw[i, BW_HD] = 0.0
         if not aff:  # Ḣq̇ = −G_y⁻¹ Ġθ̇ per loop (eq. 46–47)
-            g = vec[V_G]
-            _loop_bias(l, mi, mf, lay, bw, g)
-            row = 0
-            for lp in range(mi[l, LI_NLOOP]):
-                oi = lay[LAY_LOOPS] + LP_SIZE * lp
-                m = mi[l, oi + LP_M]
-                Gyi = mat[M_GYI + lp]
-                for a in range(m):
-                    acc = 0.0
-                    for b in range(m):
-                        acc -= Gyi[a, b] * g[row + b]
-                    bw[mi[l, oi + LP_Y + a], BW_HD] = acc
-                row += m
+            _h_dot_q_dot(l, mi, mf, lay, bw, vec[V_G], mat)
         RQ, pQ = _pose_at(mf, l, lay[LAY_QP])  # J̇_pθ̇ = Ad_{Q_p} A_p, from K_p to F_p
         pw, pv = _twist_at(bw, mi[l, LI_PLAT], BW_A)
         aw, av = Ad(RQ, pQ, pw, pv)

@@ -94,6 +94,26 @@ def _loop_bias(l, mi, mf, lay, bw, g):
             row += 1
 
 
+
+@_internal
+def _h_dot_q_dot(l, mi, mf, lay, bw, g, mat):
+    """``Ḣq̇ = −G_y⁻¹ Ġθ̇`` per loop of limb ``l`` (eq. 46–47) into ``bw[:, BW_HD]`` at each loop's
+    dependent variables (the others left as they are), with ``Ġθ̇`` from :func:`_loop_bias` in ``g``
+    and the loops' ``G_y⁻¹`` in ``mat[M_GYI + loop]``."""
+    _loop_bias(l, mi, mf, lay, bw, g)
+    row = 0
+    for lp in range(mi[l, LI_NLOOP]):
+        oi = lay[LAY_LOOPS] + LP_SIZE * lp
+        m = mi[l, oi + LP_M]
+        Gyi = mat[M_GYI + lp]
+        for a in range(m):
+            acc = 0.0
+            for b in range(m):
+                acc -= Gyi[a, b] * g[row + b]
+            bw[mi[l, oi + LP_Y + a], BW_HD] = acc
+        row += m
+
+
 @_internal
 def _rnea(l, mi, mf, thd, thdd, g0, bw):
     """Recursive Newton–Euler inverse dynamics of limb ``l``'s tree (App. B) in joint frames, with
@@ -222,18 +242,7 @@ def _limb_motion(l, mi, mf, lay, d_static, dp_static, Pinv, Vp, dVp, g0, s, thd,
     for i in range(n):
         bw[i, BW_HD] = 0.0
     if not aff and general is not None:  # Ḣq̇ = −G_y⁻¹ Ġθ̇ per loop (eq. 46–47); zero for a constant H
-        _loop_bias(l, mi, mf, lay, bw, g)
-        row = 0
-        for lp in range(mi[l, LI_NLOOP]):
-            oi = lay[LAY_LOOPS] + LP_SIZE * lp
-            m = mi[l, oi + LP_M]
-            Gyi = mat[M_GYI + lp]
-            for a in range(m):
-                acc = 0.0
-                for b in range(m):
-                    acc -= Gyi[a, b] * g[row + b]
-                bw[mi[l, oi + LP_Y + a], BW_HD] = acc
-            row += m
+        _h_dot_q_dot(l, mi, mf, lay, bw, g, mat)
     # V̇_p − J̇_pθ̇ − J_p Ḣq̇, with J̇_pθ̇ = Ad_{Q_p} A_p moved from K_p to F_p
     RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
     pw, pv = _twist_at(bw, plat, BW_A)
