@@ -126,7 +126,8 @@ def pkm_candidates(robot):
             "RHS actuator in RK4": (run_actuator, 3, 4 * n + 1),
             "RHS actuator from Python": (lambda: kernel.run(q, qd, res.tau[s]), 2000, 1),
             "RHS actuator, Python reference": (lambda: model.state(q, qd, g), 20, 1),
-            "RHS joint in RK4": (lambda: rk4_joint(jk, T, yj0, pp), 3, 4 * n),
+            # 5 evaluations per step: 4 stages and the step end's (the reference's J_IK check, no projection)
+            "RHS joint in RK4": (lambda: rk4_joint(jk, T, yj0, pp), 3, 5 * n),
             "RHS joint from Python": (lambda: jk.run(theta_s, tr.xd[s]), 2000, 1),
             "RK4 step joint form, projected": (lambda: rk4_joint(jk, T, yj0, pp, rank=jm.rank), 3, n),
             "RK4 step": (run, 3, n)}

@@ -320,6 +320,18 @@ def test_simulate_rk4_of_the_forms_stops_at_their_singularities_as_the_python_st
     _same(fast, slow, tol=1e-9)
 
 
+@pytest.mark.parametrize("u", ["hold", "table"])
+def test_simulate_rk4_of_the_joint_form_without_projections_runs_in_numba(robots, monkeypatch, u):
+    """``form="joint", project=False``: the same numba RK4 kernel with the reference's J_IK check and no
+    projection, equal to the Python stepping to 1e-12 and, like it, recording no projections."""
+    robot = robots["delta_3rr2rrr"]
+    torques = _table(robot, 0.04) if u == "table" else u
+    fast, slow = _both(monkeypatch, robot, torques, t_span=(0.0, 0.04), form="joint", dt=1e-3, project=False)
+    assert fast.info["rk4_numba"] is True and slow.info["rk4_numba"] is False
+    _same(fast, slow)
+    assert fast.info["project"] is False and len(fast.info["projection"]) == len(slow.info["projection"]) == 0
+
+
 def test_controllers_step_the_forms_rk4_in_python(robots):
     """Forces of the state (a controller) are not the numba RK4's: the Python stepping runs."""
     robot = robots["delta_3rr2rrr"]

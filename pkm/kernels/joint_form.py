@@ -10,19 +10,20 @@ every limb, :func:`pkm.kernels.model.pack` ``affine=False``), ``L_p = J_p H``, `
 :func:`pkm.kernels.dynamics._limb_unit`) and solve (:func:`pkm.kernels.forward._task_solve`):
 ``V̇_t = M_t⁻¹(J_IKᵀu + W_t^EE − C_t V_t − W_t^grav)`` (eq. 133), the platform at the task
 coordinates ``x`` of θ (the mean of the limbs' platform positions, in the platform's reference
-axes). Translational task spaces (``V_t = ẋ``), as the joint form.
+axes). Translational task spaces (``V_t = ẋ``), as the joint form. Its RK4:
+:func:`pkm.kernels.joint_projection.joint_rk4_projected` (with or without the projections).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from pkm.kernels.dynamics import _limb_geometry, _limb_motion, _limb_unit, _pinv_slot
-from pkm.kernels.forward import _input, _set_state, _task_solve, rk4_stage
+from pkm.kernels.forward import _set_state, _task_solve
 from pkm.kernels.ik import _fk, _loop_rows, _platform_jacobian
 from pkm.kernels.model import LAY_QP, LI_N, LI_PLAT
 from pkm.kernels.work import BW_K, M_G, M_J, V_G, _internal, _jit, _pose_at
 
-__all__ = ["joint_rhs", "joint_rk4"]
+__all__ = ["joint_rhs"]
 
 
 @_internal
@@ -110,37 +111,3 @@ def _joint_dy(mi, th, thd, xdd, pJIK, u, ys, n, dp, out):
             acc += pJIK[0, a, i] * ys[n + i]
         power += u[a] * acc
     out[n + dp] = power
-
-
-@_jit
-def joint_rk4(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, g0, pCd, pVp, pdVp,
-              pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, thresh, xdd, thd, thdd, x,
-              Y, scratch, u, status):
-    """Classical RK4 on ``y = (θ, V_t, w)`` (eq. 133–134 and the actuator work ``ẇ = u·J_IK V_t``) from
-    ``y0`` over the step ends ``T`` (n_steps + 1), forces from the piecewise cubic ``(tb, uc)``
-    (:func:`pkm.kernels.forward._input`), without projections (the joint form's ``project=False``).
-    Writes ``Y`` (n_steps + 1, n + δ_p + 1); ``scratch`` (5, n + δ_p + 1). On failure ``status[1]``
-    is the step whose stage failed."""
-    ny, dp = y0.shape[0], axes.shape[0]
-    n = ny - dp - 1
-    k1, k2, k3, k4, ys = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
-    for i in range(ny):
-        Y[0, i] = y0[i]
-    for s in range(n_steps):
-        t = T[s]
-        h = T[s + 1] - t
-        y = Y[s]
-        for stage in range(4):
-            ts, c, kin, out = rk4_stage(stage, t, h, k1, k2, k3, k4)
-            for i in range(ny):
-                ys[i] = y[i] + c * kin[i]
-            _input(tb, uc, ts, u)
-            if not _joint_state(mi, mf, lay, Mp, d_static, dp_static, ys[:n], ys[n:n + dp], u, R0, local0, axes, g0,
-                                pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec,
-                                general, thresh, xdd, thd, thdd, x, status):
-                status[1] = s
-                return
-            _joint_dy(mi, th, thd, xdd, pJIK, u, ys, n, dp, out)
-        for i in range(ny):
-            Y[s + 1, i] = y[i] + h / 6.0 * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i])
-    status[0] = 0

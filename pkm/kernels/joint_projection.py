@@ -294,8 +294,10 @@ def _jik_ok(pJIK, max_cond, jw, status):
 def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_static, R0, local0, axes, g0, pCd, pVp,
                         pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, thresh, xdd,
                         thd, thdd, x, rank, A, Ax, r, B, V, pr, sv, N, tol, max_iter, J0, proj, Y, scratch, u, status,
-                        max_cond, resume, jw):
-    """:func:`pkm.kernels.joint_form.joint_rk4` with the reference's step acceptance
+                        max_cond, resume, jw, do_project):
+    """Classical RK4 on the joint form's ``y = (θ, V_t, w)`` (:func:`pkm.kernels.joint_form._joint_state`,
+    eq. 133–134 and the actuator work ``ẇ = u·J_IK V_t``) from ``y0`` over the step ends ``T``, forces
+    from the piecewise cubic ``(tb, uc)``, with the reference's step acceptance
     (:meth:`pkm.sim.joint.JointRhs.accept`): after each step the check that no row of J_IK turned by
     more than 90° since the last accepted state (:data:`TURNED`), then the projection of θ
     (:func:`project`, its ``(residual before, largest |Δθ|, iterations)`` into ``proj[s]``); the next
@@ -304,7 +306,8 @@ def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_st
     :data:`ILL_JIK` where J_IK's condition number exceeds it (:func:`_jik_ok`, scratch ``jw``). ``resume``: ``y0`` is the
     projected state after an earlier call's last step and ``J0`` that call's last accepted J_IK (the
     next chunk of one run, :mod:`pkm.sim.rk4_forms`: the same steps as one call); ``scratch[5]`` holds
-    the projected state after the last step."""
+    the projected state after the last step. ``do_project`` False (the joint form's ``project=False``):
+    the check without the projection (``proj`` and ``rank`` unused), as the reference's ``accept``."""
     ny, dp = y0.shape[0], axes.shape[0]
     n = ny - dp - 1
     k1, k2, k3, k4, ys, y = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4], scratch[5]
@@ -353,6 +356,8 @@ def joint_rk4_projected(n_steps, T, y0, tb, uc, mi, mf, lay, Mp, d_static, dp_st
                 return
             for i in range(dp):
                 J0[a, i] = pJIK[0, a, i]
+        if not do_project:   # project=False: the integrated state goes on as it is
+            continue
         if not project(mi, mf, lay, R0, local0, axes, rank, th, x, bw, mat, vec, A, Ax, r, B, V, pr, sv, N, tol,
                        max_iter, proj[s]):
             status[0], status[1], status[2], status[3] = NOT_PROJECTED, s + 1, -1, proj[s, 0]

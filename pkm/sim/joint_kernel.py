@@ -1,6 +1,6 @@
 """The joint-coordinate form (paper 8.1.2) on its numba kernel (:mod:`pkm.kernels.joint_form`):
 :class:`JointKernel` holds one robot's scratch (allocated once) and evaluates eq. 133–134 at one
-joint state; :func:`rk4_joint` integrates a whole fixed-step RK4 run without projections inside
+joint state; :func:`rk4_joint` integrates a whole fixed-step RK4 run (with or without projections) inside
 numba under constant or tabulated forces. :class:`pkm.sim.joint.JointRhs` uses the kernel; its
 Python path (:class:`pkm.sim.joint.JointModel`) is the reference the tests compare it with.
 """
@@ -10,7 +10,7 @@ import numpy as np
 
 from pkm.errors import IKError, SingularityError, fmt_condition
 from pkm.kernels.dynamics import SINGULAR_GY, SINGULAR_LP
-from pkm.kernels.joint_form import joint_rhs, joint_rk4
+from pkm.kernels.joint_form import joint_rhs
 from pkm.kernels.joint_projection import NOT_PROJECTED, TURNED, joint_rk4_projected
 from pkm.kernels.model import LAY_NMAX, LI_N, LI_NROWS, pack
 from pkm.kernels.work import M_JT, M_JTI, make_work
@@ -78,11 +78,20 @@ def raise_joint_status(robot, st, threshold, when=""):
     raise SingularityError(f"{when}the task-space mass matrix M_t is singular")
 
 
+def projection_work(kernel: JointKernel) -> tuple:
+    """The scratch of the closure projection in :func:`pkm.kernels.joint_projection.joint_rk4_projected`
+    (its arguments ``A, Ax, r, B, V, pr, sv, N``) for ``kernel``'s robot."""
+    mi, dp = kernel.km.mi, kernel.robot.task_dof
+    rows, nt = int(sum(mi[:, LI_NROWS]) + 6 * len(mi)), int(sum(mi[:, LI_N]))
+    return (np.zeros((rows, nt)), np.zeros((rows, dp)), np.zeros(rows), np.zeros((rows, nt)), np.eye(nt),
+            np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)))
+
+
 def rk4_joint(kernel: JointKernel, T, y0, pp, rank=None, tol=1e-13, max_iter=20):
     """The joint form's whole RK4 run over the step ends ``T`` in numba, forces from the piecewise
-    cubic ``pp`` (:func:`pkm.sim.task.piecewise_cubic`): without projections
-    (:func:`pkm.kernels.joint_form.joint_rk4`, ``rank=None``) or with the reference's check and
-    projection after every step (:func:`pkm.kernels.joint_projection.joint_rk4_projected`; ``rank``
+    cubic ``pp`` (:func:`pkm.sim.task.piecewise_cubic`), with the reference's check after every step
+    (:func:`pkm.kernels.joint_projection.joint_rk4_projected`) and, unless ``rank=None``, its
+    projection (``rank``
     the closure Jacobian's rank on the manifold, :attr:`pkm.sim.joint.JointModel.rank`, ``tol`` and
     ``max_iter`` the projection's). Returns ``(Y, proj)``: the integrated states (len(T), n + δ_p + 1)
     and per step the projection's ``(residual before, largest |Δθ|, iterations)`` (None without).
@@ -94,20 +103,12 @@ def rk4_joint(kernel: JointKernel, T, y0, pp, rank=None, tol=1e-13, max_iter=20)
     st[:] = (-1, 0, 0, 0)
     T = np.ascontiguousarray(T, dtype=float)
     y0 = np.ascontiguousarray(y0, dtype=float)
-    robot, proj = kernel.robot, None
-    if rank is None:
-        joint_rk4(n, T, y0, tb, uc, *kernel.args(), *kernel.scratch(), Y, np.zeros((5, len(y0))),
-                  np.zeros(robot.n_act), st)
-    else:
-        mi = kernel.km.mi
-        rows, nt, dp = int(sum(mi[:, LI_NROWS]) + 6 * len(mi)), int(sum(mi[:, LI_N])), robot.task_dof
-        proj = np.zeros((n, 3))
-        joint_rk4_projected(n, T, y0, tb, uc, *kernel.args(), *kernel.scratch(), int(rank), np.zeros((rows, nt)),
-                            np.zeros((rows, dp)), np.zeros(rows), np.zeros((rows, nt)), np.eye(nt),
-                            np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)), float(tol),
-                            int(max_iter), np.zeros((robot.n_act, dp)), proj, Y, np.zeros((6, len(y0))),
-                            np.zeros(robot.n_act), st, np.inf, False,
-                            np.zeros((robot.n_act + dp, dp)))
+    robot, dp = kernel.robot, kernel.robot.task_dof
+    proj = np.zeros((n, 3))
+    joint_rk4_projected(n, T, y0, tb, uc, *kernel.args(), *kernel.scratch(), 0 if rank is None else int(rank),
+                        *projection_work(kernel), float(tol), int(max_iter), np.zeros((robot.n_act, dp)), proj, Y,
+                        np.zeros((6, len(y0))), np.zeros(robot.n_act), st, np.inf, False,
+                        np.zeros((robot.n_act + dp, dp)), rank is not None)
     if st[0] != 0:
         s = int(st[1])
         if st[0] == TURNED:
@@ -119,7 +120,7 @@ def rk4_joint(kernel: JointKernel, T, y0, pp, rank=None, tol=1e-13, max_iter=20)
             raise IKError(f"at t = {T[s]:.6g} s: the closure projection did not converge: residual {st[3]:.3e} "
                           f"after {max_iter} iterations", residual=float(st[3]), iterations=max_iter)
         raise_joint_status(robot, st, kernel.threshold, when=f"at t = {T[s]:.6g} s (in the RK4 step from there): ")
-    return Y, proj
+    return Y, (None if rank is None else proj)
 
 
 def warm(robot) -> None:
@@ -137,7 +138,6 @@ def warm(robot) -> None:
         zero = np.zeros(robot.task_dof)
         kernel.run(theta, zero)
         pp = (np.array([0.0, 2e-3]), np.zeros((4, 1, robot.n_act)))
-        rk4_joint(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([theta, zero, [0.0]]), pp)
         rk4_joint(kernel, np.array([0.0, 1e-3, 2e-3]), np.concatenate([theta, zero, [0.0]]), pp, rank=1)
     except (NotImplementedError, PkmError):   # compiled all the same: the failure is the state's
         pass

@@ -24,12 +24,12 @@ that the error, its located time and any fallback are exactly the Python path's:
   no limb within ``(1 + MARGIN)`` of :data:`pkm.sim.switching.K_SWITCH` of its own singularity
   (through zero, not through ∞: the watch's "crossed") — the Python watch checks exactly these
   states, at the same step ends;
-* the joint form (:func:`joint_run`, with the projection: ``project=True``): the numba RK4 with the
-  reference's step acceptance (:func:`pkm.kernels.joint_projection.joint_rk4_projected`) failing
+* the joint form (:func:`joint_run`, with the projection or without it, ``project=False``): the numba RK4
+  with the reference's step acceptance (:func:`pkm.kernels.joint_projection.joint_rk4_projected`) failing
   anywhere: a limb's ``G_y``/``L_p`` beyond the kernel's threshold (where the Python path's kernel
   hands over to the reference), J_IK's condition number above ``(1 − MARGIN) · max_condition`` at
   any stage or step end (the kernel's own check, :data:`~pkm.kernels.joint_projection.ILL_JIK`),
-  a row of J_IK turned, a projection that does not converge; or the outputs' evaluation
+  a row of J_IK turned, a projection (``project=True``) that does not converge; or the outputs' evaluation
   (:meth:`pkm.sim.joint.JointRhs.result`) raising.
 
 :data:`MARGIN` keeps a state whose condition number differs from the Python path's by the
@@ -48,8 +48,8 @@ import numpy as np
 
 from pkm.errors import PkmError
 from pkm.kernels.joint_projection import joint_rk4_projected
-from pkm.kernels.model import LI_N, LI_NROWS
 from pkm.sim import task
+from pkm.sim.joint_kernel import projection_work
 from pkm.sim.task import piecewise_cubic
 
 #: Runs whose condition numbers come within this fraction of ``max_condition`` are stepped in
@@ -121,15 +121,15 @@ def actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, max_condition
 
 
 def joint_run(rhs, T, y0, uf, progress):
-    """The joint form's RK4 with projections over the step ends ``T`` in numba under the constant or
-    tabulated forces ``uf``, for the right-hand side ``rhs`` (:class:`pkm.sim.joint.JointRhs`, on its
-    kernel, ``project=True``) from ``y0``; the fields of a :class:`pkm.sim.simulate.SimulationResult`,
+    """The joint form's RK4 (with projections where ``rhs.do_project``) over the step ends ``T`` in numba
+    under the constant or tabulated forces ``uf``, for the right-hand side ``rhs``
+    (:class:`pkm.sim.joint.JointRhs`, on its kernel) from ``y0``; the fields of a :class:`pkm.sim.simulate.SimulationResult`,
     or None where the Python stepping must run instead (module docstring; ``rhs`` is then to be
     built anew)."""
     from pkm.sim.joint import PROJECT_ITER, PROJECT_TOL
 
     k, model = rhs.kernel, rhs.model
-    if k is None or not rhs.do_project or model.rank is None:
+    if k is None or (rhs.do_project and model.rank is None):
         return None
     robot = model.robot
     try:
@@ -137,23 +137,22 @@ def joint_run(rhs, T, y0, uf, progress):
     except PkmError:
         return None
     n, ny, dp, na = len(T) - 1, len(y0), robot.task_dof, robot.n_act
-    mi = k.km.mi
-    rows, nt = int(sum(mi[:, LI_NROWS]) + 6 * len(mi)), int(sum(mi[:, LI_N]))
     T = np.ascontiguousarray(T, dtype=float)
     Y, proj = np.empty((n + 1, ny)), np.zeros((n, 3))
     Y[0] = y0
     scratch, J0, u, st = np.zeros((6, ny)), np.zeros((na, dp)), np.zeros(na), k.status
     jw = np.zeros((na + dp, dp))
-    work = (np.zeros((rows, nt)), np.zeros((rows, dp)), np.zeros(rows), np.zeros((rows, nt)), np.eye(nt),
-            np.zeros(max(4 * nt, rows + dp) + 8), np.zeros(rows), np.zeros((dp, 4)))
+    work = projection_work(k)
     start = np.ascontiguousarray(y0, dtype=float)
     limit = (1.0 - MARGIN) * rhs.max_condition
     for a in range(0, n, task.CHUNK_STEPS):
         b = min(a + task.CHUNK_STEPS, n)
         Yc = np.empty((b - a + 1, ny))
         st[:] = (-1, 0, 0, 0)
-        joint_rk4_projected(b - a, T[a:b + 1], start, tb, uc, *k.args(), *k.scratch(), int(model.rank), *work,
-                            PROJECT_TOL, PROJECT_ITER, J0, proj[a:b], Yc, scratch, u, st, float(limit), a > 0, jw)
+        joint_rk4_projected(b - a, T[a:b + 1], start, tb, uc, *k.args(), *k.scratch(),
+                            int(model.rank) if rhs.do_project else 0, *work,
+                            PROJECT_TOL, PROJECT_ITER, J0, proj[a:b], Yc, scratch, u, st, float(limit), a > 0, jw,
+                            rhs.do_project)
         if st[0] != 0:
             return None
         Y[a + 1:b + 1] = Yc[1:]
@@ -163,7 +162,8 @@ def joint_run(rhs, T, y0, uf, progress):
     if not np.all(np.isfinite(Y)):
         return None
     rhs.nfev += 4 * n
-    rhs.projections = [(float(T[s + 1]), proj[s, 0], proj[s, 1], proj[s, 2]) for s in range(n)]
+    if rhs.do_project:
+        rhs.projections = [(float(T[s + 1]), proj[s, 0], proj[s, 1], proj[s, 2]) for s in range(n)]
     try:
         fields = rhs.result(T, Y, "RK4")
     except PkmError:

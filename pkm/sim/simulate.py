@@ -132,7 +132,7 @@ def simulate(robot, u, t_span, x0=None, xd0=None, *, form="auto", method="DOP853
       spaces): passes through the limbs' IK singularities, stops at forward-kinematics ones.
 
     With ``method="RK4"`` and constant or tabulated forces the task form steps entirely in numba;
-    so do the actuator and joint forms (the joint form with ``project=True``), checked against the
+    so do the actuator and joint forms, checked against the
     Python stepping's singularity watch and stepped again in Python wherever it could stop or take
     another path, so that results and errors are the Python path's (:mod:`pkm.sim.rk4_forms`);
     ``result.info["rk4_numba"]`` says which ran. ``form="auto"`` steps in Python.
