@@ -130,7 +130,7 @@ def build_route(robot, args):
     """The route of the options (:mod:`pkm.planning.paths`)."""
     from pathlib import Path
 
-    from pkm.planning import LinePath, Route, pick_place_route, read_path_csv
+    from pkm.planning.paths import LinePath, Route, read_path_csv, task_pick_place_route
 
     names = list(robot.task.coordinate_names())
     kind = args.path
@@ -152,16 +152,9 @@ def build_route(robot, args):
         return Route((LinePath(start, _task_point(robot, args.end, "--end")),), kind="line")
     if args.end is not None:
         raise PkmError("--end does not apply to a pick-place path (it takes --start, --lift, --travel, --blend)")
-    if "z" not in names:
-        raise PkmError(f"a pick-place path lifts along z, but the task coordinates are {', '.join(names)}")
     lift = _length(args.lift, "--lift", True) or 0.025
     travel = _length(args.travel, "--travel", True) or 0.305
-    blend = _length(args.blend, "--blend", False)
-    blend = 0.5 * lift if blend is None else blend
-    if "x" not in names:
-        raise PkmError(f"a pick-place path travels along x, but the task coordinates are {', '.join(names)}")
-    return pick_place_route(start, lift, travel, blend, vertical_axis=names.index("z"),
-                            horizontal_axis=names.index("x"))
+    return task_pick_place_route(names, start, lift, travel, _length(args.blend, "--blend", False))
 
 
 def run(args: argparse.Namespace) -> int:

@@ -327,9 +327,6 @@ def route_of_trajectory(spec: dict, names, blend: float | None = None) -> Route:
 
     if kind == "line":
         return Route((LinePath(task("start"), task("end")),), kind="line")
-    if "z" not in names or "x" not in names:
-        raise InputError(f"a pick-place path lifts along z and travels along x, but the task coordinates are "
-                         f"{', '.join(names)}")
     travel = spec["travel"]
     if np.ndim(travel) > 0:
         v = np.asarray(travel, dtype=float).ravel()
@@ -341,5 +338,16 @@ def route_of_trajectory(spec: dict, names, blend: float | None = None) -> Route:
         lift = float(spec["lift"])
     except (TypeError, ValueError):
         raise InputError(f"pick-place lift must be a number, got {spec['lift']!r}") from None
-    return pick_place_route(task("start"), lift, travel, 0.5 * lift if blend is None else blend,
+    return task_pick_place_route(names, task("start"), lift, travel, blend)
+
+
+def task_pick_place_route(names, start, lift: float, travel: float, blend: float | None = None) -> Route:
+    """:func:`pick_place_route` in the task coordinates ``names``: from ``start`` (task coordinates) up
+    along ``z`` and across along ``x``, corner blends of length ``blend`` (default ``lift/2``); a one-line
+    InputError for a task without both coordinates."""
+    names = list(names)
+    if "z" not in names or "x" not in names:
+        raise InputError(f"a pick-place path lifts along z and travels along x, but the task coordinates are "
+                         f"{', '.join(names)}")
+    return pick_place_route(start, lift, travel, 0.5 * lift if blend is None else blend,
                             vertical_axis=names.index("z"), horizontal_axis=names.index("x"))

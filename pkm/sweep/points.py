@@ -135,7 +135,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         robot = load_point(robot_path, parameters, masses)
         out["actuators"] = list(robot.actuator_names)
         out["kinds"] = [limb.tree.axis_kind[int(a)] for limb in robot.limbs for a in limb.actuated]
-        traj = from_spec(complete_trajectory(robot, trajectory), robot.task.coordinate_names())
+        spec = complete_trajectory(robot, trajectory)
+        traj = from_spec(spec, robot.task.coordinate_names())
         out["samples"] = len(traj)
         # finite, or a PkmError naming the sample: never an "ok" point with an inf or NaN peak
         tau = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t).tau
@@ -146,7 +147,6 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         if cycle_points:
             from pkm.planning import route_of_trajectory, time_optimal
 
-            spec = complete_trajectory(robot, trajectory)
             cyc = time_optimal(robot, route_of_trajectory(spec, robot.task.coordinate_names()), n=cycle_points)
             out.update(cycle_time=cyc.cycle_time, cycle_limit=next(iter(cyc.active_counts())),
                        picks_per_minute=math.nan if cyc.picks_per_minute is None else cyc.picks_per_minute)
