@@ -187,3 +187,21 @@ def test_a_member_beyond_a_joint_limit_is_reported_at_its_time():
     assert single.value.time == res.t_fail[0]
     assert "joint 'leg1/rail' at -0.30656" in res.message[0] and "at t = 0.25 s (output sample 25" in res.message[0]
     assert np.isfinite(res.x).all()   # the limit member keeps its rows (not valid past t_fail)
+
+
+def test_each_member_falls_under_its_own_robots_gravity(delta):
+    """A member whose robot has another gravity (a machine mounted tilted: a Monte Carlo of the mounting)
+    runs under that gravity, as its single ``robot.simulate`` does, and holds still under its own
+    ``"hold"`` forces; the batch's first robot's gravity used to be applied to every member."""
+    import dataclasses
+
+    g = np.asarray(delta.spec.gravity, dtype=float)
+    c, s = np.cos(0.3), np.sin(0.3)
+    tilted = Robot(dataclasses.replace(delta.spec, gravity=np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]) @ g))
+    res = delta.simulate_batch("hold", SPAN, dt=DT, robots=[delta, tilted], every=EVERY, threads=1)
+    assert list(res.status) == ["ok", "ok"]
+    for b, rb in enumerate((delta, tilted)):
+        single = rb.simulate("hold", SPAN, method="RK4", form="task", dt=DT)
+        ref = single.x[::EVERY]
+        assert np.abs(res.x[b] - ref).max() <= 1e-12, b
+        assert np.abs(res.x[b] - rb.x_ref).max() <= 1e-9, b   # held at rest under its own gravity

@@ -115,7 +115,8 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     ``B`` is the common length of the per-member arguments (each 1 or B, else a one-line
     :class:`pkm.InputError`). ``every``: keep every ``every``-th step (and the last); ``start``:
     each limb's tree variables on the branch (default each robot's reference configuration);
-    ``threads``: Python threads (default: the usable cores); ``progress``: None (a bar on stderr
+    ``gravity``: None (each member under its own robot's ``spec.gravity``) or 3 numbers for every
+    member; ``threads``: Python threads (default: the usable cores); ``progress``: None (a bar on stderr
     when it is a terminal), True/False, or a callable ``progress(done, total)`` of member steps;
     ``limits``: a joint beyond its limits at a kept output fails that member (``"limit"``);
     ``max_condition``: as :func:`pkm.sim.simulate.simulate` (default its ``MAX_CONDITION``);
@@ -389,6 +390,7 @@ class _Lane:
 
     def __init__(self, robot, gravity, solver, T, keep, members):
         self.k = ForwardKernel(robot, gravity, hold=False, **solver)
+        self.gravity = gravity   # None: each member under its own robot's gravity
         self.T, self.keep, self.m = T, keep, members
         L, nmax = self.k.th.shape
         d = robot.task_dof
@@ -409,6 +411,7 @@ class _Lane:
         pp = m.tables[m.table_of[b]]
         axes, local0 = translational_axes(r), r.R0.T @ r.r0
         d, n = r.task_dof, len(T) - 1
+        k.g0[:] = r.spec.gravity if self.gravity is None else self.gravity
         k.th[:] = 0.0
         for i, th in enumerate(r._check_start(m.start)):
             k.th[i, :len(th)] = th
