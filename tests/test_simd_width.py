@@ -107,3 +107,26 @@ def test_target_lanes_follow_numbas_target():
     out = subprocess.run([sys.executable, "-c", "from pkm.kernels.simd_vec import LANES; print(LANES)"], env=env,
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "4"
+
+
+def test_a_read_only_install_records_the_width_in_the_user_cache(monkeypatch, tmp_path):
+    """pkm installed where the user cannot write (a system site-packages) and no NUMBA_CACHE_DIR: the
+    width goes to numba's own user-wide cache directory (where numba then caches the kernels), and the
+    next process reads it there instead of measuring again (≈ 2 s of compiling per process before)."""
+    for name in sw.ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)
+    blocker = tmp_path / "site-packages-pkm"
+    blocker.write_text("a file: no directory can be made below it, even by root")
+    monkeypatch.setattr(sw, "PACKAGE_CACHE", blocker / "__pycache__")
+    monkeypatch.setattr(sw, "user_cache", lambda: tmp_path / "home-cache" / "pkm")
+    monkeypatch.setattr(sw, "target_lanes", lambda: 8)
+    monkeypatch.setattr(sw, "_chosen", [])
+    calls = []
+    monkeypatch.setattr(sw, "measure", lambda widths: calls.append(widths) or {4: 1e-7, 8: 0.5e-7})
+    assert sw.simd_width() == 8 and calls == [(4, 8)]
+    rec = json.loads((tmp_path / "home-cache" / "pkm" / sw.FILE).read_text())
+    assert rec[sw.machine_key()]["lanes"] == 8 and sw.width_file() == tmp_path / "home-cache" / "pkm" / sw.FILE
+    monkeypatch.setattr(sw, "_chosen", [])  # the next process
+    monkeypatch.setattr(sw, "measure", lambda widths: pytest.fail("measured again"))
+    assert sw.simd_width() == 8

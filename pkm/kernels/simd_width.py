@@ -10,7 +10,8 @@ overhead of the lanes but spills registers. The policy (:func:`simd_width`):
 1. ``PKM_SIMD_LANES`` (or ``PKM_SIMD_WIDTH``) set to 2, 4 or 8: that width, nothing measured;
 2. a target without 256-bit registers: 2;
 3. else the two widths recorded for this machine in ``simd-width.json`` beside the numba cache
-   (``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``), keyed by numba's target (triple, CPU
+   (``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``, else — an install the user cannot write
+   to — numba's user-wide cache directory, where numba then caches the kernels too), keyed by numba's target (triple, CPU
    name, a digest of its features: :func:`machine_key`) and the numba and llvmlite versions; else
    measured now (:func:`measure`: a small kernel of the batch kernel's kind, forward kinematics of a
    12-joint chain from sines and cosines, 3×3 products, loads and stores of a structure-of-arrays
@@ -58,6 +59,8 @@ GENERAL_WIDE = 1.05
 #: Alternating timing rounds of :func:`measure` (best of each width).
 ROUNDS = 5
 FILE = "simd-width.json"
+#: The package's own cache directory (numba's default place for pkm's kernels).
+PACKAGE_CACHE = Path(__file__).resolve().parents[1] / "__pycache__"
 
 _chosen: list = []   # this process's choices (constant H, general; numba's target is fixed when it starts)
 
@@ -80,10 +83,25 @@ def machine_key() -> str:
     return f"{triple}|{cpu}|features {digest}|numba {numba.__version__}|llvmlite {llvmlite.__version__}"
 
 
-def width_file() -> Path:
-    """``simd-width.json`` beside the numba cache: under ``NUMBA_CACHE_DIR`` if set, else ``pkm/__pycache__``."""
+def user_cache() -> Path:
+    """pkm's directory in numba's user-wide cache (numba's fallback where a package's ``__pycache__``
+    cannot be written: ``numba.core.caching.UserWideCacheLocator``)."""
+    from numba.misc.appdirs import AppDirs
+
+    return Path(AppDirs(appname="numba", appauthor=False).user_cache_dir) / "pkm"
+
+
+def width_files() -> list:
+    """Where ``simd-width.json`` may be, in order: under ``NUMBA_CACHE_DIR`` if set, else
+    ``pkm/__pycache__`` and then :func:`user_cache`."""
     user = os.environ.get("NUMBA_CACHE_DIR")
-    return (Path(user) if user else Path(__file__).resolve().parents[1] / "__pycache__") / FILE
+    return [Path(user) / FILE] if user else [PACKAGE_CACHE / FILE, user_cache() / FILE]
+
+
+def width_file() -> Path:
+    """The ``simd-width.json`` in use: the first of :func:`width_files` that exists, else the first."""
+    files = width_files()
+    return next((f for f in files if f.is_file()), files[0])
 
 
 def _env_width():
@@ -120,32 +138,37 @@ def simd_width(general=False) -> int:
 
 
 def _recorded(key):
-    try:
-        rec = json.loads(width_file().read_text()).get(key, {})
-        w, wg = rec.get("lanes"), rec.get("lanes_general")
-    except (OSError, ValueError, AttributeError):
-        return None, None
-    return (w if w in WIDTHS else None), (wg if wg in WIDTHS else None)
+    for path in width_files():
+        try:
+            rec = json.loads(path.read_text()).get(key, {})
+            w, wg = rec.get("lanes"), rec.get("lanes_general")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if w in WIDTHS and wg in WIDTHS:
+            return w, wg
+    return None, None
 
 
 def _record(key, w, wg, times):
-    """Add this machine's choice to the file (atomically; a read-only place keeps it in the process)."""
-    path = width_file()
-    try:
-        data = json.loads(path.read_text())
-        if not isinstance(data, dict):
+    """Add this machine's choice to the first of :func:`width_files` that can be written (atomically;
+    where none can, the choice stays in the process)."""
+    for path in width_files():
+        try:
+            data = json.loads(path.read_text())
+            if not isinstance(data, dict):
+                data = {}
+        except (OSError, ValueError):
             data = {}
-    except (OSError, ValueError):
-        data = {}
-    data[key] = {"lanes": w, "lanes_general": wg, "us_per_sample": {str(k): v * 1e6 for k, v in times.items()},
-                 "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{FILE}.{os.getpid()}")
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
-        os.replace(tmp, path)
-    except OSError:
-        pass
+        data[key] = {"lanes": w, "lanes_general": wg, "us_per_sample": {str(k): v * 1e6 for k, v in times.items()},
+                     "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{FILE}.{os.getpid()}")
+            tmp.write_text(json.dumps(data, indent=1) + "\n")
+            os.replace(tmp, path)
+            return
+        except OSError:
+            continue
 
 
 def measure(widths=(4, 8), joints=12, samples=4096, rounds=ROUNDS) -> dict:
