@@ -142,20 +142,36 @@ def test_eom_ik_and_mass_matrix(name):
 
 
 @pytest.mark.parametrize("name", ROBOT_FILES)
-def test_load_builds_the_same_limbs_inside_python_kernels(name):
-    """`pkm.load` inside python_kernels (as under `pkm eom`) still evaluates the limbs' reference
-    geometry with the compiled kernels: the pivoted QRs that choose the independent rows and the
-    y/q partition pick among columns of equal norm by rounding noise, which the interpreted kernels
-    (no FMA) would change for the IRSBot-2's and the 3R[2US]'s second limb."""
+def test_the_loops_partition_does_not_depend_on_rounding(name):
+    """The independent rows and the y/q partition of every loop come out the same from the loop
+    Jacobian ``G`` formed by the compiled kernels (FMA), by the interpreted ones (as `pkm.load` forms
+    it: nothing to compile) and from ``G`` with rounding-level noise (relative 1e-15): the IRSBot-2's
+    and the 3R[2US]'s US pairs tie exactly, and LAPACK's pivoted QR broke those ties by the last bit
+    (pkm.algorithms.pivoting). And `pkm.load` inside python_kernels builds the same limbs."""
+    from pkm.algorithms.limb import _independent_rows, _partition
+
     robot = pkm.load(ROBOTS / name)
     with python_kernels():
         again = pkm.load(ROBOTS / name)
-    outside, inside = robot.limbs, again.limbs
-    assert len(outside) == len(inside)
-    for a, b in zip(outside, inside):
-        assert len(a.loops) == len(b.loops) and (a.q_index == b.q_index).all()
-        for la, lb in zip(a.loops, b.loops):
-            assert (la.rows == lb.rows).all() and (la.y == lb.y).all() and (la.q == lb.q).all()
+    rng = np.random.default_rng(7)
+    for limb, other in zip(robot.limbs, again.limbs):
+        assert (limb.q_index == other.q_index).all()
+        zero = np.zeros(limb.tree.n)
+        for lp, lq in zip(limb.loops, other.loops):
+            assert (lp.rows == lq.rows).all() and (lp.y == lq.y).all() and (lp.q == lq.q).all()
+            Gs = []
+            for mode in (False, True):
+                with python_kernels(mode):
+                    C, J = kin.forward_kinematics(limb.tree, zero), kin.body_jacobians(limb.tree, zero)
+                    Gs.append(jacobian(lp.cut, C, J)[:, lp.cols])
+            Gs += [Gs[0] * (1.0 + 1e-15 * rng.standard_normal(Gs[0].shape)) for _ in range(12)]
+            first = None   # (the file may name the independent coordinates: then load does not pick them)
+            for G in Gs:
+                rows = _independent_rows(G, 1e-9)
+                assert (rows == lp.rows).all(), (limb.name, rows, lp.rows)
+                y, q = _partition(G[rows], lp.cols, limb.tree.actuated, 1e-9, limb.name, "cut")
+                first = (y, q) if first is None else first
+                assert (y == first[0]).all() and (q == first[1]).all(), (limb.name, y, first[0])
 
 
 @pytest.mark.parametrize("name", ROBOT_FILES)

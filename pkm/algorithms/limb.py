@@ -16,9 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import qr
 
 from pkm.algorithms import constraints as cons
+from pkm.algorithms.pivoting import pivoted_qr
 from pkm.lie.interpret import python_kernels
 from pkm.lie.linalg import condition_number
 from pkm.errors import IKError, SingularityError, TopologyError, fmt_condition, naming_file
@@ -262,11 +262,10 @@ def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> L
     tree_bodies = [by_name[b] for b in topo.bodies] + [by_name[spec.platform]]
     tree = compile_tree(tree_bodies, topo.tree_joints, spec.ground)
     zero = np.zeros(tree.n)
-    # Always the compiled kernels (also inside python_kernels, e.g. under `pkm eom`): the pivoted QRs
-    # below choose among columns of equal norm by rounding noise, and the interpreted kernels round
-    # differently (no FMA: pkm.lie.interpret), which would change the y/q partition of e.g. the
-    # IRSBot-2's and the 3R[2US]'s second limb (tests/test_interpret.py).
-    with python_kernels(False):
+    # A few evaluations at the reference configuration, run as Python (nothing to compile or load
+    # from numba's cache); the pivoted QRs below pick the same partition whatever the rounding
+    # (pkm.algorithms.pivoting: ties are broken by index, not by the last bit).
+    with python_kernels():
         C = forward_kinematics(tree, zero)
         J = body_jacobians(tree, zero)
 
@@ -281,7 +280,7 @@ def build_limb(spec: RobotSpec, topo: LimbTopology, rank_tol: float = 1e-9) -> L
         cut = cons.cut_joint(next(j for j in topo.joints if j.name == cut_name), tree)
         cols = np.array(sorted(i for jn in cycle if jn != cut_name for i in joint_vars[jn]), dtype=np.int64)
         in_loops.update(int(c) for c in cols)
-        with python_kernels(False):
+        with python_kernels():
             G = cons.jacobian(cut, C, J)[:, cols]
         rows = _independent_rows(G, rank_tol)
         m = len(rows)
@@ -336,8 +335,7 @@ def _independent_rows(G: np.ndarray, tol: float) -> np.ndarray:
     """Row indices of a maximal independent set of rows of ``G`` (pivoted QR of ``Gᵀ``)."""
     if G.size == 0:
         return np.zeros(0, dtype=np.int64)
-    _, R, piv = qr(G.T, pivoting=True, mode="economic")
-    d = np.abs(np.diag(R))
+    d, piv = pivoted_qr(G.T)
     rank = int(np.sum(d > tol * max(1.0, d[0]))) if d.size else 0
     return np.sort(piv[:rank]).astype(np.int64)
 
@@ -347,8 +345,7 @@ def _partition(G, cols, actuated, tol, limb, cut):
     m = G.shape[0]
     order = [k for k in range(len(cols)) if not actuated[cols[k]]] + [k for k in range(len(cols)) if actuated[cols[k]]]
     cand = [k for k in order if not actuated[cols[k]]]
-    _, R, piv = qr(G[:, cand], pivoting=True, mode="economic")
-    d = np.abs(np.diag(R))
+    d, piv = pivoted_qr(G[:, cand])
     if d.size < m or np.sum(d > tol * max(1.0, d[0] if d.size else 1.0)) < m:
         raise TopologyError(f"limb {limb!r}: the loop closed by {cut!r} cannot be solved for non-actuated variables "
                             "(its constraints need an actuated joint as dependent variable)")
