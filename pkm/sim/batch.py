@@ -98,7 +98,8 @@ class BatchResult:
 
 
 def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payloads=None, every=1, start=None,
-                   gravity=None, threads=None, progress=None, limits=True, max_condition=None, **solver) -> BatchResult:
+                   gravity=None, threads=None, progress=None, limits=True, max_condition=None, lanes=None,
+                   **solver) -> BatchResult:
     """Simulate ``B`` members at once (module docstring): the task form's RK4 with step ``dt`` over
     ``t_span = (t0, t1)``, each member's state, forces and robot from
 
@@ -119,13 +120,17 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     when it is a terminal), True/False, or a callable ``progress(done, total)`` of member steps;
     ``limits``: a joint beyond its limits at a kept output fails that member (``"limit"``);
     ``max_condition``: as :func:`pkm.sim.simulate.simulate` (default its ``MAX_CONDITION``);
+    ``lanes``: None (default: ``W`` members per call in SIMD lanes where :mod:`pkm.sim.batch_lanes` applies,
+    ``PKM_BATCH_LANES=0`` off), False (every member on the scalar kernel), True or a width 2, 4, 8;
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK."""
     from pkm.sim.simulate import MAX_CONDITION, _output_times
 
     unknown = [k for k in solver if k not in ("tol", "max_iter", "singularity_threshold")]
     if unknown:
         raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, payloads, every, start, gravity, "
-                         "threads, progress, limits, max_condition, tol, max_iter, singularity_threshold)")
+                         "threads, progress, limits, max_condition, lanes, tol, max_iter, singularity_threshold)")
+    if not (lanes is None or isinstance(lanes, (bool, np.bool_)) or lanes in (2, 4, 8)):
+        raise InputError(f"lanes must be None, True, False or a width 2, 4 or 8, got {lanes!r}")
     check_solver_options("task", solver, simulate_batch)
     if gravity is not None:
         g = _real(gravity, "gravity")
@@ -151,7 +156,13 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
             raise InputError(f"{name} must be True or False, got {flag!r}")
     members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
     B = members.B
-    threads = _threads(threads, B)
+    from pkm.sim.batch_lanes import LaneRunner, lane_groups, lanes_apply
+    width = lanes_apply(robot, lanes, solver)
+    units = lane_groups(members, width, [b for b in range(B) if b not in members.failed]) if width else []
+    units = [g for g in units if len(g) > 1]
+    laned = {b for g in units for b in g}
+    units += [[b] for b in range(B) if b not in laned]
+    threads = _threads(threads, len(units))
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
     d, na = robot.task_dof, robot.n_act
     K = len(keep)
@@ -164,18 +175,22 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
                                           float(max_condition))
     bar = _progress(progress, B * (n + 1))
-    queue = iter(range(B))
+    queue = iter(units)
     lock, errors = threading.Lock(), []
 
     def work():
         try:
-            lane = _Lane(robot, gravity, solver, T, keep, members)
+            lane, runner = _Lane(robot, gravity, solver, T, keep, members), None
             while True:
                 with lock:
-                    b = next(queue, None)
-                if b is None:
+                    g = next(queue, None)
+                if g is None:
                     return
-                lane.run(b, out, limits, bar)
+                if len(g) == 1:
+                    lane.run(g[0], out, limits, bar)
+                    continue
+                runner = runner or LaneRunner(robot, gravity, solver, T, keep, members, width)
+                runner.run(g, out, limits, bar, lane)
         except BaseException as exc:   # noqa: BLE001 — re-raised in the calling thread
             errors.append(exc)
 
