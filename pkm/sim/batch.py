@@ -159,7 +159,6 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     from pkm.sim.batch_lanes import LaneRunner, lane_groups, lanes_apply
     width = lanes_apply(robot, lanes, solver)
     units = lane_groups(members, width, [b for b in range(B) if b not in members.failed]) if width else []
-    units = [g for g in units if len(g) > 1]
     laned = {b for g in units for b in g}
     units += [[b] for b in range(B) if b not in laned]
     threads = _threads(threads, len(units))
@@ -190,7 +189,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
                     lane.run(g[0], out, limits, bar)
                     continue
                 runner = runner or LaneRunner(robot, gravity, solver, T, keep, members, width)
-                runner.run(g, out, limits, bar, lane)
+                runner.run(g, out, limits, bar, lane, _NoBar())
         except BaseException as exc:   # noqa: BLE001 — re-raised in the calling thread
             errors.append(exc)
 

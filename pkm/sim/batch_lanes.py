@@ -5,16 +5,19 @@ call of :func:`pkm.kernels.simd_forward_rk4.rk4_lanes`, the calls shared out to 
 Sec. 3.3; the Delta, the linear Delta, …) and no joint terms (armature, friction), ``max_iter ≥ 1``;
 members are grouped by their limbs' data (kinematics and limb inertias, the packed ``mf``): a lane
 call holds members of one group, each with its own state, forces, platform inertia (``payloads``,
-or robots differing in the platform only) and IK start. A group of one member, and every member of
-a robot the lanes do not take, runs the scalar kernel as before (:class:`pkm.sim.batch._Lane`).
+or robots differing in the platform only) and IK start. A remainder of a group smaller than
+:func:`min_members`, and every member of a robot the lanes do not take, runs the scalar kernel as
+before (:class:`pkm.sim.batch._Lane`).
 ``lanes=False`` in ``simulate_batch`` (or ``PKM_BATCH_LANES=0``) forces the scalar path for
 every member.
 
 **Results.** Each member's motion equals its run alone (``robot.simulate(..., method="RK4",
 form="task")``) to rounding (the lanes contract other products into FMAs and take some sines fresh
 instead of by the series: ~1e-15 relative per stage), not to the bit; failures (IK, singularities,
-crossings) are the scalar kernel's own, at the same step and with the same message, since a lane
-that the SIMD state does not evaluate runs that stage on the scalar kernel.
+crossings) are the scalar kernel's own: a lane that the SIMD state does not evaluate runs that stage
+on the scalar kernel (which may recover), and a member that fails there is run again alone on the
+scalar kernel (:class:`pkm.sim.batch._Lane`), so that its status, time and message are the bits of
+its run without lanes (near a failure an IK's residual depends on the last bits of the state).
 """
 from __future__ import annotations
 
@@ -32,9 +35,9 @@ from pkm.kernels.simd_vec import aligned_zeros, lanes
 from pkm.kernels.work import BW_SIZE, make_work
 from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, pass_blocks
-from pkm.sim.task import rk4_error, translational_axes
+from pkm.sim.task import translational_axes
 
-__all__ = ["lanes_apply", "lane_groups", "LaneRunner"]
+__all__ = ["lanes_apply", "lane_groups", "min_members", "LaneRunner"]
 
 
 def lanes_apply(robot, lanes_arg, solver) -> int:
@@ -53,9 +56,16 @@ def lanes_apply(robot, lanes_arg, solver) -> int:
     return int(lanes_arg)
 
 
+def min_members(width) -> int:
+    """The fewest members a lane call takes: ``max(3, W // 2)``. A call costs ``W`` lanes whatever the
+    members in it (the Delta: 8 lanes ≈ 3 members alone on the scalar kernel), so a smaller remainder
+    of a group runs on the scalar kernel (as do batches of one or two members: the scalar path's bits)."""
+    return max(3, width // 2)
+
+
 def lane_groups(members, width, order):
-    """The units of work: lists of member indices (from ``order``), the members of a list sharing their
-    limbs' data (``W`` at most); a unit of one member runs the scalar kernel."""
+    """The lane calls: lists of member indices (from ``order``), the members of a list sharing their
+    limbs' data, ``min_members(W) … W`` of them; the members in none run on the scalar kernel."""
     keys, groups = {}, {}
     for b in order:
         r = members.robots[members.robot_of[b]]
@@ -66,7 +76,7 @@ def lane_groups(members, width, order):
     units = []
     for g in groups.values():
         units += [g[i:i + width] for i in range(0, len(g), width)]
-    return units
+    return [g for g in units if len(g) >= min_members(width)]
 
 
 class LaneRunner:
@@ -98,11 +108,10 @@ class LaneRunner:
         #: stages per lane slot evaluated in the lanes and on the scalar kernel (a diagnostic)
         self.counts = np.zeros((W, 2), np.int64)
 
-    def run(self, group, out, limits, bar, lane):
+    def run(self, group, out, limits, bar, lane, quiet):
         """Members ``group`` (≤ W, one limb group) into their rows of ``out``; ``lane`` (a
-        :class:`pkm.sim.batch._Lane`) forms their outputs."""
-        from pkm.sim.batch import _status
-
+        :class:`pkm.sim.batch._Lane`) forms their outputs and runs a failed member again (``quiet``: a
+        progress bar that shows nothing)."""
         m, T, keep, W = self.m, self.T, self.keep, self.W
         n, d = len(T) - 1, self.k.robot.task_dof
         robots = [m.robots[m.robot_of[b]] for b in group]
@@ -149,12 +158,11 @@ class LaneRunner:
                     rows[j].append(Y[j, keep[nxt[j]] - a].copy())
                     thetas[j][nxt[j]] = self.theta[j, keep[nxt[j]] - a]
                     nxt[j] += 1
-                if failed:
-                    b, r = group[j], robots[j]
-                    out.status[b], out.t_fail[b] = _status(int(self.status[j, 0])), T[last]
-                    out.message[b] = str(rk4_error(r, self.status[j], k.args, T[last], Y[j, last - a, :d]))
+                if failed:   # the member alone on the scalar kernel: its failure reported exactly as without lanes
                     bar.update(n + 1 - a)
                     running.remove(j)
+                    rows[j] = []
+                    lane.run(group[j], out, limits, quiet)
                 else:
                     bar.update(e - a)
             if e <= n:
