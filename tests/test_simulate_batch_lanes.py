@@ -151,3 +151,21 @@ def test_lanes_off_is_the_scalar_path(delta, width, captured, monkeypatch):
         with pytest.raises(InputError, match="lanes") as exc:
             delta.simulate_batch("hold", span, dt=DT, lanes=bad)
         assert len(str(exc.value).splitlines()) == 1
+
+
+def test_robots_differing_in_their_limbs_run_in_lane_calls_of_their_own(delta, width, captured):
+    """Robots of one structure whose limbs differ (a longer upper arm: other kinematics and limb
+    inertias) are grouped apart: each lane call holds one robot's members, each member equals its run alone."""
+    other = pkm.load(ROBOTS / "delta_3rr2rrr.toml", parameters={"a": 260})
+    k = batch_lanes.min_members(width)
+    robots = [delta, other] * k
+    rng = np.random.default_rng(3)
+    X0 = np.array([r.x_ref for r in robots]) + 0.01 * rng.uniform(-1, 1, (2 * k, 3))
+    span, every = (0.0, 0.06), 5
+    res = delta.simulate_batch("hold", span, X0, dt=DT, robots=robots, every=every, threads=1)
+    assert res.ok.all() and sorted(g[0] for g in captured) == [list(range(0, 2 * k, 2)), list(range(1, 2 * k, 2))]
+    for b, r in enumerate(robots):
+        single = r.simulate("hold", span, X0[b], method="RK4", form="task", dt=DT)
+        for name in ("x", "xd", "qd_act"):
+            got, ref = getattr(res, name)[b], getattr(single, name)[::every]
+            assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), (b, name)

@@ -139,6 +139,7 @@ class LaneRunner:
             Y[j, 0, :d], Y[j, 0, d:2 * d], Y[j, 0, 2 * d] = m.x0[b], m.xd0[b], 0.0
             self.dead[j] = 0
         km, k = self.km, self.k
+        mf = robots[0]._packed().mf   # the group's limbs (lane_groups: the same in every member)
         L, nmax = th.shape[1:]
         rows = [[] for _ in group]
         thetas = [np.empty((len(keep), L, nmax)) for _ in group]
@@ -147,7 +148,7 @@ class LaneRunner:
         c = _task.CHUNK_STEPS
         for a in range(0, n + 1, c):
             e = min(a + c, n + 1)
-            rk4_lanes(a, e, n, T, km.mi, km.mf, km.lay, Mps, km.d_static, km.dp_static, R0s, local0s, self.axes, TB, UC,
+            rk4_lanes(a, e, n, T, km.mi, mf, km.lay, Mps, km.d_static, km.dp_static, R0s, local0s, self.axes, TB, UC,
                       NK, k.g0, *self.passes, *self.work, *k.args, k.jik, *self.act, PREDICT_LIMIT, Y, self.theta,
                       self.rates, self.scratch, self.u, self.status, self.dead, self.counts, self.TH, self.VB, self.VM, self.SMP,
                       self.FS, self.S, self.lanes)
