@@ -136,7 +136,7 @@ def test_a_member_failing_mid_run_is_reported_alone_in_lanes(delta, width, captu
 
 def test_lanes_off_is_the_scalar_path(delta, width, captured, monkeypatch):
     """``lanes=False`` and ``PKM_BATCH_LANES=0`` run every member on the scalar kernel (its bits:
-    robot.simulate's); a bad ``lanes`` is a one-line InputError."""
+    robot.simulate's); a bad ``lanes`` or ``PKM_BATCH_LANES`` is a one-line InputError."""
     span = (0.0, 0.04)
     B = width
     m = members(delta, B, span, seed=2)
@@ -147,9 +147,15 @@ def test_lanes_off_is_the_scalar_path(delta, width, captured, monkeypatch):
     for b in range(B):
         single = delta.simulate(m["u"][b], span, m["x0"][b], m["xd0"][b], method="RK4", form="task", dt=DT)
         assert np.array_equal(off.x[b], single.x) and np.array_equal(env.x[b], single.x)
-    for bad in (3, "yes", 16):
+    monkeypatch.delenv("PKM_BATCH_LANES")
+    for bad in (3, "yes", 16, 4.0, np.array([4]), [8]):
         with pytest.raises(InputError, match="lanes") as exc:
             delta.simulate_batch("hold", span, dt=DT, lanes=bad)
+        assert len(str(exc.value).splitlines()) == 1
+    for bad in ("3", "on", "8x"):
+        monkeypatch.setenv("PKM_BATCH_LANES", bad)
+        with pytest.raises(InputError, match="PKM_BATCH_LANES") as exc:
+            delta.simulate_batch("hold", span, dt=DT)
         assert len(str(exc.value).splitlines()) == 1
 
 

@@ -14,6 +14,8 @@ own scratch (a :class:`pkm.sim.forward.ForwardKernel`). (A numba ``prange`` over
 ``benchmarks/bench_batch_sim.py --prange``, runs the kernel at the same speed but needs a compile of
 its own with ``parallel=True``, 17 s on first use, and the kernel's scratch stacked per numba thread;
 the thread pool reuses the compiled, cached kernel, and its extra ~11 % is the members' health.)
+**Lanes** (the default where :mod:`pkm.sim.batch_lanes` applies: limbs with a constant H): ``W`` members
+per call in SIMD lanes, the calls on the threads; ``lanes=False`` (or ``PKM_BATCH_LANES=0``): one per call.
 
 **Bounded memory.** A member runs in chunks of :data:`pkm.sim.task.CHUNK_STEPS` steps into its
 thread's buffers; what is kept is decimated: every ``every``-th step and the last (``t``),
@@ -129,8 +131,6 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     if unknown:
         raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, payloads, every, start, gravity, "
                          "threads, progress, limits, max_condition, lanes, tol, max_iter, singularity_threshold)")
-    if not (lanes is None or isinstance(lanes, (bool, np.bool_)) or lanes in (2, 4, 8)):
-        raise InputError(f"lanes must be None, True, False or a width 2, 4 or 8, got {lanes!r}")
     check_solver_options("task", solver, simulate_batch)
     if gravity is not None:
         g = _real(gravity, "gravity")
@@ -156,11 +156,8 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
             raise InputError(f"{name} must be True or False, got {flag!r}")
     members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
     B = members.B
-    from pkm.sim.batch_lanes import LaneRunner, lane_groups, lanes_apply
-    width = lanes_apply(robot, lanes, solver)
-    units = lane_groups(members, width, [b for b in range(B) if b not in members.failed]) if width else []
-    laned = {b for g in units for b in g}
-    units += [[b] for b in range(B) if b not in laned]
+    from pkm.sim.batch_lanes import LaneRunner, plan
+    width, units = plan(robot, lanes, solver, members)   # lane calls (W members at most) and single members
     threads = _threads(threads, len(units))
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
     d, na = robot.task_dof, robot.n_act

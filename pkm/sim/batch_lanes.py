@@ -25,6 +25,7 @@ import os
 
 import numpy as np
 
+from pkm.errors import InputError
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_DMAX, LI_AFF, has_joint_terms
 from pkm.kernels.simd_forward import fs_rows
@@ -37,20 +38,38 @@ from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, pass_blocks
 from pkm.sim.task import translational_axes
 
-__all__ = ["lanes_apply", "lane_groups", "min_members", "LaneRunner"]
+__all__ = ["plan", "lanes_apply", "lane_groups", "min_members", "LaneRunner"]
+
+
+def plan(robot, lanes_arg, solver, members):
+    """``(W, units)``: the lane width (0: none) and the units of work of a batch, its lane calls
+    (:func:`lane_groups`) and then every other member alone (a one-line InputError for a bad ``lanes``
+    or ``PKM_BATCH_LANES``)."""
+    width = lanes_apply(robot, lanes_arg, solver)
+    B = members.B
+    units = lane_groups(members, width, [b for b in range(B) if b not in members.failed]) if width else []
+    laned = {b for g in units for b in g}
+    return width, units + [[b] for b in range(B) if b not in laned]
 
 
 def lanes_apply(robot, lanes_arg, solver) -> int:
     """The lane width to run ``robot``'s members with, or 0 for the scalar path: ``lanes_arg`` None (the
     default: ``PKM_BATCH_LANES`` if set — 0 for off, 2, 4 or 8 — else the machine's SIMD width,
-    :func:`pkm.kernels.simd_width.simd_width`), False, True or a width."""
-    km = robot._packed()
+    :func:`pkm.kernels.simd_width.simd_width`), False, True or a width 2, 4 or 8."""
     if lanes_arg is None:
         env = os.environ.get("PKM_BATCH_LANES", "").strip()
-        lanes_arg = None if env == "" else (False if env in ("0", "off", "no") else int(env) if env.isdigit() else None)
+        if env and env not in ("0", "2", "4", "8"):
+            raise InputError(f"PKM_BATCH_LANES={env!r}: must be 0 (off), 2, 4 or 8")
+        lanes_arg = None if not env else (False if env == "0" else int(env))
+    elif not (isinstance(lanes_arg, (bool, np.bool_)) or (isinstance(lanes_arg, (int, np.integer))
+                                                          and int(lanes_arg) in (2, 4, 8))):
+        raise InputError(f"lanes must be None, True, False or a width 2, 4 or 8, got {lanes_arg!r}")
+    if isinstance(lanes_arg, (bool, np.bool_)):
+        lanes_arg = "machine" if lanes_arg else False
+    km = robot._packed()
     if lanes_arg is False or not km.mi[:, LI_AFF].all() or has_joint_terms(km) or solver.get("max_iter", 50) < 1:
         return 0
-    if lanes_arg is None or lanes_arg is True:
+    if lanes_arg in (None, "machine"):
         from pkm.kernels.simd_width import simd_width
         return int(simd_width())
     return int(lanes_arg)
