@@ -175,3 +175,26 @@ def test_robots_differing_in_their_limbs_run_in_lane_calls_of_their_own(delta, w
         for name in ("x", "xd", "qd_act"):
             got, ref = getattr(res, name)[b], getattr(single, name)[::every]
             assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), (b, name)
+
+
+def test_a_member_beyond_a_joint_limit_in_lanes():
+    """The linear Delta (prismatic carriages, constant H: in lanes too): its unpowered member passes a
+    rail's end at 0.25 s and is reported as robot.simulate reports it (time and message); the held
+    members of its lane call equal their single runs."""
+    from conftest import TESTS
+
+    robot = pkm.load(TESTS / "robots_ok" / "linear_delta_3puu.toml")
+    w = batch_lanes.lanes_apply(robot, None, {})
+    if w == 0:
+        pytest.skip("no SIMD lanes on this machine")
+    B = batch_lanes.min_members(w)
+    x0 = robot.x_ref + np.array([[0.0, 0.0, 0.0]] + [[0.001 * b, 0.0, -0.001 * b] for b in range(1, B)])
+    res = robot.simulate_batch(["zero"] + ["hold"] * (B - 1), (0.0, 0.3), x0, dt=0.01, threads=1)
+    assert list(res.status) == ["limit"] + ["ok"] * (B - 1)
+    with pytest.raises(pkm.LimitError) as single:
+        robot.simulate("zero", (0.0, 0.3), x0[0], method="RK4", form="task", dt=0.01)
+    assert res.t_fail[0] == single.value.time and res.message[0] == str(single.value)
+    assert np.isfinite(res.x).all()
+    for b in range(1, B):
+        ok = robot.simulate("hold", (0.0, 0.3), x0[b], method="RK4", form="task", dt=0.01)
+        assert np.abs(res.x[b] - ok.x).max() <= 1e-12

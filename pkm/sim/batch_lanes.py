@@ -17,7 +17,8 @@ instead of by the series: ~1e-15 relative per stage), not to the bit; failures (
 crossings) are the scalar kernel's own: a lane that the SIMD state does not evaluate runs that stage
 on the scalar kernel (which may recover), and a member that fails there is run again alone on the
 scalar kernel (:class:`pkm.sim.batch._Lane`), so that its status, time and message are the bits of
-its run without lanes (near a failure an IK's residual depends on the last bits of the state).
+its run without lanes (near a failure an IK's residual depends on the last bits of the state); so is
+a member found beyond a joint limit or overflowed at its outputs (the message prints its state).
 """
 from __future__ import annotations
 
@@ -190,4 +191,9 @@ class LaneRunner:
         for j, b in enumerate(group):
             if rows[j]:
                 lane._outputs(b, robots[j], np.array(rows[j]), thetas[j][:len(rows[j])], out, limits)
+                if out.status[b] != "ok":   # a joint limit or an overflow at an output: alone, for the scalar bits
+                    for name in ("x", "xd", "q_act", "qd_act", "work", "energy_error", "closure", "t_fail"):
+                        getattr(out, name)[b] = np.nan
+                    out.status[b], out.message[b] = "ok", ""
+                    lane.run(b, out, limits, quiet)
 
