@@ -139,8 +139,8 @@ def run_mujoco(robot, table, variants, which, X0, XD0, setting, threads, members
 
 
 def prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record):
-    """The kernel's share: a numba prange over the members against the thread pool with 2 kept rows
-    and no limit check (the same members; best of 2 each, alternated)."""
+    """The kernel's share: a numba prange over the members against the thread pool (the scalar kernel,
+    ``lanes=False``) with 2 kept rows and no limit check (the same members; best of 2 each, alternated)."""
     import numba
 
     import _batch_prange
@@ -158,7 +158,7 @@ def prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record
         best["prange"] = min(best["prange"], (time.perf_counter() - t0, time.process_time() - c0))
         c0, t0 = time.process_time(), time.perf_counter()
         res = robot.simulate_batch(table, (0.0, T_CYCLE), X0, XD0, dt=DT, robots=members, every=len(T), threads=threads,
-                                   progress=False, limits=False)
+                                   progress=False, limits=False, lanes=False)
         best["pool"] = min(best["pool"], (time.perf_counter() - t0, time.process_time() - c0))
     same = float(np.abs(final[:, :3] - res.x[:, -1]).max())
     n, out = len(X0), []
