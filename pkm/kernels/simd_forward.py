@@ -369,7 +369,7 @@ def lanes_state(mi, mf, lay, d_static, dp_static, S, g0, tol, max_iter, thresh, 
     starts in ``TH``, the chord matrices, previous J_IK, ``M_p`` and ``u`` in ``FS`` (module docstring).
     Returns the bits of the lanes evaluated: their ``θ`` in ``TH``, ``θ̇, θ̈, L_p⁺, J_IK, V̇_t`` and the
     power in ``FS``."""
-    L, nmax = mi.shape[0], s_nmax(lay, S)
+    L = mi.shape[0]
     good = todo
     for l in range(L):
         if good == 0:
