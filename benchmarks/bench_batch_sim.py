@@ -12,7 +12,9 @@ not compensating them: a model-error Monte Carlo). Every member runs 0.5 s of si
 
 * pkm: the task form's RK4 at dt = 1 ms entirely in numba (:mod:`pkm.sim.batch`), members shared out
   to ``--threads`` threads (the kernel releases the GIL); kept every 100 steps: x, ẋ, actuator
-  coordinates and rates, work, energy error (body-by-body energy), loop closure.
+  coordinates and rates, work, energy error (body-by-body energy), loop closure. Two rows each: the
+  default, ``W`` members per call in SIMD lanes (:mod:`pkm.sim.batch_lanes`), and ``lanes=False``, one
+  member per call of the scalar kernel (the thread path).
 * MuJoCo: ``mujoco.rollout.rollout`` (its own thread pool: one MjData per thread) of the exported
   MJCF under the same table sampled at each MuJoCo step (held over the step), at two settings —
   "stiff": :data:`pkm.export.mjcf.STIFF` (timestep 0.1 ms, solref 0.2 ms critically damped, solimp
@@ -59,11 +61,11 @@ def setup(count, sigma, payloads, seed=0):
     return robot, tr, table, variants, which, X0, XD0
 
 
-def run_pkm(robot, table, variants, which, X0, XD0, threads):
+def run_pkm(robot, table, variants, which, X0, XD0, threads, lanes=None):
     members = [variants[i] for i in which]
     c0, t0 = time.process_time(), time.perf_counter()
     res = robot.simulate_batch(table, (0.0, T_CYCLE), X0, XD0, dt=DT, robots=members, every=100, threads=threads,
-                               progress=False)
+                               progress=False, lanes=lanes)
     return res, time.perf_counter() - t0, time.process_time() - c0
 
 
@@ -137,8 +139,8 @@ def run_mujoco(robot, table, variants, which, X0, XD0, setting, threads, members
 
 
 def prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record):
-    """The kernel's share: a numba prange over the members against the thread pool with 2 kept rows
-    and no limit check (the same members; best of 2 each, alternated)."""
+    """The kernel's share: a numba prange over the members against the thread pool (the scalar kernel,
+    ``lanes=False``) with 2 kept rows and no limit check (the same members; best of 2 each, alternated)."""
     import numba
 
     import _batch_prange
@@ -156,7 +158,7 @@ def prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record
         best["prange"] = min(best["prange"], (time.perf_counter() - t0, time.process_time() - c0))
         c0, t0 = time.process_time(), time.perf_counter()
         res = robot.simulate_batch(table, (0.0, T_CYCLE), X0, XD0, dt=DT, robots=members, every=len(T), threads=threads,
-                                   progress=False, limits=False)
+                                   progress=False, limits=False, lanes=False)
         best["pool"] = min(best["pool"], (time.perf_counter() - t0, time.process_time() - c0))
     same = float(np.abs(final[:, :3] - res.x[:, -1]).max())
     n, out = len(X0), []
@@ -196,30 +198,33 @@ def main(argv=None):
     print(header("Batches of simulations: Delta pick-and-place cycles (0.5 s at 1 kHz)", cpu, vers))
     robot, tr, table, variants, which, X0, XD0 = setup(args.count, args.sigma, args.payloads)
     single = args.single_count or max(2, args.count // 10)
-    # warm-up (compiles or loads the kernels), and the batch against one single run
-    warm, _, _ = run_pkm(robot, table, variants, which[:2], X0[:2], XD0[:2], 1)
+    # warm-up (compiles or loads the kernels: W members for the lanes), and the batch against one single run
+    warm, _, _ = run_pkm(robot, table, variants, which[:8], X0[:8], XD0[:8], 1)
+    run_pkm(robot, table, variants, which[:2], X0[:2], XD0[:2], 1, lanes=False)
     ref = variants[which[1]].simulate(table, (0.0, T_CYCLE), X0[1], XD0[1], method="RK4", form="task", dt=DT)
     same = float(np.abs(warm.x[1] - ref.x[::100]).max())
     rows, record = [], {"cpu": cpu, "versions": vers, "count": args.count, "payloads": args.payloads,
                         "sigma": args.sigma, "batch_vs_single_max_dx": same, "runs": []}
-    res, wall, cpuT = run_pkm(robot, table, variants, which, X0, XD0, threads)
-    ok = res.ok
-    rate = args.count * T_CYCLE / wall
-    closure = float(res.closure[ok].max(initial=0.0))
-    energy = float(np.abs(res.energy_error[ok]).max(initial=0.0))
-    record["runs"].append(dict(peer="pkm", threads=threads, members=args.count, wall=wall, cpu=cpuT, rate=rate,
-                               closure=closure, energy_error=energy, ok=int(ok.sum()),
-                               status={s: int(np.sum(res.status == s)) for s in set(res.status)}))
-    rows.append(["pkm simulate_batch (RK4 1 ms, numba)", threads, args.count, f"{wall:.2f}", f"{cpuT:.2f}",
-                 f"{rate:.1f}", f"{args.count * T_CYCLE / cpuT:.1f}", f"{closure:.1e}", f"{int(ok.sum())}/{args.count}",
-                 "0"])
-    r1, w1, c1 = run_pkm(robot, table, variants, which[:single], X0[:single], XD0[:single], 1)
-    rate1 = single * T_CYCLE / w1
-    record["runs"].append(dict(peer="pkm", threads=1, members=single, wall=w1, cpu=c1, rate=rate1))
-    rows.append(["pkm simulate_batch (RK4 1 ms, numba)", 1, single, f"{w1:.2f}", f"{c1:.2f}", f"{rate1:.1f}",
-                 f"{single * T_CYCLE / c1:.1f}", f"{r1.closure[r1.ok].max(initial=0.0):.1e}",
-                 f"{int(r1.ok.sum())}/{single}", "0"])
-    pkm_end = res.x[:, -1]
+    ends = {}
+    for lanes, what in ((None, "pkm simulate_batch (RK4 1 ms, numba, SIMD lanes)"),
+                        (False, "pkm simulate_batch (RK4 1 ms, numba, lanes=False)")):
+        for k, n in ((threads, args.count), (1, single)):
+            res, wall, cpuT = run_pkm(robot, table, variants, which[:n], X0[:n], XD0[:n], k, lanes=lanes)
+            ok = res.ok
+            closure = float(res.closure[ok].max(initial=0.0))
+            energy = float(np.abs(res.energy_error[ok]).max(initial=0.0))
+            ends.setdefault(n, {})[lanes] = res.x[:, -1]
+            if lanes is None and n == args.count:
+                full = res
+            record["runs"].append(dict(peer="pkm" if lanes is False else "pkm-lanes", threads=k, members=n, wall=wall,
+                                       cpu=cpuT, rate=n * T_CYCLE / wall, cpu_rate=n * T_CYCLE / cpuT, closure=closure,
+                                       energy_error=energy, ok=int(ok.sum()),
+                                       status={s: int(np.sum(res.status == s)) for s in set(res.status)}))
+            rows.append([what, k, n, f"{wall:.2f}", f"{cpuT:.2f}", f"{n * T_CYCLE / wall:.1f}",
+                         f"{n * T_CYCLE / cpuT:.1f}", f"{closure:.1e}", f"{int(ok.sum())}/{n}",
+                         "0" if lanes is None else f"{np.nanmax(np.abs(ends[n][None] - ends[n][False])):.0e}"])
+    ok = full.ok
+    pkm_end = ends[args.count][None]
     if args.prange:
         rows += prange_rows(robot, table, variants, which, X0, XD0, threads, pkm_end, record)
     if not args.no_mujoco:

@@ -14,6 +14,8 @@ own scratch (a :class:`pkm.sim.forward.ForwardKernel`). (A numba ``prange`` over
 ``benchmarks/bench_batch_sim.py --prange``, runs the kernel at the same speed but needs a compile of
 its own with ``parallel=True``, 17 s on first use, and the kernel's scratch stacked per numba thread;
 the thread pool reuses the compiled, cached kernel, and its extra ~11 % is the members' health.)
+**Lanes** (the default where :mod:`pkm.sim.batch_lanes` applies: limbs with a constant H): ``W`` members
+per call in SIMD lanes, the calls on the threads; ``lanes=False`` (or ``PKM_BATCH_LANES=0``): one per call.
 
 **Bounded memory.** A member runs in chunks of :data:`pkm.sim.task.CHUNK_STEPS` steps into its
 thread's buffers; what is kept is decimated: every ``every``-th step and the last (``t``),
@@ -98,7 +100,8 @@ class BatchResult:
 
 
 def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payloads=None, every=1, start=None,
-                   gravity=None, threads=None, progress=None, limits=True, max_condition=None, **solver) -> BatchResult:
+                   gravity=None, threads=None, progress=None, limits=True, max_condition=None, lanes=None,
+                   **solver) -> BatchResult:
     """Simulate ``B`` members at once (module docstring): the task form's RK4 with step ``dt`` over
     ``t_span = (t0, t1)``, each member's state, forces and robot from
 
@@ -120,13 +123,15 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     when it is a terminal), True/False, or a callable ``progress(done, total)`` of member steps;
     ``limits``: a joint beyond its limits at a kept output fails that member (``"limit"``);
     ``max_condition``: as :func:`pkm.sim.simulate.simulate` (default its ``MAX_CONDITION``);
+    ``lanes``: None (default: ``W`` members per call in SIMD lanes where :mod:`pkm.sim.batch_lanes` applies,
+    ``PKM_BATCH_LANES=0`` off), False (every member on the scalar kernel), True or a width 2, 4, 8;
     ``solver``: ``tol``, ``max_iter``, ``singularity_threshold`` of the IK."""
     from pkm.sim.simulate import MAX_CONDITION, _output_times
 
     unknown = [k for k in solver if k not in ("tol", "max_iter", "singularity_threshold")]
     if unknown:
         raise InputError(f"simulate_batch: unknown keyword {unknown[0]!r} (accepted: dt, robots, payloads, every, start, gravity, "
-                         "threads, progress, limits, max_condition, tol, max_iter, singularity_threshold)")
+                         "threads, progress, limits, max_condition, lanes, tol, max_iter, singularity_threshold)")
     check_solver_options("task", solver, simulate_batch)
     if gravity is not None:
         g = _real(gravity, "gravity")
@@ -152,7 +157,9 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
             raise InputError(f"{name} must be True or False, got {flag!r}")
     members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
     B = members.B
-    threads = _threads(threads, B)
+    from pkm.sim.batch_lanes import LaneRunner, plan
+    width, units = plan(robot, lanes, solver, members)   # lane calls (W members at most) and single members
+    threads = _threads(threads, len(units))
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
     d, na = robot.task_dof, robot.n_act
     K = len(keep)
@@ -165,18 +172,22 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
                                           float(max_condition))
     bar = _progress(progress, B * (n + 1))
-    queue = iter(range(B))
+    queue = iter(units)
     lock, errors = threading.Lock(), []
 
     def work():
         try:
-            lane = _Lane(robot, gravity, solver, T, keep, members)
+            lane, runner = _Lane(robot, gravity, solver, T, keep, members), None
             while True:
                 with lock:
-                    b = next(queue, None)
-                if b is None:
+                    g = next(queue, None)
+                if g is None:
                     return
-                lane.run(b, out, limits, bar)
+                if len(g) == 1:
+                    lane.run(g[0], out, limits, bar)
+                    continue
+                runner = runner or LaneRunner(robot, gravity, solver, T, keep, members, width)
+                runner.run(g, out, limits, bar, lane, _NoBar())
         except BaseException as exc:   # noqa: BLE001 — re-raised in the calling thread
             errors.append(exc)
 
