@@ -189,19 +189,24 @@ def test_a_member_beyond_a_joint_limit_is_reported_at_its_time():
     assert np.isfinite(res.x).all()   # the limit member keeps its rows (not valid past t_fail)
 
 
-def test_each_member_falls_under_its_own_robots_gravity(delta):
+@pytest.mark.parametrize("lanes", [False, True])
+def test_each_member_falls_under_its_own_robots_gravity(delta, lanes):
     """A member whose robot has another gravity (a machine mounted tilted: a Monte Carlo of the mounting)
     runs under that gravity, as its single ``robot.simulate`` does, and holds still under its own
-    ``"hold"`` forces; the batch's first robot's gravity used to be applied to every member."""
+    ``"hold"`` forces, on the threads and in SIMD lanes (4 + 4 members: two lane calls); the batch's
+    first robot's gravity used to be applied to every member. The energy balance holds under it."""
     import dataclasses
 
-    g = np.asarray(delta.spec.gravity, dtype=float)
+    g = np.array(delta.spec.gravity, dtype=float)
     c, s = np.cos(0.3), np.sin(0.3)
     tilted = Robot(dataclasses.replace(delta.spec, gravity=np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]) @ g))
-    res = delta.simulate_batch("hold", SPAN, dt=DT, robots=[delta, tilted], every=EVERY, threads=1)
-    assert list(res.status) == ["ok", "ok"]
-    for b, rb in enumerate((delta, tilted)):
-        single = rb.simulate("hold", SPAN, method="RK4", form="task", dt=DT)
-        ref = single.x[::EVERY]
-        assert np.abs(res.x[b] - ref).max() <= 1e-12, b
-        assert np.abs(res.x[b] - rb.x_ref).max() <= 1e-9, b   # held at rest under its own gravity
+    robots = [delta, tilted] * 4
+    X0 = delta.x_ref + 0.01 * np.arange(8)[:, None] * np.array([0.1, -0.2, 0.3])
+    res = delta.simulate_batch("hold", SPAN, X0, dt=DT, robots=robots, every=EVERY, threads=1, lanes=lanes)
+    assert list(res.status) == ["ok"] * 8
+    for b, rb in enumerate(robots):
+        single = rb.simulate("hold", SPAN, X0[b], method="RK4", form="task", dt=DT)
+        assert np.abs(res.x[b] - single.x[::EVERY]).max() <= 1e-12, b
+        assert np.abs(res.x[b] - X0[b]).max() <= 1e-9, b   # held at rest under its own gravity
+        assert np.abs(res.energy_error[b]).max() <= 1e-9, b
+    assert np.array_equal(delta.spec.gravity, g)   # the robots' own gravity left as it was

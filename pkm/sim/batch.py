@@ -422,7 +422,7 @@ class _Lane:
         pp = m.tables[m.table_of[b]]
         axes, local0 = translational_axes(r), r.R0.T @ r.r0
         d, n = r.task_dof, len(T) - 1
-        k.g0[:] = r.spec.gravity if self.gravity is None else self.gravity
+        self.use_gravity(r)
         k.th[:] = 0.0
         for i, th in enumerate(r._check_start(m.start)):
             k.th[i, :len(th)] = th
@@ -456,8 +456,13 @@ class _Lane:
         if rows:
             self._outputs(b, r, np.array(rows), thetas[:len(rows)], out, limits)
 
+    def use_gravity(self, r):
+        """The kernel under member robot ``r``'s gravity (or the batch's ``gravity``)."""
+        self.k.g0[:] = r.spec.gravity if self.gravity is None else self.gravity
+
     def _outputs(self, b, r, Yk, thetas, out, limits):
         """The kept rows of member ``b``: states, actuator coordinates and rates, energy error, closure."""
+        self.use_gravity(r)
         d, K = r.task_dof, Yk.shape[0]
         X, XD, W = Yk[:, :d], Yk[:, d:2 * d], Yk[:, 2 * d]
         bad = ~np.isfinite(Yk).all(axis=1)

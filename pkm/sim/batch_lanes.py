@@ -90,8 +90,8 @@ def lane_groups(members, width, order):
     for b in order:
         r = members.robots[members.robot_of[b]]
         k = id(r)
-        if k not in keys:
-            keys[k] = r._packed().mf.tobytes()
+        if k not in keys:   # (and their gravity: one g0 per lane call)
+            keys[k] = r._packed().mf.tobytes() + np.asarray(r.spec.gravity, dtype=float).tobytes()
         groups.setdefault(keys[k], []).append(b)
     units = []
     for g in groups.values():
@@ -159,7 +159,9 @@ class LaneRunner:
             Y[j, 0, :d], Y[j, 0, d:2 * d], Y[j, 0, 2 * d] = m.x0[b], m.xd0[b], 0.0
             self.dead[j] = 0
         km, k = self.km, self.k
-        mf = robots[0]._packed().mf   # the group's limbs (lane_groups: the same in every member)
+        lane.use_gravity(robots[0])   # the group's gravity (lane_groups: the same in every member) …
+        k.g0[:] = lane.k.g0
+        mf = robots[0]._packed().mf   # … and limbs
         L, nmax = th.shape[1:]
         rows = [[] for _ in group]
         thetas = [np.empty((len(keep), L, nmax)) for _ in group]

@@ -89,7 +89,8 @@ class ForwardKernel:
         robot.check_dynamics()  # the kernel selects twist rows: V_p = P_p V_t
         self.robot = robot
         self.km = km = robot._packed()
-        self.g0 = np.ascontiguousarray(robot.spec.gravity if gravity is None else gravity, dtype=float)
+        # a copy: the kernel's own (a batch sets it per member), never the spec's or the caller's array
+        self.g0 = np.array(robot.spec.gravity if gravity is None else gravity, dtype=float)
         if self.g0.shape != (3,) or not np.all(np.isfinite(self.g0)):
             raise InputError(f"gravity must be a finite 3-vector, got {' '.join(repr(gravity).split())[:200]}")
         self.args = (float(tol), int(max_iter), float(singularity_threshold))
