@@ -105,5 +105,14 @@ def test_pkm_compile_runs_the_scalar_and_the_simd_kernels(monkeypatch):
     monkeypatch.setattr(type(robot), "inverse_dynamics", lambda self, *a, **k: calls.append(k.get("simd")))
     monkeypatch.setattr(type(robot), "eom", lambda self, *a, **k: None)
     monkeypatch.setattr(type(robot), "simulate", lambda self, *a, **k: None)
+    batches = []
+    monkeypatch.setattr(type(robot), "simulate_batch", lambda self, u, span, x0, **k: batches.append(len(x0)))
     warm(robot)
     assert sorted(calls, key=str) == [False, True]
+    # robot.simulate_batch's SIMD lanes too, a full call of them, where the batch runs any
+    from pkm.cli.compile import batch_lanes
+    from pkm.sim.batch_lanes import min_members
+
+    assert batches == ([batch_lanes(robot)] if batch_lanes(robot) else [])
+    delta, us = pkm.load(ROOT / "robots" / "delta_3rr2rrr.toml"), pkm.load(ROOT / "robots" / "delta_3r2us.toml")
+    assert batch_lanes(delta) >= min_members(batch_lanes(delta)) and batch_lanes(us) == 0   # general limbs: scalar

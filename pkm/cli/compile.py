@@ -31,8 +31,8 @@ def warm(robot) -> None:
     """One call of each kernel path on ``robot``: inverse kinematics and dynamics along three samples
     on the scalar batch kernel (what trajectories shorter than
     :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` run) and in SIMD lanes (the longer ones, where the
-    robot is supported), the EOM, the forward-dynamics RK4 kernel over two steps, and the actuator
-    form's and the joint form's kernels and RK4s."""
+    robot is supported), the EOM, the forward-dynamics RK4 kernel over two steps, the actuator
+    form's and the joint form's kernels and RK4s, and a batch of simulations in SIMD lanes."""
     import numpy as np
 
     from pkm.sim.actuator_kernel import warm as warm_actuator_form
@@ -47,6 +47,21 @@ def warm(robot) -> None:
         robot.simulate("hold", (0.0, 2e-3), method="RK4", dt=1e-3)
     warm_actuator_form(robot)   # the actuator form's kernels (form="actuator", "auto")
     warm_joint_form(robot)   # the joint form's (form="joint")
+    width = batch_lanes(robot)
+    if width:   # robot.simulate_batch's SIMD lanes (20–40 s to compile on a busy 2-core machine)
+        robot.simulate_batch("hold", (0.0, 2e-3), np.repeat(robot.x_ref[None, :], width, axis=0), dt=1e-3,
+                             threads=1, progress=False)
+
+
+def batch_lanes(robot) -> int:
+    """The SIMD width ``robot.simulate_batch`` runs ``robot``'s members with (0: it runs them on the
+    scalar kernel, or it does not simulate this robot)."""
+    from pkm.sim.batch_lanes import lanes_apply
+    from pkm.sim.task import dissipative, translational_axes
+
+    if not (robot._closed and translational_axes(robot) is not None) or dissipative(robot):
+        return 0
+    return lanes_apply(robot, None, {})
 
 
 def run(args: argparse.Namespace) -> int:
