@@ -39,11 +39,11 @@ from pkm.algorithms.inverse_kinematics import STALL
 from pkm.kernels.ik import CHORD_MARGIN, _dof
 from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
-from pkm.kernels.simd_pipeline import (_vinertia_times, s_dmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
+from pkm.kernels.simd_pipeline import (_vinertia_times, s_dmax, vcholesky, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
                                        vlimb_wrench, vloop_residuals, vm_rows, vmotion, vplatform_error, vpose, vset_twist,
                                        vtwist)
 from pkm.kernels.simd_platform import _vinverse
-from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vsqrt, vstore, vzero
+from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_PHI, BW_SIZE, BW_T, BW_W, _internal, _piece
 from pkm.lie.small import Ad_inv, add, coad, cross, mv, sub
 
@@ -130,20 +130,7 @@ def _vnewton(FS, VM, olp, oe, onm, och, orh, odx, d, dmax, lanes):
         for r in range(6):
             acc = acc + vload(VM, olp + r * dmax + a, lanes) * vload(VM, oe + r, lanes)
         vstore(FS, orh + a, acc)
-    ok = splat(1.0, lanes) > 0.0
-    for j in range(d):  # Cholesky (pkm.lie.linalg._cholesky_into)
-        dd = vload(FS, onm + j * dmax + j, lanes)
-        for k in range(j):
-            x = vload(FS, och + j * dmax + k, lanes)
-            dd = dd - x * x
-        ok = ok & (dd > 0.0)
-        dd = vsqrt(select(ok, dd, 1.0))
-        vstore(FS, och + j * dmax + j, dd)
-        for i in range(j + 1, d):
-            s = vload(FS, onm + i * dmax + j, lanes)
-            for k in range(j):
-                s = s - vload(FS, och + i * dmax + k, lanes) * vload(FS, och + j * dmax + k, lanes)
-            vstore(FS, och + i * dmax + j, s / dd)
+    ok = vcholesky(FS, onm, och, d, dmax, lanes)
     for i in range(d):  # L y = b
         s = vload(FS, orh + i, lanes)
         for k in range(i):

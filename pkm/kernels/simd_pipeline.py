@@ -316,6 +316,28 @@ def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, L):
 
 # ----------------------------------------------------------------------------- geometry at the solution
 @_internal
+def vcholesky(A, oa, oc, d, dmax, L):
+    """The Cholesky factor ``C`` (``A = CCᵀ``, :func:`pkm.lie.linalg._cholesky_into`'s operations) of
+    the d × d lanes matrix at rows ``oa + i·dmax + j`` of ``A`` into rows ``oc + …`` of ``A`` (lower
+    triangle). Returns the mask of lanes whose pivots are all > 0 (the others get pivot 1)."""
+    ok = splat(1.0, L) > 0.0
+    for j in range(d):
+        dd = vload(A, oa + j * dmax + j, L)
+        for k in range(j):
+            cjk = vload(A, oc + j * dmax + k, L)
+            dd = dd - cjk * cjk
+        ok = ok & (dd > 0.0)
+        dd = vsqrt(select(ok, dd, 1.0))
+        vstore(A, oc + j * dmax + j, dd)
+        for i in range(j + 1, d):
+            s = vload(A, oa + i * dmax + j, L)
+            for k in range(j):
+                s = s - vload(A, oc + i * dmax + k, L) * vload(A, oc + j * dmax + k, L)
+            vstore(A, oc + i * dmax + j, s / dd)
+    return ok
+
+
+@_internal
 def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
     """:func:`pkm.kernels.dynamics._limb_geometry` (constant ``H``) in lanes: the Gram matrix
     ``L_pᵀL_p``, its inverse by Cholesky as :func:`pkm.lie.linalg.spd_inverse_into`, the condition
@@ -329,20 +351,7 @@ def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
             for r in range(6):
                 acc = acc + vload(VM, olp + r * dmax + a, L) * vload(VM, olp + r * dmax + b, L)
             vstore(VM, og + a * dmax + b, acc)
-    ok = splat(1.0, L) > 0.0
-    for j in range(d):  # Cholesky G = CCᵀ (pkm.lie.linalg._cholesky_into)
-        dd = vload(VM, og + j * dmax + j, L)
-        for k in range(j):
-            cjk = vload(VM, oc + j * dmax + k, L)
-            dd = dd - cjk * cjk
-        ok = ok & (dd > 0.0)
-        dd = vsqrt(select(ok, dd, 1.0))
-        vstore(VM, oc + j * dmax + j, dd)
-        for i in range(j + 1, d):
-            s = vload(VM, og + i * dmax + j, L)
-            for k in range(j):
-                s = s - vload(VM, oc + i * dmax + k, L) * vload(VM, oc + j * dmax + k, L)
-            vstore(VM, oc + i * dmax + j, s / dd)
+    ok = vcholesky(VM, og, oc, d, dmax, L)   # G = CCᵀ
     for i in range(d):  # M = C⁻¹
         vstore(VM, oci + i * dmax + i, 1.0 / vload(VM, oc + i * dmax + i, L))
     for j in range(d):
