@@ -63,7 +63,7 @@ def test_the_lanes_right_hand_sides_equal_the_scalar_stages(delta, width, captur
     """One RK4 step of W + 1 members: stage 0 is the scalar cold start, stages 1–3 and the end state are
     the lanes' (eq. 127–130): their slopes (ẋ, ẍ, power), the last stage's θ̇, θ̈ and the IK's θ equal
     the scalar kernel's :func:`pkm.kernels.forward.rk4_run` on the same member to 1e-12."""
-    from pkm.sim.batch import with_payload
+    from pkm.sim.payload import with_payload
     from pkm.sim.forward import ForwardKernel
     from pkm.sim.task import piecewise_cubic, rk4_chunk, translational_axes
 

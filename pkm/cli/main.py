@@ -8,6 +8,7 @@ import sys
 from pkm.cli.options import (_ALL_TRAJ_OPTIONS, _finite, _opt, add_trajectory_options, check_outputs,
                              load_trajectory, trajectory_dict)
 from pkm.cli.output import outputs
+from pkm.cli.version import Version
 from pkm.cli.redundancy import add_redundancy_options, check_redundancy_options, distribute_note
 from pkm.errors import PkmError
 
@@ -270,20 +271,6 @@ def _cmd_eom(args: argparse.Namespace) -> int:
     return 0
 
 
-def _version() -> str:
-    """pkm's version: the installed distribution's, else the one in the checkout's pyproject.toml."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("pkm")
-    except PackageNotFoundError:
-        import re
-        from pathlib import Path
-
-        text = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
-        return re.search(r'^version = "([^"]+)"', text, re.M).group(1)
-
-
 class Parser(argparse.ArgumentParser):
     """argparse's parser (and its sub-commands', which take the parent's class) reading ``-9e-1``,
     ``-1E+3`` and ``-inf`` as negative numbers: argparse itself knows only ``-1`` and ``-0.5``, so
@@ -305,7 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="pkm",
         description="Kinematics and dynamics of parallel kinematic machines (PKM) with hybrid complex limbs.",
     )
-    parser.add_argument("--version", action="version", version=f"pkm {_version()}")
+    parser.add_argument("--version", action=Version, nargs=0, help="show pkm's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     p_info = sub.add_parser("info", help="describe a robot file: bodies, joints, DOF, masses")
     p_info.add_argument("robot", help="path to a robot file (TOML), e.g. robots/delta_3rr2rrr.toml")

@@ -54,6 +54,7 @@ from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options, check_span
 from pkm.sim.outputs import Energy
+from pkm.sim.payload import with_payload
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
 STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite")
@@ -152,9 +153,8 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     n = len(T) - 1
     if isinstance(every, (bool, np.bool_)) or not isinstance(every, (int, np.integer)) or every < 1:
         raise InputError(f"every must be a whole number of steps >= 1, got {every!r}")
-    for name, flag in (("limits", limits),):
-        if not isinstance(flag, (bool, np.bool_)):
-            raise InputError(f"{name} must be True or False, got {flag!r}")
+    if not isinstance(limits, (bool, np.bool_)):
+        raise InputError(f"limits must be True or False, got {limits!r}")
     members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
     B = members.B
     from pkm.sim.batch_lanes import LaneRunner, plan
@@ -307,27 +307,6 @@ def _per_member(u, n_act):
     return None
 
 
-def with_payload(robot, mass):
-    """``robot`` with a point mass ``mass`` at the platform frame's origin (``spec.with_payload``): a shallow
-    copy whose spec and packed model hold the new platform inertia (the limb trees carry a massless
-    platform, paper eq. 99: they are shared)."""
-    import copy
-
-    from pkm.algorithms.manipulator import platform_inertia
-    from pkm.kernels.model import inertia10
-
-    if mass == 0.0:
-        return robot
-    try:
-        spec = robot.spec.with_payload(mass)
-    except PkmError as exc:   # a payload too large for float64's inertia
-        raise InputError(str(exc)) from None
-    variant = copy.copy(robot)
-    variant.spec = spec
-    variant._pack_cache = robot._packed()._replace(Mp=inertia10(np.asarray(platform_inertia(variant), dtype=float))[None, :])
-    return variant
-
-
 def _same_structure(robot, other, i):
     """A one-line InputError unless ``other`` (robots[i]) has ``robot``'s structure (the kernel's layout)."""
     if not hasattr(other, "_packed") or not hasattr(other, "spec"):
@@ -456,8 +435,7 @@ class _Lane:
         if rows:
             self._outputs(b, r, np.array(rows), thetas[:len(rows)], out, limits)
 
-    def use_gravity(self, r):
-        """The kernel under member robot ``r``'s gravity (or the batch's ``gravity``)."""
+    def use_gravity(self, r):   # the kernel under member robot r's gravity (or the batch's gravity=)
         self.k.g0[:] = r.spec.gravity if self.gravity is None else self.gravity
 
     def _outputs(self, b, r, Yk, thetas, out, limits):
