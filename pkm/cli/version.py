@@ -19,7 +19,7 @@ def version() -> str:
 
 
 class Version(argparse.Action):
-    """``--version``, looked up when asked for (importlib.metadata costs every other command ~20 ms)."""
+    """``--version``, the distribution's metadata read only when asked for."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         print(f"pkm {version()}")
