@@ -305,6 +305,34 @@ def coriolis_matrix_into(parent, X, T, M, qd, V, Ic, Bc, Cbar, work66, work):
             Cbar[k, j] = _dot6(P, Z) + _dot6(Q, X[j])
 
 
+@njit(cache=True, no_cfunc_wrapper=True)
+def kinetic_energy_into(parent, X, T, M, arm, qd, V):
+    """``T = Σ_i ½ V_iᵀ M_i V_i + ½ Σ_i armature_i θ̇_i²`` (eq. 3, 167) at the relative poses ``T``
+    (n×4×4) and rates ``qd``, the twists into ``V`` (n×6); :func:`kinetic_energy`."""
+    twists_into(parent, X, T, qd, V)
+    s = 0.0
+    for i in range(V.shape[0]):
+        for r in range(6):
+            a = 0.0
+            for c in range(6):
+                a += M[i, r, c] * V[i, c]
+            s += V[i, r] * a
+        s += arm[i] * qd[i] * qd[i]
+    return 0.5 * s
+
+
+@njit(cache=True, no_cfunc_wrapper=True)
+def potential_energy_of(C, m, d, g0):
+    """``U = Σ_i −m_i g0·(R_i d_i + r_i)`` at the absolute poses ``C`` (n×4×4), body masses ``m`` and
+    centres of mass ``d`` (n×3, :func:`body_mass_properties`); :func:`potential_energy`."""
+    U = 0.0
+    for i in range(C.shape[0]):
+        for r in range(3):
+            com = C[i, r, 0] * d[i, 0] + C[i, r, 1] * d[i, 1] + C[i, r, 2] * d[i, 2] + C[i, r, 3]
+            U -= m[i] * g0[r] * com
+    return U
+
+
 # ---------------------------------------------------------------------------- Python wrappers
 def _gravity(gravity):
     g = np.ascontiguousarray(gravity, dtype=np.float64)
@@ -424,12 +452,15 @@ def kinetic_energy(tree, q, qd) -> float:
     """``T = Σ_i ½ V_iᵀ M_i V_i`` with the body-fixed twists (eq. 3, 167), plus the rotors'
     ``½ Σ armature_i θ̇_i²``; equals ``½θ̇ᵀM̄θ̇``."""
     q, qd = joint_vector(tree, q, "q"), joint_vector(tree, qd, "qd")
-    V = np.empty((tree.n, 6))
-    kernel(twists_into)(tree.parent, tree.X, relative_poses(tree, q), qd, V)
-    T = 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
-    if tree.joint_terms is not None:   # the rotors: ½ Σ armature_i θ̇_i²
-        T += 0.5 * float(np.sum(np.asarray(tree.joint_terms, float)[:, 0] * qd * qd))
-    return T
+    return float(kernel(kinetic_energy_into)(tree.parent, tree.X, relative_poses(tree, q), tree.M, armature(tree), qd,
+                                             np.empty((tree.n, 6))))
+
+
+def armature(tree) -> np.ndarray:
+    """The joints' armature (n,): a drive's reflected rotor inertia ``n² J_m`` (0 without joint terms)."""
+    if tree.joint_terms is None:
+        return np.zeros(tree.n)
+    return np.ascontiguousarray(np.asarray(tree.joint_terms, float)[:, 0])
 
 
 def body_mass_properties(tree) -> tuple[np.ndarray, np.ndarray]:
@@ -448,7 +479,5 @@ def potential_energy(tree, q, gravity=DEFAULT_GRAVITY) -> float:
     """Gravitational potential ``U = Σ_i −m_i g0·(R_i d_i + r_i)`` (world COM of body i), with
     ``U = 0`` for every COM at the world origin; ``∂U/∂θ = Q̄^grav`` (eq. 175)."""
     q, g0 = joint_vector(tree, q, "q"), _gravity(gravity)
-    C = forward_kinematics(tree, q)
     m, d = body_mass_properties(tree)
-    com = np.einsum("irc,ic->ir", C[:, :3, :3], d) + C[:, :3, 3]
-    return -float(np.sum(m * (com @ g0)))
+    return float(kernel(potential_energy_of)(forward_kinematics(tree, q), m, d, g0))

@@ -50,6 +50,7 @@ from pkm.errors import IKError, InputError, LimitError, PkmError, fmt_array
 from pkm.kernels.batch import blocks, platform_states
 from pkm.kernels.forward import CROSSED, SINGULAR_A
 from pkm.kernels.inverse_dynamics import IK_FAILED, LOOP_FAILED
+from pkm.kernels.state_outputs import energies_closure, forest
 from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options, check_span
@@ -470,16 +471,12 @@ class _Lane:
             fk.km, fk.chord = saved, False
         th, thd = res[0], res[1]
         key = id(r)
-        if key not in self.energies:
-            self.energies[key] = Energy(r, fk.g0)
-        energy = self.energies[key]
-        E, closure = np.empty(K), np.empty(K)
-        for s in range(K):
-            ths = [th[s, i, :l.n] for i, l in enumerate(r.limbs)]
-            kin, pot = energy(ths, [thd[s, i, :l.n] for i, l in enumerate(r.limbs)], X[s], XD[s])
-            E[s] = kin + pot
-            closure[s] = max(float(np.max(np.abs(l.constraint_residual(ths[i])), initial=0.0))
-                             for i, l in enumerate(r.limbs))
+        if key not in self.energies:   # (the Energy's g0 is the kernel's: the member's gravity)
+            self.energies[key] = Energy(r, fk.g0), forest(r, nmax)
+        energy, trees = self.energies[key]
+        kin, pot, closure = energies_closure(trees, th, thd, fk.g0)   # the limbs' trees, all K states in numba
+        kp, pp = energy.platform(Cd, Vp)
+        E = (kin + kp) + (pot + pp)
         act = r._act_limb, r._act_var
         qa, qda = th[:, act[0], act[1]], thd[:, act[0], act[1]]
         if limits and out.status[b] == "ok":

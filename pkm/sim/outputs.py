@@ -34,10 +34,14 @@ class Energy:
         for k, (th, thd) in enumerate(zip(thetas, thetads)):
             kin += kinetic_energy(self.trees[k], th, thd)
             pot += potential_energy(self.trees[k], th, self.g0)
-        Cp = robot.platform_pose(x)
-        Vp, _ = robot.platform_twist(x, xd)
-        kin += 0.5 * Vp @ self.Mp @ Vp
-        pot -= self.mass * self.g0 @ (Cp[:3, :3] @ self.local_com + Cp[:3, 3])
+        kp, pp = self.platform(robot.platform_pose(x)[None], robot.platform_twist(x, xd)[0][None])
+        return kin + float(kp[0]), pot + float(pp[0])
+
+    def platform(self, Cp, Vp) -> tuple[np.ndarray, np.ndarray]:
+        """The platform body's kinetic ``½ V_pᵀ M_p V_p`` and potential ``−m g0·(R_p c + r_p)`` energy
+        (K,) at its poses ``Cp`` (K,4,4) and body-fixed twists ``Vp`` (K,6)."""
+        kin = 0.5 * np.einsum("ki,ki->k", Vp @ self.Mp.T, Vp)
+        pot = -self.mass * ((Cp[:, :3, :3] @ self.local_com + Cp[:, :3, 3]) @ self.g0)
         return kin, pot
 
 

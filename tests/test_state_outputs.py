@@ -1,0 +1,147 @@
+"""The batch's outputs in numba (issue 32.2, :mod:`pkm.kernels.state_outputs`): the limbs' energy and
+loop closure at many states in one call, and the platform's energy vectorised
+(:meth:`pkm.sim.outputs.Energy.platform`), equal the per-state Python path — the energies as
+:mod:`pkm.algorithms.dynamics` computed them before (einsum over the body twists and centres of mass),
+the closure as :meth:`pkm.algorithms.limb.LimbModel.constraint_residual` — to 1e-12, on the Delta, the
+3R[2US] Delta (U cut joints), a payload variant, tilted gravity, a distance constraint and armature."""
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm.algorithms.constraints import distance_constraint
+from pkm.algorithms.dynamics import body_mass_properties, kinetic_energy, potential_energy
+from pkm.algorithms.kinematics import body_twists, forward_kinematics
+from pkm.algorithms.manipulator import dynamics_trees
+from pkm.kernels.batch import platform_states
+from pkm.kernels.state_outputs import energies_closure, forest
+from pkm.robot import Robot
+from pkm.sim.outputs import Energy
+
+ROBOTS = Path(__file__).resolve().parents[1] / "robots"
+TILTED = np.array([1.5, -2.0, -9.5])
+
+
+def old_kinetic(tree, q, qd):
+    """``kinetic_energy`` as it was: the twists' quadratic form by einsum, plus the armature."""
+    V = body_twists(tree, q, qd)
+    T = 0.5 * float(np.einsum("ir,irc,ic->", V, tree.M, V))
+    if tree.joint_terms is not None:
+        T += 0.5 * float(np.sum(np.asarray(tree.joint_terms, float)[:, 0] * qd * qd))
+    return T
+
+
+def old_potential(tree, q, g0):
+    C = forward_kinematics(tree, q)
+    m, d = body_mass_properties(tree)
+    com = np.einsum("irc,ic->ir", C[:, :3, :3], d) + C[:, :3, 3]
+    return -float(np.sum(m * (com @ g0)))
+
+
+def states(robot, K=5, nmax=None, seed=0):
+    """``K`` states near ``x_ref``: the limbs' IK solutions perturbed (the loops then open: a closure to
+    compare), padded to ``nmax`` with NaN (which the kernel must not read), and their task coordinates."""
+    rng = np.random.default_rng(seed)
+    d = robot.task_dof
+    X = robot.x_ref + 0.01 * rng.uniform(-1, 1, (K, d))
+    XD = 0.3 * rng.uniform(-1, 1, (K, d))
+    sol = robot.inverse_dynamics(X, XD, np.zeros((K, d)))
+    nmax = nmax or max(l.n for l in robot.limbs)
+    TH, THD = np.full((K, len(robot.limbs), nmax), np.nan), np.full((K, len(robot.limbs), nmax), np.nan)
+    for i, l in enumerate(robot.limbs):
+        TH[:, i, :l.n] = sol.joints[l.name] + 1e-3 * rng.standard_normal((K, l.n))
+        THD[:, i, :l.n] = sol.joints_d[l.name] + 0.1 * rng.standard_normal((K, l.n))
+    return X, XD, TH, THD
+
+
+def reference(robot, g0, X, XD, TH, THD):
+    """Per state in Python: ``(E, closure)``, the limbs' trees and the platform as before."""
+    trees = dynamics_trees(robot)
+    Mp, p = Energy(robot, g0).Mp, robot.spec.body(robot.spec.platform)
+    local_com = np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3])
+    E, closure = [], []
+    for s in range(len(X)):
+        ths = [TH[s, i, :l.n] for i, l in enumerate(robot.limbs)]
+        thds = [THD[s, i, :l.n] for i, l in enumerate(robot.limbs)]
+        kin = sum(old_kinetic(t, q, qd) for t, q, qd in zip(trees, ths, thds))
+        pot = sum(old_potential(t, q, g0) for t, q in zip(trees, ths))
+        Cp = robot.platform_pose(X[s])
+        Vp, _ = robot.platform_twist(X[s], XD[s])
+        kin += 0.5 * Vp @ Mp @ Vp
+        pot -= p.mass * g0 @ (Cp[:3, :3] @ local_com + Cp[:3, 3])
+        E.append(kin + pot)
+        closure.append(max(float(np.max(np.abs(l.constraint_residual(ths[i])), initial=0.0))
+                           for i, l in enumerate(robot.limbs)))
+    return np.array(E), np.array(closure)
+
+
+@pytest.fixture(scope="module")
+def delta():
+    return pkm.load(ROBOTS / "delta_3rr2rrr.toml")
+
+
+@pytest.fixture(scope="module")
+def rus():
+    return pkm.load(ROBOTS / "delta_3r2us.toml")
+
+
+def batch_path(robot, g0, X, XD, TH, THD):
+    """What :meth:`pkm.sim.batch._Lane._outputs` computes: one kernel call for the limbs, numpy for the platform."""
+    kin, pot, closure = energies_closure(forest(robot, TH.shape[2]), TH, THD, g0)
+    Cd, Vp, _ = platform_states(robot, X, XD, np.zeros_like(X))
+    kp, pp = Energy(robot, g0).platform(Cd, Vp)
+    return (kin + kp) + (pot + pp), closure
+
+
+@pytest.mark.parametrize("which, payload, tilted", [("delta", 0.0, False), ("rus", 0.0, False), ("delta", 0.3, False),
+                                                    ("delta", 0.0, True), ("rus", 0.2, True)])
+def test_energy_and_closure_of_many_states_equal_the_python_path(which, payload, tilted, request):
+    robot = request.getfixturevalue(which)
+    if payload:
+        robot = Robot(robot.spec.with_payload(payload))
+    g0 = TILTED if tilted else np.asarray(robot.spec.gravity, float)
+    X, XD, TH, THD = states(robot, nmax=max(l.n for l in robot.limbs) + 2)
+    E, closure = batch_path(robot, g0, X, XD, TH, THD)
+    E_ref, closure_ref = reference(robot, g0, X, XD, TH, THD)
+    assert np.all(closure_ref > 1e-6)   # the loops are open: a closure worth comparing
+    np.testing.assert_allclose(E, E_ref, rtol=0, atol=1e-12 * max(1.0, np.abs(E_ref).max()))
+    np.testing.assert_allclose(closure, closure_ref, rtol=1e-12, atol=1e-15)
+    # the per-state Energy (robot.simulate's outputs) is the same sum
+    energy = Energy(robot, g0)
+    for s in range(len(X)):
+        kin, pot = energy([TH[s, i, :l.n] for i, l in enumerate(robot.limbs)],
+                          [THD[s, i, :l.n] for i, l in enumerate(robot.limbs)], X[s], XD[s])
+        assert abs(kin + pot - E_ref[s]) <= 1e-12 * max(1.0, abs(E_ref[s]))
+
+
+def test_a_distance_loop_and_armature(delta):
+    """Limbs whose loop is a distance constraint (seed 000, B2; one residual row) and whose joints carry
+    armature (the rotors' ½ Σ a θ̇²): the kernel's branches the robot files do not reach."""
+    limbs = []
+    for l in delta.limbs:
+        lp = l.loops[0]
+        cut = distance_constraint("rod", l.tree, l.tree.body_names[lp.cut.k], lp.cut.d_k, l.tree.body_names[lp.cut.r],
+                                  lp.cut.d_r + [0.01, 0.0, 0.0])
+        tree = replace(l.tree, joint_terms=np.column_stack([np.linspace(0.01, 0.05, l.n), np.zeros((l.n, 3))]))
+        limbs.append(replace(l, tree=tree, loops=(replace(lp, cut=cut, rows=np.array([0])),)))
+    fake = SimpleNamespace(limbs=limbs)
+    X, XD, TH, THD = states(delta, nmax=8)
+    kin, pot, closure = energies_closure(forest(fake, 8), TH, THD, TILTED)
+    trees = dynamics_trees(fake)
+    for s in range(len(X)):
+        ths = [TH[s, i, :l.n] for i, l in enumerate(limbs)]
+        thds = [THD[s, i, :l.n] for i, l in enumerate(limbs)]
+        k_ref = sum(old_kinetic(t, q, qd) for t, q, qd in zip(trees, ths, thds))
+        assert k_ref > sum(old_kinetic(replace(t, joint_terms=None), q, qd) for t, q, qd in zip(trees, ths, thds))
+        assert abs(kin[s] - k_ref) <= 1e-12 * max(1.0, k_ref)
+        assert abs(kin[s] - sum(kinetic_energy(t, q, qd) for t, q, qd in zip(trees, ths, thds))) <= 1e-12 * max(1.0, k_ref)
+        p_ref = sum(old_potential(t, q, TILTED) for t, q in zip(trees, ths))
+        assert abs(pot[s] - p_ref) <= 1e-12 * max(1.0, abs(p_ref))
+        assert abs(pot[s] - sum(potential_energy(t, q, TILTED) for t, q in zip(trees, ths))) <= 1e-12 * max(1.0, abs(p_ref))
+        c_ref = max(float(np.max(np.abs(l.constraint_residual(ths[i])))) for i, l in enumerate(limbs))
+        assert c_ref > 1e-6 and abs(closure[s] - c_ref) <= 1e-12 * c_ref
