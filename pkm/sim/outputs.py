@@ -21,7 +21,7 @@ class Energy:
     rates and its task coordinates: the limb trees with a massless platform plus the platform."""
 
     def __init__(self, robot, gravity):
-        self.robot, self.g0 = robot, np.asarray(gravity, dtype=float)
+        self.robot, self.g0 = robot, np.array(gravity, dtype=float)   # a copy: a batch sets its kernel's per member
         self.trees = dynamics_trees(robot)
         self.Mp = platform_inertia(robot)
         p = robot.spec.body(robot.spec.platform)
