@@ -73,18 +73,25 @@ class JerkProfile:
     iterations: int
 
 
+#: The fewest steps of the grid between two breakpoints: a corner blend crossed in one step had its torques
+#: checked at its ends only (the centripetal load in its middle never seen), and the jerk-limited cycle of a
+#: coarse grid came out faster than the torque-limited optimum (0.186 s at 32 points against 0.242 s).
+PIECE_STEPS = 4
+
+
 def graded_grid(length: float, n: int, breakpoints=()) -> np.ndarray:
-    """``n`` grid points on ``[0, length]``: uniform on each piece between the ``breakpoints`` (the pieces' steps
-    as equal as their lengths allow, a point on every breakpoint), with the first and last step of the whole
+    """``n`` grid points on ``[0, length]`` (more where the pieces need them): uniform on each piece between
+    the ``breakpoints`` (the pieces' steps as equal as their lengths allow, at least ``PIECE_STEPS``, a point
+    on every breakpoint), with the first and last step of the whole
     grid each cut into ``m`` geometric pieces (halving towards the end point, ``m = min(8, (n − 8) // 2)``). The
     motion leaves and reaches rest with ``s̈ = 0`` there, and the time of a step near rest shrinks only as
     ``√Δ``: the finer steps keep that discretisation error of the ends small (the interior is refined as ``Δ``)."""
     m = max(0, min(8, (n - 8) // 2))
     brk = np.asarray(breakpoints, dtype=float).reshape(-1)
     edges = np.concatenate([[0.0], np.sort(brk[(brk > 0.0) & (brk < length)]), [length]])
-    steps = max(n - 1 - 2 * m, edges.size - 1)
+    steps = max(n - 1 - 2 * m, PIECE_STEPS * (edges.size - 1))
     ideal = steps * np.diff(edges) / length
-    share = np.maximum(1, np.floor(ideal)).astype(int)
+    share = np.maximum(PIECE_STEPS, np.floor(ideal)).astype(int)
     for k in np.argsort(share - ideal)[: max(0, steps - int(share.sum()))]:   # largest remainders first
         share[k] += 1
     base = np.concatenate([np.linspace(a, b, k + 1)[:-1] for a, b, k in zip(edges[:-1], edges[1:], share)]
