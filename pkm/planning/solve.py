@@ -65,7 +65,11 @@ def _points(n, route: Route) -> list[int]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not MIN_POINTS <= n <= MAX_POINTS:
         raise InputError(f"n must be an integer from {MIN_POINTS} to {MAX_POINTS}, got {n!r}")
     lengths = np.array([p.length for p in route.paths])
-    share = np.maximum(MIN_POINTS, np.round(n * lengths / lengths.sum())).astype(int)
+    if lengths.size == 0 or not np.all(np.isfinite(lengths) & (lengths > 0)):
+        raise InputError(f"a route needs at least one path, each of a positive finite length, got lengths "
+                         f"{' '.join(f'{v:g}' for v in lengths) or 'none'}")
+    rel = lengths / lengths.max()   # (n · length overflows for a path of 1e308 m)
+    share = np.maximum(MIN_POINTS, np.round(n * (rel / rel.sum()))).astype(int)
     return [int(k) for k in share]
 
 

@@ -1,0 +1,313 @@
+"""A hostile-input corpus for pkm's newest surfaces (the rules of tests/test_corpus.py: one-line
+``pkm: error: …`` and exit 2 on the command line, a one-line :class:`pkm.PkmError` in the API, never a
+traceback, a hang, a NaN/inf with exit 0 or a half-written file; and no plausible-looking wrong number):
+``pkm cycle`` and :func:`pkm.time_optimal` with their paths (:mod:`pkm.planning.paths`) and
+:func:`pkm.control.tracking.closed_loop_check`; ``pkm sweep --time-optimal``; ``robot.simulate_batch``;
+``robot.simulate(form="actuator"|"joint", method="RK4")``; the SIMD width's environment and record.
+Small grids (``--points 32``) and module-scoped robots keep it quick."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pkm
+from pkm.errors import InputError, PkmError
+
+from test_corpus import check_run, one_line_pkm_error
+
+DELTA = "examples/delta_servo.toml"
+IRSBOT = "examples/irsbot2_servo.toml"
+PLAIN = "robots/delta_3rr2rrr.toml"     # no drives
+PTS = ("--points", "32")
+
+
+def _one_line(call, kind=PkmError):
+    with pytest.raises(PkmError) as info:
+        call()
+    one_line_pkm_error(info, kind)
+    return str(info.value)
+
+
+@pytest.fixture(scope="module")
+def servo():
+    return pkm.load(DELTA)
+
+
+@pytest.fixture(scope="module")
+def route(servo):
+    from pkm.planning import pick_place_route
+
+    w = np.asarray(servo.spec.trajectory["start"], dtype=float)
+    return pick_place_route(w)
+
+
+# ====================================================================== pkm cycle: command lines
+BAD_CYCLE = [
+    ["--points", "0"], ["--points", "-5"], ["--points", "15"],
+    ["--start", "nan", "0", "-0.9"], ["--start", "inf", "0", "-0.9"], ["--start", "0", "0", "-0.9", "0"],
+    ["--start", "1e308", "0", "-0.9"], ["--start", "0", "0", "5"], ["--start", "0", "0", "0"],
+    ["--path", "line", "--end", "nan", "0", "-0.9"], ["--path", "line", "--end", "5", "0", "-0.9"],
+    ["--path", "line", "--end", "1e308", "0", "-0.9"], ["--path", "line", "--end", "0", "0"],
+    ["--path", "line", "--start", "0", "0", "-0.9", "--end", "0", "0", "-0.9"],
+    ["--path", "line", "--start", "0", "0", "-0.9", "--end", "1e-300", "0", "-0.9"],
+    ["--path", "line", "--start", "0", "0", "-0.9", "--end", "0", "0", "-0.9000000000000001"],
+    ["--path", "line", "--end", "0.1", "0", "-0.9", "--travel", "0.1"],
+    ["--path", "pick-place", "--end", "0.1", "0", "-0.9"],
+    ["--path", "PICK-PLACE"], ["--path", ""], ["--path", "/dev/null"],
+    ["--lift", "0"], ["--lift", "-0"], ["--lift", "inf"], ["--lift", "1e-300"], ["--lift", "5"],
+    ["--travel", "-0.1"], ["--travel", "nan"], ["--travel", "3"], ["--travel", "1e-12"],
+    ["--blend", "-0.001"], ["--blend", "nan"], ["--blend", "inf"], ["--blend", "1"],
+    ["--lift", "0.01", "--blend", "0.02"],
+    ["--torque-limit", "1e308"], ["--torque-limit", "1e-300"], ["--torque-limit", "inf"],
+    ["--torque-limit", "-inf"], ["--torque-limit", "1", "2", "3", "4"], ["--torque-limit", "0.001"],
+    ["--speed-limit", "0"], ["--speed-limit", "-1"], ["--speed-limit", "nan"], ["--speed-limit", "1e-12"],
+    ["--speed-limit", "1", "2"],
+    ["--jerk", "0"], ["--jerk", "-1"], ["--jerk", "nan"], ["--jerk", "inf"], ["--jerk", "1e-300"],
+    ["--check", "nan"], ["--check", "-1"], ["--check", "-2"], ["--check", "inf"], ["--check", "1e308"],
+    ["--out", "."], ["--out", ""], ["--plot", "."], ["--plot", "x.csv"],
+    ["--points", "abc"], ["--torque-limit"], ["--start"], ["--jerk", "abc"],
+]
+
+
+@pytest.mark.parametrize("argv", BAD_CYCLE, ids=lambda a: " ".join(a)[:60])
+def test_cycle_bad_command_lines(argv, tmp_path, monkeypatch):
+    """Each hostile option alone: exit 2 with one line (or exit 0 with finite output), no file left."""
+    monkeypatch.chdir(tmp_path)
+    import os
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code, out, err = check_run(["cycle", os.path.join(here, DELTA), *PTS, *argv])
+    assert not [p for p in tmp_path.iterdir() if p.is_file()]
+    if code == 0:
+        assert "cycle time" in out
+
+
+PATH_FILES = {
+    "header_only.csv": "x,y,z\n",
+    "one_row.csv": "x,y,z\n0,0,-0.9\n",
+    "duplicates.csv": "x,y,z\n0,0,-0.9\n0,0,-0.9\n0.1,0,-0.9\n",
+    "all_same.csv": "x,y,z\n0,0,-0.9\n0,0,-0.9\n0,0,-0.9\n",
+    "inf.csv": "x,y,z\n0,0,-0.9\ninf,0,-0.9\n",
+    "huge.csv": "x,y,z\n0,0,-0.9\n1e308,0,-0.9\n",
+    "overflow.csv": "x,y,z\n-1e308,0,-0.9\n1e308,0,-0.9\n",
+    "tiny.csv": "x,y,z\n0,0,-0.9\n1e-300,0,-0.9\n",
+    "back_and_forth.csv": "x,y,z\n0,0,-0.9\n0.1,0,-0.9\n0.05,0,-0.9\n0.15,0,-0.9\n",
+    "loop.csv": "x,y,z\n0,0,-0.9\n0.1,0,-0.9\n0.1,0.1,-0.9\n0,0,-0.9\n",
+    "wide.csv": "x,y,z\n0,0,-0.9,1\n0.1,0,-0.9,1\n",
+    "narrow.csv": "x,y,z\n0,0\n0.1,0\n",
+    "empty_cells.csv": "x,y,z\n0,,-0.9\n0.1,0,-0.9\n",
+    "semicolons.csv": "x;y;z\n0;0;-0.9\n0.1;0;-0.9\n",
+    "tabs.csv": "x\ty\tz\n0\t0\t-0.9\n0.1\t0\t-0.9\n",
+    "quoted.csv": '"x","y","z"\n"0","0","-0.9"\n"0.1","0","-0.9"\n',
+    "dup_header.csv": "x,x,y,z\n0,1,0,-0.9\n0.1,1,0,-0.9\n",
+    "header_numbers.csv": "0,0,-0.9\n0.1,0,-0.9\n",
+    "words.csv": "x,y,z\nzero,0,-0.9\n0.1,0,-0.9\n",
+    "outside.csv": "x,y,z\n0,0,-0.9\n2,0,-0.9\n",
+    "through_outside.csv": "x,y,z\n-0.05,0,-0.9\n0,0,-0.2\n0.05,0,-0.9\n",
+    "nul.csv": "x,y,z\n0,0,-0.9\x00\n0.1,0,-0.9\n",
+    "crlf_ok.csv": "x,y,z\r\n0,0,-0.9\r\n0.1,0,-0.9\r\n",
+    "bom_ok.csv": "\ufeffx,y,z\n0,0,-0.9\n0.1,0,-0.9\n",
+    "extra_column_ok.csv": "t,x,y,z\n0,0,0,-0.9\n1,0.1,0,-0.9\n",
+    "near_duplicate.csv": "x,y,z\n0,0,-0.9\n0.1,0,-0.9\n0.1000000000001,0,-0.9\n0.2,0,-0.9\n",
+    "huge_rows.csv": "x,y,z\n" + "".join(f"{0.1 * k / 20000:.9f},0,-0.9\n" for k in range(20001)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATH_FILES))
+def test_cycle_path_files(name, tmp_path):
+    f = tmp_path / name
+    f.write_text(PATH_FILES[name], encoding="utf-8")
+    out = tmp_path / "out.csv"
+    code, text, err = check_run(["cycle", DELTA, "--path", f, *PTS, "--out", out], ok=True if name.endswith("_ok.csv") else None)
+    if code == 2:
+        assert not out.exists()
+        assert str(f) in err or "path point" in err, err   # the file, or where on its path
+
+
+# ====================================================================== pkm cycle: other robots
+@pytest.mark.parametrize("argv", [
+    [PLAIN, *PTS],                                           # no drives: needs --torque-limit
+    [PLAIN, *PTS, "--torque-limit", "60", "--check"],       # no drives: the check without limits
+    ["robots/planar_3rpr.toml", *PTS, "--torque-limit", "100"],     # no z: no pick-place
+    ["robots/planar_3rpr.toml", *PTS, "--torque-limit", "100", "--path", "line", "--end", "0.01", "0.01", "0"],
+    ["robots/wrist_3rrr.toml", *PTS, "--torque-limit", "10"],
+    ["robots/hexapod_6ups.toml", *PTS, "--torque-limit", "1000", "--path", "line", "--end", "0.01", "0", "0.7"],
+    [IRSBOT, *PTS, "--start", "0", "0", "-0.9"],
+    [IRSBOT, *PTS, "--start", "0", "1", "-0.9"],
+])
+def test_cycle_other_robots(argv):
+    check_run(["cycle", *argv])
+
+
+# ====================================================================== pkm.time_optimal and the paths: the API
+def _api_cases():
+    from pkm.planning import LinePath, Route
+
+    def line():
+        return LinePath([0.0, 0.0, -0.9], [0.05, 0.0, -0.9])
+
+    return {
+        "n=True": dict(n=True), "n=16.0": dict(n=16.0), "n='32'": dict(n="32"), "n=None": dict(n=None),
+        "n=-1": dict(n=-1), "n=10**9": dict(n=10 ** 9),
+        "torque='abc'": dict(torque_limit="abc"), "torque={}": dict(torque_limit={}), "torque=[]": dict(torque_limit=[]),
+        "torque=2d": dict(torque_limit=[[3.0, 3.0, 3.0]]), "torque=True": dict(torque_limit=True),
+        "torque=0": dict(torque_limit=0.0), "torque=-3": dict(torque_limit=-3.0), "torque=1e308": dict(torque_limit=1e308),
+        "torque=obj": dict(torque_limit=object()), "torque=complex": dict(torque_limit=1j),
+        "torque=mixed": dict(torque_limit=[3.0, -3.0, 3.0]), "torque=tiny": dict(torque_limit=1e-300),
+        "speed=0": dict(speed_limit=0), "speed=inf": dict(speed_limit=math.inf), "speed=[1,nan,1]": dict(speed_limit=[1, math.nan, 1]),
+        "speed=1e308": dict(speed_limit=1e308), "speed='fast'": dict(speed_limit="fast"),
+        "solver=None": dict(solver=None), "solver=1": dict(solver=1), "solver=''": dict(solver=""),
+        "jerk=True": dict(jerk=True), "jerk='5'": dict(jerk="5"), "jerk=[1]": dict(jerk=[1.0]), "jerk=-1": dict(jerk=-1),
+        "jerk=nan": dict(jerk=math.nan), "jerk=1e-300": dict(jerk=1e-300, n=40), "jerk=1e308": dict(jerk=1e308, n=40),
+        "jerk=np": dict(jerk=np.array([5.0, 6.0])),
+        "path=None": dict(path=None), "path=[]": dict(path=[]),
+        "path=str": dict(path="pick-place"), "path=list of str": dict(path=["a"]),
+        "path=Route picks 1.5": dict(path=lambda: Route((line(),), picks=1.5)),
+        "path=Route of int": dict(path=lambda: Route(3)),
+        "path=line 2d": dict(path=lambda: LinePath([0.0, -0.9], [0.05, -0.9])),
+        "path=line far": dict(path=lambda: LinePath([0.0, 0.0, -0.9], [3.0, 0.0, -0.9])),
+        "path=line ok": dict(path=line),
+        "path=Route()": dict(path=lambda: Route(())),
+        "path=Route(str)": dict(path=lambda: Route(["x"])),
+        "path=Route picks -1": dict(path=lambda: Route((line(),), picks=-1)),
+    }
+
+
+API_CASES = _api_cases()
+
+
+@pytest.mark.parametrize("name", sorted(API_CASES))
+def test_time_optimal_api(servo, route, name):
+    kw = dict(API_CASES[name])
+    path = kw.pop("path", route)
+    kw.setdefault("n", 32)
+    try:
+        res = pkm.time_optimal(servo, path() if callable(path) else path, **kw)
+    except PkmError as exc:
+        assert str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    assert np.isfinite(res.cycle_time) and res.cycle_time > 0
+    assert res.picks_per_minute is None or res.picks_per_minute > 0
+    assert np.all(np.isfinite(res.trajectory.x)) and np.all(np.isfinite(res.ratio))
+    assert float(np.max(res.ratio)) <= 1.0 + 1e-3
+
+
+PATH_CASES = {
+    "line nan": lambda P: P.LinePath([0, 0, math.nan], [0, 0, 1]),
+    "line str": lambda P: P.LinePath("abc", [0, 0, 1]),
+    "line ragged": lambda P: P.LinePath([0, 0], [0, 0, 1]),
+    "line empty": lambda P: P.LinePath([], []),
+    "line None": lambda P: P.LinePath(None, None),
+    "line same": lambda P: P.LinePath([1, 2, 3], [1, 2, 3]),
+    "line bool": lambda P: P.LinePath([True, False], [False, True]),
+    "spline one": lambda P: P.SplinePath([[0, 0, 0]]),
+    "spline none": lambda P: P.SplinePath([]),
+    "spline 3d": lambda P: P.SplinePath(np.zeros((2, 2, 2))),
+    "spline same": lambda P: P.SplinePath([[0, 0], [0, 0], [1, 1]]),
+    "spline reverse": lambda P: P.SplinePath([[0.0], [1.0], [0.5]]),
+    "spline tiny": lambda P: P.SplinePath([[0.0, 0.0], [1e-300, 0.0]]),
+    "spline denormal": lambda P: P.SplinePath([[0.0, 0.0], [5e-324, 0.0]]),
+    "spline mixed scale": lambda P: P.SplinePath([[0.0, 0.0], [1e-14, 0.0], [1e3, 0.0]]),
+    "blend nan": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [1, 1]], math.nan),
+    "blend 0": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [1, 1]], 0.0),
+    "blend str": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [1, 1]], "a"),
+    "blend None": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [1, 1]], None),
+    "blend too long": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [1, 1]], 0.9),
+    "blend reversal": lambda P: P.BlendedPolyline([[0, 0], [1, 0], [0, 0]], 0.1),
+    "blend huge": lambda P: P.BlendedPolyline([[0, 0], [1e200, 0], [1e200, 1e200]], 1.0),
+    "blend two points": lambda P: P.BlendedPolyline([[0, 0], [1, 0]], 0.1),
+    "pp lift str": lambda P: P.pick_place_route([0, 0, -0.9], lift="a"),
+    "pp lift bool": lambda P: P.pick_place_route([0, 0, -0.9], lift=True),
+    "pp lift None": lambda P: P.pick_place_route([0, 0, -0.9], lift=None),
+    "pp travel list": lambda P: P.pick_place_route([0, 0, -0.9], travel=[0.1, 0.2]),
+    "pp axis 5": lambda P: P.pick_place_route([0, 0, -0.9], vertical_axis=5),
+    "pp axis float": lambda P: P.pick_place_route([0, 0, -0.9], vertical_axis=1.5),
+    "pp axis str": lambda P: P.pick_place_route([0, 0, -0.9], vertical_axis="z"),
+    "pp horiz same": lambda P: P.pick_place_route([0, 0, -0.9], horizontal_axis=2),
+    "pp horiz float": lambda P: P.pick_place_route([0, 0, -0.9], horizontal_axis=0.5),
+    "pp one coordinate": lambda P: P.pick_place_route([0.5]),
+    "pp scalar": lambda P: P.pick_place_route(0.5),
+    "pp start nan": lambda P: P.pick_place_route([0, math.nan, -0.9]),
+    "route_of None": lambda P: P.route_of_trajectory(None, ["x", "y", "z"]),
+    "route_of sine": lambda P: P.route_of_trajectory({"type": "sine"}, ["x", "y", "z"]),
+    "route_of no start": lambda P: P.route_of_trajectory({"type": "line", "end": [0, 0, -0.9]}, ["x", "y", "z"]),
+    "route_of no lift": lambda P: P.route_of_trajectory({"type": "pick-place", "start": [0, 0, -0.9], "travel": 0.1}, ["x", "y", "z"]),
+    "route_of travel str": lambda P: P.route_of_trajectory({"type": "pick-place", "start": [0, 0, -0.9], "travel": "x",
+                                                            "lift": 0.02}, ["x", "y", "z"]),
+    "route_of travel vec": lambda P: P.route_of_trajectory({"type": "pick-place", "start": [0, 0, -0.9],
+                                                            "travel": [0, 0.1, 0], "lift": 0.02}, ["x", "y", "z"]),
+    "route_of start 2": lambda P: P.route_of_trajectory({"type": "line", "start": [0, 0], "end": [0, 0, -0.9]}, ["x", "y", "z"]),
+    "route_of no z": lambda P: P.route_of_trajectory({"type": "pick-place", "start": [0, 0, -0.9], "travel": 0.1,
+                                                      "lift": 0.02}, ["x", "y", "phi"]),
+    "route_of names None": lambda P: P.route_of_trajectory({"type": "line", "start": [0, 0, -0.9], "end": [0.1, 0, -0.9]}, None),
+    "read_path_csv names None": lambda P: P.read_path_csv("examples/delta_servo.toml", None),
+    "read_path_csv missing": lambda P: P.read_path_csv("no/such.csv", ["x"]),
+    "read_path_csv dir": lambda P: P.read_path_csv("tests", ["x"]),
+    "read_path_csv names empty": lambda P: P.read_path_csv("examples/delta_servo.toml", []),
+    "evaluate outside": lambda P: P.LinePath([0, 0], [1, 0]).evaluate([2.0]),
+    "evaluate nan": lambda P: P.LinePath([0, 0], [1, 0]).evaluate([math.nan]),
+    "evaluate str": lambda P: P.LinePath([0, 0], [1, 0]).evaluate("a"),
+    "evaluate 2d": lambda P: P.LinePath([0, 0], [1, 0]).evaluate([[0.1, 0.2]]),
+    "reversed": lambda P: P.ReversedPath(P.LinePath([0, 0], [1, 0])).evaluate([2.0]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PATH_CASES))
+def test_paths_api(name):
+    import pkm.planning as P
+
+    try:
+        out = PATH_CASES[name](P)
+    except PkmError as exc:
+        assert isinstance(exc, InputError) and str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    if isinstance(out, P.Path):
+        assert math.isfinite(out.length) and out.length > 0
+        x, d1, d2 = out.evaluate(np.linspace(0.0, out.length, 33))
+        assert np.all(np.isfinite(x)) and np.all(np.isfinite(d1)) and np.all(np.isfinite(d2))
+        assert np.all(np.linalg.norm(d1, axis=1) > 0)
+    elif isinstance(out, P.Route):
+        assert out.paths and all(isinstance(p, P.Path) and math.isfinite(p.length) and p.length > 0 for p in out.paths)
+    elif isinstance(out, tuple):
+        assert all(np.all(np.isfinite(v)) for v in out)
+
+
+# ====================================================================== closed_loop_check
+@pytest.fixture(scope="module")
+def short(servo):
+    from pkm.planning import LinePath
+
+    return pkm.time_optimal(servo, LinePath([0.0, 0.0, -0.9], [0.02, 0.0, -0.9]), n=32).trajectory
+
+
+CHECK_CASES = {
+    "model_error str": dict(model_error="a"), "model_error None": dict(model_error=None),
+    "model_error -1": dict(model_error=-1.0), "model_error nan": dict(model_error=math.nan),
+    "model_error list": dict(model_error=[0.1, 0.2]), "model_error 1e308": dict(model_error=1e308),
+    "model_error bool": dict(model_error=True),
+    "kp nan": dict(kp=math.nan), "kp -1": dict(kp=-1.0), "kp str": dict(kp="a"), "kp 0": dict(kp=0.0),
+    "kp inf": dict(kp=math.inf), "kd -1": dict(kd=-1.0), "kd nan": dict(kd=math.nan),
+    "torque str": dict(torque_limit="a"), "torque nan": dict(torque_limit=math.nan),
+    "torque 2": dict(torque_limit=[1.0, 2.0]), "torque 0": dict(torque_limit=0.0), "torque obj": dict(torque_limit=object()),
+    "speed -1": dict(speed_limit=-1.0), "speed str": dict(speed_limit="x"),
+    "method bad": dict(method="euler"), "rtol nan": dict(rtol=math.nan), "rtol -1": dict(rtol=-1.0),
+    "rtol str": dict(rtol="x"), "RK4 no dt": dict(method="RK4"), "RK4 dt -1": dict(method="RK4", dt=-1.0),
+    "RK4 dt huge": dict(method="RK4", dt=1e9),
+    "trajectory None": dict(trajectory=None), "trajectory str": dict(trajectory="cycle.csv"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECK_CASES))
+def test_closed_loop_check_api(servo, short, name):
+    from pkm.control.tracking import closed_loop_check
+
+    kw = dict(CHECK_CASES[name])
+    traj = kw.pop("trajectory", short)
+    try:
+        rep = closed_loop_check(servo, traj, **kw)
+    except PkmError as exc:
+        assert str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    assert np.all(np.isfinite(rep.x)) and np.all(np.isfinite(rep.max_error))
