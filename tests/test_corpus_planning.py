@@ -311,3 +311,142 @@ def test_closed_loop_check_api(servo, short, name):
         assert str(exc) and "\n" not in str(exc), repr(exc)
         return
     assert np.all(np.isfinite(rep.x)) and np.all(np.isfinite(rep.max_error))
+
+
+# ====================================================================== robot.simulate_batch
+@pytest.fixture(scope="module")
+def plain():
+    return pkm.load(PLAIN)
+
+
+def _batch_cases():
+    from pkm.sim.inputs import Table
+
+    x = [0.0, 0.0, -0.9]
+    t = np.linspace(0.0, 0.01, 5)
+    return {
+        "span reversed": dict(t_span=(0.01, 0.0)), "span equal": dict(t_span=(0.01, 0.01)),
+        "span nan": dict(t_span=(np.nan, 0.01)), "span str": dict(t_span="0 1"), "span 3": dict(t_span=(0, 1, 2)),
+        "span None": dict(t_span=None), "span inf": dict(t_span=(0.0, np.inf)), "span huge": dict(t_span=(0.0, 1e308)),
+        "span negative": dict(t_span=(-0.01, 0.0)), "span complex": dict(t_span=(0.0, 0.01j)),
+        "dt 0": dict(dt=0.0), "dt nan": dict(dt=np.nan), "dt inf": dict(dt=np.inf), "dt str": dict(dt="1e-3"),
+        "dt > span": dict(dt=1.0), "dt tiny": dict(dt=1e-300), "dt bool": dict(dt=True), "dt np": dict(dt=np.float32(1e-3)),
+        "dt array": dict(dt=np.array([1e-3])),
+        "every > steps": dict(every=10 ** 6), "every huge": dict(every=10 ** 30), "every -1": dict(every=-1),
+        "every np": dict(every=np.int64(2)), "every None": dict(every=None),
+        "threads -1": dict(threads=-1), "threads huge": dict(threads=10 ** 9), "threads float": dict(threads=2.0),
+        "threads str": dict(threads="2"), "threads np": dict(threads=np.int64(2)),
+        "x0 member shape": dict(x0=[[0.0, 0.0, -0.9], [0.0, 0.0]]), "x0 4": dict(x0=[0.0, 0.0, -0.9, 0.0]),
+        "x0 (2,4)": dict(x0=np.zeros((2, 4))), "x0 empty": dict(x0=np.zeros((0, 3))), "x0 str": dict(x0="home"),
+        "x0 inf": dict(x0=[0.0, np.inf, -0.9]), "x0 out of reach": dict(x0=[[0.0, 0.0, -0.9], [0.0, 0.0, 3.0]]),
+        "x0 complex": dict(x0=[0.0, 0.0, -0.9j]),
+        "xd0 huge": dict(xd0=[1e308, 0.0, 0.0]), "xd0 nan member": dict(xd0=[[0.0, 0.0, 0.0], [np.nan, 0.0, 0.0]], x0=[x, x]),
+        "u table n_act 2": dict(u=Table(t, np.zeros((5, 2)))), "u table short": dict(u=Table(t[:3], np.zeros((3, 3)))),
+        "u table late": dict(u=Table(t + 0.005, np.zeros((5, 3)))), "u table huge": dict(u=Table(t, np.full((5, 3), 1e308))),
+        "u table list": dict(u=[Table(t, np.zeros((5, 3))), Table(t, np.zeros((5, 2)))]),
+        "u 1e308": dict(u=1e308), "u -1e308": dict(u=[-1e308, 0.0, 0.0]), "u nan": dict(u=np.nan),
+        "u 4": dict(u=[0.0, 0.0, 0.0, 0.0]), "u (2,4)": dict(u=np.zeros((2, 4))), "u str": dict(u="hover"),
+        "u csv missing": dict(u="no_such.csv"), "u None": dict(u=None), "u empty list": dict(u=[]),
+        "u list of None": dict(u=[None, None]), "u ragged": dict(u=[[0.0, 0.0, 0.0], [0.0, 0.0]]),
+        "u 3d": dict(u=np.zeros((2, 3, 1))), "u dict": dict(u={"a": 1}), "u bool": dict(u=True),
+        "payloads -1": dict(payloads=-1.0), "payloads nan": dict(payloads=[np.nan]), "payloads 1e308": dict(payloads=1e308),
+        "payloads 2d": dict(payloads=[[1.0, 2.0]]), "payloads str": dict(payloads="heavy"), "payloads empty": dict(payloads=[]),
+        "payloads B": dict(payloads=[0.0, 0.5], x0=[x, x, x]),
+        "robots None list": dict(robots=[None]), "robots str": dict(robots="delta"), "robots gen": dict(robots=iter([])),
+        "gravity 2": dict(gravity=[0.0, -9.81]), "gravity str": dict(gravity="down"), "gravity 1e308": dict(gravity=[0, 0, 1e308]),
+        "gravity 6": dict(gravity=np.zeros(6)),
+        "limits str": dict(limits="yes"), "limits None": dict(limits=None),
+        "max_condition nan": dict(max_condition=np.nan), "max_condition 0.5": dict(max_condition=0.5),
+        "max_condition str": dict(max_condition="1e6"), "max_condition inf": dict(max_condition=np.inf),
+        "max_iter 0": dict(max_iter=0), "max_iter str": dict(max_iter="a"), "tol nan": dict(tol=np.nan),
+        "tol -1": dict(tol=-1.0), "singularity_threshold 0": dict(singularity_threshold=0.0),
+        "threads kw solver": dict(threads=1, max_iter=5),
+        "start bad shape": dict(start=[np.zeros(2)]), "start nan": dict(start=[np.full(8, np.nan)] * 3),
+        "progress 3": dict(progress=3),
+    }
+
+
+BATCH_CASES = _batch_cases()
+
+
+@pytest.mark.parametrize("name", sorted(BATCH_CASES))
+def test_simulate_batch_inputs(plain, name):
+    kw = dict(u="hold", t_span=(0.0, 0.01), x0=None, dt=1e-3, threads=1)
+    kw.update(BATCH_CASES[name])
+    u, span, x0 = kw.pop("u"), kw.pop("t_span"), kw.pop("x0")
+    try:
+        res = plain.simulate_batch(u, span, x0, **kw)
+    except PkmError as exc:
+        assert str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    ok = res.status == "ok"
+    assert np.all(np.isfinite(res.t)) and res.t[0] == span[0] and res.t[-1] == pytest.approx(span[1], abs=1e-12)
+    assert np.all(np.isfinite(res.x[ok])) and np.all(np.isfinite(res.energy_error[ok]))
+    assert all(m == "" for m, s in zip(res.message, res.status) if s == "ok")
+    assert all(m and "\n" not in m for m, s in zip(res.message, res.status) if s != "ok")
+
+
+@pytest.mark.parametrize("path", ["robots/delta_4rr2rrr.toml", "robots/hexapod_6ups.toml",
+                                  "robots/planar_3rpr.toml"])
+def test_simulate_batch_other_robots(path):
+    """A redundant robot, joint friction (added below), a 6-DOF task space: run or refused in one line."""
+    robot = pkm.load(path)
+    try:
+        res = robot.simulate_batch("hold", (0.0, 0.004), dt=1e-3, threads=1)
+    except PkmError as exc:
+        assert isinstance(exc, InputError) and "\n" not in str(exc), repr(exc)
+        return
+    assert np.all(np.isfinite(res.x[res.status == "ok"]))
+    one = robot.simulate("hold", (0.0, 0.004), method="RK4", form="task", dt=1e-3)
+    assert np.array_equal(res.x[0], one.x)   # the batch is the single run, redundant actuation too
+
+
+def test_simulate_batch_joint_friction(tmp_path):
+    text = open(PLAIN).read()
+    assert text.count('name = "2"\n') >= 1
+    f = tmp_path / "friction.toml"
+    f.write_text(text.replace('name = "2"\n', 'name = "2"\nfriction = { viscous = 0.01 }\n', 1))
+    robot = pkm.load(f)
+    msg = _one_line(lambda: robot.simulate_batch("hold", (0.0, 0.004), dt=1e-3, threads=1), InputError)
+    assert "friction" in msg
+
+
+# ====================================================================== robot.simulate(form=..., method="RK4")
+def _rk4_cases():
+    from pkm.sim.inputs import Table
+
+    t = np.linspace(0.0, 0.01, 5)
+    return {
+        "dt 0": dict(dt=0.0), "dt -1": dict(dt=-1e-3), "dt nan": dict(dt=np.nan), "dt inf": dict(dt=np.inf),
+        "dt None": dict(dt=None), "dt str": dict(dt="1e-3"), "dt > span": dict(dt=1.0), "dt 1e-300": dict(dt=1e-300),
+        "dt bool": dict(dt=True), "dt array": dict(dt=np.array([1e-3])), "dt complex": dict(dt=1e-3j),
+        "span reversed": dict(t_span=(0.01, 0.0)), "span equal": dict(t_span=(0.0, 0.0)), "span nan": dict(t_span=(0.0, np.nan)),
+        "span huge": dict(t_span=(0.0, 1e308)), "span 1e300 offset": dict(t_span=(1e300, 1e300 + 1e290)),
+        "span lost": dict(t_span=(1e10, 1e10 + 1e-7)),
+        "table n_act 2": dict(u=Table(t, np.zeros((5, 2)))), "table late": dict(u=Table(t + 0.005, np.zeros((5, 3)))),
+        "table huge": dict(u=Table(t, np.full((5, 3), 1e308))), "u 1e308": dict(u=1e308), "u -1e200": dict(u=-1e200),
+        "u 4": dict(u=[0.0, 0.0, 0.0, 0.0]), "x0 out of reach": dict(x0=[0.0, 0.0, 3.0]), "xd0 1e200": dict(xd0=[1e200, 0, 0]),
+        "max_condition nan": dict(max_condition=np.nan), "max_condition 0": dict(max_condition=0.0),
+        "t_eval": dict(t_eval=[0.0, 0.01]), "project str": dict(project="no"), "rtol": dict(rtol=1e-3),
+        "progress 3": dict(progress=3),
+    }
+
+
+RK4_CASES = _rk4_cases()
+
+
+@pytest.mark.parametrize("form", ["actuator", "joint"])
+@pytest.mark.parametrize("name", sorted(RK4_CASES))
+def test_simulate_rk4_forms(plain, form, name):
+    kw = dict(u="hold", t_span=(0.0, 0.01), dt=2e-3)
+    kw.update(RK4_CASES[name])
+    u, span = kw.pop("u"), kw.pop("t_span")
+    if name == "project str" and form != "joint":
+        return
+    try:
+        res = plain.simulate(u, span, method="RK4", form=form, **kw)
+    except PkmError as exc:
+        assert str(exc) and "\n" not in str(exc), repr(exc)
+        return
+    for k in ("t", "x", "xd", "tau"):
+        assert np.all(np.isfinite(getattr(res, k))), k

@@ -147,6 +147,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     n = len(T) - 1
     if isinstance(every, (bool, np.bool_)) or not isinstance(every, (int, np.integer)) or every < 1:
         raise InputError(f"every must be a whole number of steps >= 1, got {every!r}")
+    every = int(min(every, n + 1))   # beyond the steps: the first and the last state (10**30 is no index)
     for name, flag in (("limits", limits),):
         if not isinstance(flag, (bool, np.bool_)):
             raise InputError(f"{name} must be True or False, got {flag!r}")
