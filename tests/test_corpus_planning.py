@@ -450,3 +450,86 @@ def test_simulate_rk4_forms(plain, form, name):
         return
     for k in ("t", "x", "xd", "tau"):
         assert np.all(np.isfinite(getattr(res, k))), k
+
+
+# ====================================================================== the SIMD width: environment and record
+@pytest.fixture
+def fresh_width(monkeypatch, tmp_path):
+    """No override and no choice made in this process; the record in a temporary cache directory; an AVX-512
+    target whose measurement (which would compile) is replaced by W = 8 twice W = 4's speed."""
+    from pkm.kernels import simd_width as sw
+
+    for name in sw.ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NUMBA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(sw, "_chosen", [])
+    monkeypatch.setattr(sw, "target_lanes", lambda: 8)
+    monkeypatch.setattr(sw, "measure", lambda widths: {4: 1e-7, 8: 0.5e-7})
+    return sw, tmp_path
+
+
+@pytest.mark.parametrize("value", [" 8", "8 ", "8.0", "-1", "", "  ", "abc", "0", "16", "4\n", "0x8", "８", "8,4"])
+@pytest.mark.parametrize("name", ["PKM_SIMD_LANES", "PKM_SIMD_WIDTH"])
+def test_simd_width_environment(fresh_width, monkeypatch, name, value):
+    """A junk width in the environment: one line naming the variable and what it takes, or a width the
+    SIMD path compiles for (an int, not a float)."""
+    sw, _ = fresh_width
+    monkeypatch.setenv(name, value)
+    try:
+        w = sw.simd_width()
+    except PkmError as exc:
+        assert isinstance(exc, InputError) and name in str(exc) and "2, 4 or 8" in str(exc) and "\n" not in str(exc)
+        return
+    assert type(w) is int and w in sw.WIDTHS
+
+
+RECORDS = {
+    "empty": "", "truncated": '{"a": ', "list": "[]", "null": "null", "number": "8", "binary": b"\xff\xfe\x00",
+    "entry list": lambda key: {key: []}, "entry str": lambda key: {key: "8"},
+    "lanes str": lambda key: {key: {"lanes": "8", "lanes_general": "8"}},
+    "lanes float": lambda key: {key: {"lanes": 8.0, "lanes_general": 4.0}},
+    "lanes bool": lambda key: {key: {"lanes": True, "lanes_general": True}},
+    "lanes 16": lambda key: {key: {"lanes": 16, "lanes_general": 16}},
+    "lanes missing": lambda key: {key: {"lanes": 4}},
+    "directory": None,
+}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_simd_width_corrupted_record(fresh_width, name):
+    """A corrupted simd-width.json: measured again (or its valid entry used), an int width, the record
+    rewritten whole (never a temporary file left beside it)."""
+    import json
+
+    sw, cache = fresh_width
+    rec = cache / sw.FILE
+    value = RECORDS[name]
+    if value is None:
+        rec.mkdir()
+    elif callable(value):
+        rec.write_text(json.dumps(value(sw.machine_key())))
+    elif isinstance(value, bytes):
+        rec.write_bytes(value)
+    else:
+        rec.write_text(value)
+    w, wg = sw.simd_width(), sw.simd_width(True)
+    assert type(w) is int and type(wg) is int and w in sw.WIDTHS and wg in sw.WIDTHS
+    assert sorted(p.name for p in cache.iterdir()) == [sw.FILE]
+    if rec.is_file():
+        entry = json.loads(rec.read_text())[sw.machine_key()]
+        assert type(entry["lanes"]) is int and type(entry["lanes_general"]) is int
+
+
+def test_numba_cache_dir_is_a_file(tmp_path):
+    """NUMBA_CACHE_DIR naming a file: the SIMD width is chosen (measured, not recorded), no error."""
+    import subprocess
+    import sys
+
+    f = tmp_path / "cache"
+    f.write_text("not a directory")
+    env = dict(__import__("os").environ, NUMBA_CACHE_DIR=str(f), PKM_SIMD_LANES="")
+    code = ("from pkm.kernels import simd_width as sw\nsw.target_lanes = lambda: 8\n"
+            "sw.measure = lambda widths: {4: 1e-7, 8: 0.5e-7}\nprint(sw.simd_width(), sw.simd_width(True))")
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.split() == ["8", "8"], proc.stderr[-2000:]
+    assert f.read_text() == "not a directory"
