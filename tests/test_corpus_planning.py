@@ -533,3 +533,53 @@ def test_numba_cache_dir_is_a_file(tmp_path):
     proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and proc.stdout.split() == ["8", "8"], proc.stderr[-2000:]
     assert f.read_text() == "not a directory"
+
+
+# ====================================================================== pkm sweep --time-optimal, pkm.sweep(time_optimal=True)
+SWEEP = ["sweep", DELTA, "--workers", "1", "--no-progress", "--time-optimal"]
+
+
+@pytest.mark.parametrize("argv", [
+    ["--param", "a=250"],                                    # runs: one design
+    ["--param", "a=10"], ["--param", "a=1e6"], ["--param", "mass:platform=1e308"], ["--param", "mass:platform=-1"],
+    ["--param", "mass:platform=0"], ["--param", "a=250", "--trajectory", "pick-place", "--lift", "0"], ["--param", "a=250", "--trajectory", "pick-place", "--travel", "-0.1"],
+    ["--param", "a=250", "--trajectory", "pick-place", "--travel", "0"], ["--param", "a=250", "--trajectory", "pick-place", "--travel", "1e308"], ["--param", "a=250", "--trajectory", "pick-place", "--lift", "5"],
+    ["--param", "a=250", "--cycle-time", "1e-300"], ["--param", "a=250", "--cycle-time", "nan"],
+])
+def test_sweep_time_optimal_command_lines(argv, tmp_path):
+    """A sweep with cycle times: exit 2 with one line, or exit 0 where every number printed or written is
+    finite (a failed point's cycle time an empty cell, never 'nan'), and a point's failure in its row."""
+    from test_corpus import assert_finite_csv
+
+    out = tmp_path / "s.csv"
+    code, text, err = check_run([*SWEEP, *argv, "--out", out])
+    if code == 0:
+        assert_finite_csv(out)
+    else:
+        assert not out.exists()
+
+
+def test_sweep_time_optimal_needs_drives_and_paths(tmp_path):
+    code, _, err = check_run(["sweep", PLAIN, "--workers", "1", "--no-progress", "--time-optimal", "--param", "a=250"],
+                             ok=False)
+    assert "peak_torque" in err
+
+
+@pytest.mark.parametrize("kw", [dict(time_optimal="no"), dict(time_optimal=1),
+                                dict(time_optimal=True, cycle_points=16.0), dict(time_optimal=True, cycle_points=True),
+                                dict(time_optimal=True, cycle_points=10 ** 9), dict(time_optimal=True, cycle_points=15),
+                                dict(time_optimal=True, cycle_points="100"), dict(cycle_points=20),
+                                dict(time_optimal=True, trajectories=[{"type": "sine"}]),
+                                dict(time_optimal=True, trajectories=[{"type": "pick-place", "lift": 0.0}]),
+                                dict(time_optimal=True, trajectories=[{"type": "pick-place", "travel": -0.1}]),
+                                dict(time_optimal=True, trajectories=[{"type": "line", "start": [0, 0, -0.9]}])],
+                         ids=repr)
+def test_sweep_time_optimal_api(kw):
+    """Wrong types and values of the sweep's time-optimal options: one line before any point runs (a
+    string 'no' was taken as True, cycle_points without time_optimal was ignored, a lift or travel that
+    no pick-place route takes failed every point alike)."""
+    kw = dict(kw)
+    trajectories = kw.pop("trajectories", None)
+    with pytest.raises(PkmError) as info:
+        pkm.sweep(DELTA, {"a": [250.0]}, trajectories, workers=1, progress=False, **kw)
+    one_line_pkm_error(info)
