@@ -583,3 +583,31 @@ def test_sweep_time_optimal_api(kw):
     with pytest.raises(PkmError) as info:
         pkm.sweep(DELTA, {"a": [250.0]}, trajectories, workers=1, progress=False, **kw)
     one_line_pkm_error(info)
+
+
+# ====================================================================== plausibility: no silently dropped motion
+def test_a_line_along_an_axis_the_task_does_not_control_is_refused():
+    """The IRSBot-2's task is x, z: a line from world Y 0 to 0.3 was run as the line without its Y motion
+    (a cycle time of another path); pkm.trajectory.from_spec refuses it, and so do pkm cycle and the sweeps'
+    routes now. A world Y held (any offset, the same at both ends) stays accepted."""
+    from pkm.planning import route_of_trajectory
+
+    code, _, err = check_run(["cycle", IRSBOT, *PTS, "--path", "line", "--start", "0", "0", "-0.9",
+                              "--end", "0.05", "0.3", "-0.9"], ok=False)
+    assert "world Y" in err
+    check_run(["cycle", IRSBOT, *PTS, "--path", "line", "--end", "0.05", "0.3", "-0.9"], ok=False)   # the file's start
+    check_run(["cycle", IRSBOT, *PTS, "--path", "line", "--start", "0", "0", "-0.9", "--end", "0.05", "0", "-0.9"], ok=True)
+    with pytest.raises(InputError, match="world y"):
+        route_of_trajectory({"type": "line", "start": [0, 0, -0.9], "end": [0.05, 0.3, -0.9]}, ["x", "z"])
+    assert route_of_trajectory({"type": "line", "start": [0, 0.2, -0.9], "end": [0.05, 0.2, -0.9]}, ["x", "z"]).paths
+
+
+def test_a_line_lost_in_rounding_is_refused():
+    """A line of 1e-16 m at 0.9 m from the origin: refused as no motion, not blamed on 'unrealistic limits'."""
+    from pkm.planning import LinePath
+
+    with pytest.raises(InputError, match="lost against"):
+        LinePath([0.0, 0.0, -0.9], [1e-16, 0.0, -0.9])
+    code, _, err = check_run(["cycle", DELTA, *PTS, "--path", "line", "--start", "0", "0", "-0.9",
+                              "--end", "0", "0", "-0.9000000000000001"], ok=False)
+    assert "lost against" in err

@@ -136,8 +136,11 @@ class LinePath(Path):
         p = _points([start, end], "line start and end")
         self.p0, self.p1 = p
         self.length = float(_lengths(p[1] - p[0])[0])
-        if not self.length > 0.0:
-            raise InputError("line start and end are the same point: there is no motion")
+        scale = max(1.0, float(np.max(np.abs(p))))
+        if not self.length > _TINY * scale:
+            raise InputError("line start and end are the same point: there is no motion" if self.length == 0.0 else
+                             f"line start and end are {self.length:g} apart: lost against the points' size {scale:g} "
+                             f"(lengths in SI units, m)")
         self.u = (p[1] - p[0]) / self.length
         self.dim = p.shape[1]
 
@@ -386,6 +389,11 @@ def route_of_trajectory(spec: dict, names, blend: float | None = None) -> Route:
         return np.array([p["xyz".index(n)] if n in ("x", "y", "z") else 0.0 for n in names])
 
     if kind == "line":
+        a, b = (_points([spec[k], spec[k]], f"line {k}", 3)[0] for k in ("start", "end"))
+        for k, axis in enumerate("xyz"):   # as pkm.trajectory.from_spec: that part of the motion would be lost
+            if axis not in names and a[k] != b[k]:
+                raise InputError(f"a line moves along world {axis} ({a[k]:g} to {b[k]:g}), which the task coordinates "
+                                 f"{', '.join(names)} do not control")
         return Route((LinePath(task("start"), task("end")),), kind="line")
     travel = spec["travel"]
     if np.ndim(travel) > 0:
