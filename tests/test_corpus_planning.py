@@ -611,3 +611,14 @@ def test_a_line_lost_in_rounding_is_refused():
     code, _, err = check_run(["cycle", DELTA, *PTS, "--path", "line", "--start", "0", "0", "-0.9",
                               "--end", "0", "0", "-0.9000000000000001"], ok=False)
     assert "lost against" in err
+
+
+
+def test_simulate_batch_outputs_beyond_memory_are_refused(plain):
+    """200 000 members × 10 001 kept outputs are 224 GiB: refused in one line naming the remedy (every), before
+    anything is allocated, not a MemoryError (or the machine swapping) from the result's arrays."""
+    msg = _one_line(lambda: plain.simulate_batch("zero", (0.0, 10.0), dt=1e-3, payloads=np.zeros(200_000), threads=1),
+                    InputError)
+    assert "GiB" in msg and "every" in msg
+    res = plain.simulate_batch("zero", (0.0, 0.002), dt=1e-3, payloads=np.zeros(3), threads=1)
+    assert res.x.shape == (3, 3, 3)

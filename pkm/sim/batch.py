@@ -55,6 +55,8 @@ from pkm.sim.outputs import Energy
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
 STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite")
+#: Most memory [bytes] of a batch's kept outputs (as :data:`pkm.workspace.MAX_BYTES` for a map).
+MAX_BYTES = 2_000_000_000
 
 
 @dataclass
@@ -157,6 +159,10 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
     d, na = robot.task_dof, robot.n_act
     K = len(keep)
+    need = 8.0 * B * K * (2 * d + 2 * na + 3)   # the kept outputs (module docstring, "Bounded memory")
+    if need > MAX_BYTES:
+        raise InputError(f"the batch keeps {B} members × {K} outputs, {need / 2 ** 30:.3g} GiB (at most "
+                         f"{MAX_BYTES / 2 ** 30:.3g} GiB): keep every k-th step (every), a shorter run or fewer members a call")
     out = BatchResult(t=T[keep], x=np.full((B, K, d), np.nan), xd=np.full((B, K, d), np.nan),
                       q_act=np.full((B, K, na), np.nan), qd_act=np.full((B, K, na), np.nan),
                       work=np.full((B, K), np.nan), energy_error=np.full((B, K), np.nan),
