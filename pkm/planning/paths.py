@@ -292,6 +292,9 @@ def read_path_csv(path, names) -> SplinePath:
     if not rows:
         raise InputError(f"{p}: empty path file (expected a header line {','.join(names)})")
     header = [c.strip() for c in rows[0][1].split(",")]
+    dup = sorted({c for c in header if header.count(c) > 1 and c in names})
+    if dup:   # which of them is the path? (as pkm.trajectory.read_csv)
+        raise InputError(f"{p}: line {rows[0][0]}: duplicate column {dup[0]!r}")
     missing = [n for n in names if n not in header]
     if missing:
         raise InputError(f"{p}: missing column {missing[0]!r} (the header must name the task coordinates "
