@@ -329,7 +329,7 @@ def _batch_cases():
     return {
         "span reversed": dict(t_span=(0.01, 0.0)), "span equal": dict(t_span=(0.01, 0.01)),
         "span nan": dict(t_span=(np.nan, 0.01)), "span str": dict(t_span="0 1"), "span 3": dict(t_span=(0, 1, 2)),
-        "span None": dict(t_span=None), "span inf": dict(t_span=(0.0, np.inf)), "span huge": dict(t_span=(0.0, 1e308)),
+        "span None": dict(t_span=None), "steps lost": dict(t_span=(1e16, 1e16 + 10), dt=1.0), "span inf": dict(t_span=(0.0, np.inf)), "span huge": dict(t_span=(0.0, 1e308)),
         "span negative": dict(t_span=(-0.01, 0.0)), "span complex": dict(t_span=(0.0, 0.01j)),
         "dt 0": dict(dt=0.0), "dt nan": dict(dt=np.nan), "dt inf": dict(dt=np.inf), "dt str": dict(dt="1e-3"),
         "dt > span": dict(dt=1.0), "dt tiny": dict(dt=1e-300), "dt bool": dict(dt=True), "dt np": dict(dt=np.float32(1e-3)),
@@ -382,6 +382,7 @@ def test_simulate_batch_inputs(plain, name):
         assert str(exc) and "\n" not in str(exc), repr(exc)
         return
     ok = res.status == "ok"
+    assert np.all(np.diff(res.t) > 0), res.t   # distinct output times (t0 + k·dt resolved)
     assert np.all(np.isfinite(res.t)) and res.t[0] == span[0] and res.t[-1] == pytest.approx(span[1], abs=1e-12)
     assert np.all(np.isfinite(res.x[ok])) and np.all(np.isfinite(res.energy_error[ok]))
     assert all(m == "" for m, s in zip(res.message, res.status) if s == "ok")
@@ -424,7 +425,8 @@ def _rk4_cases():
         "dt bool": dict(dt=True), "dt array": dict(dt=np.array([1e-3])), "dt complex": dict(dt=1e-3j),
         "span reversed": dict(t_span=(0.01, 0.0)), "span equal": dict(t_span=(0.0, 0.0)), "span nan": dict(t_span=(0.0, np.nan)),
         "span huge": dict(t_span=(0.0, 1e308)), "span 1e300 offset": dict(t_span=(1e300, 1e300 + 1e290)),
-        "span lost": dict(t_span=(1e10, 1e10 + 1e-7)),
+        "span lost": dict(t_span=(1e10, 1e10 + 1e-7)), "steps lost": dict(t_span=(1e16, 1e16 + 10), dt=1.0),
+        "steps rounded": dict(t_span=(1e13, 1e13 + 0.01), dt=1e-3),
         "table n_act 2": dict(u=Table(t, np.zeros((5, 2)))), "table late": dict(u=Table(t + 0.005, np.zeros((5, 3)))),
         "table huge": dict(u=Table(t, np.full((5, 3), 1e308))), "u 1e308": dict(u=1e308), "u -1e200": dict(u=-1e200),
         "u 4": dict(u=[0.0, 0.0, 0.0, 0.0]), "x0 out of reach": dict(x0=[0.0, 0.0, 3.0]), "xd0 1e200": dict(xd0=[1e200, 0, 0]),
@@ -437,7 +439,7 @@ def _rk4_cases():
 RK4_CASES = _rk4_cases()
 
 
-@pytest.mark.parametrize("form", ["actuator", "joint"])
+@pytest.mark.parametrize("form", ["actuator", "joint", "task"])
 @pytest.mark.parametrize("name", sorted(RK4_CASES))
 def test_simulate_rk4_forms(plain, form, name):
     kw = dict(u="hold", t_span=(0.0, 0.01), dt=2e-3)
@@ -452,6 +454,8 @@ def test_simulate_rk4_forms(plain, form, name):
         return
     for k in ("t", "x", "xd", "tau"):
         assert np.all(np.isfinite(getattr(res, k))), k
+    steps = np.diff(res.t)   # every step dt (the last one shortened to end at t1): t0 + k·dt resolved
+    assert np.all(steps > 0) and np.allclose(steps[:-1], kw.get("dt", 2e-3), rtol=1e-6), steps
 
 
 # ====================================================================== the SIMD width: environment and record
