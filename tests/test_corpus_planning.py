@@ -628,3 +628,34 @@ def test_simulate_batch_outputs_beyond_memory_are_refused(plain):
     assert "GiB" in msg and "every" in msg
     res = plain.simulate_batch("zero", (0.0, 0.002), dt=1e-3, payloads=np.zeros(3), threads=1)
     assert res.x.shape == (3, 3, 3)
+
+
+# ====================================================================== outputs over inputs
+@pytest.mark.parametrize("argv", [
+    ["cycle", "{robot}", *PTS, "--out", "{robot}"],
+    ["cycle", "{robot}", *PTS, "--plot", "{robot}"],
+    ["cycle", "{robot}", *PTS, "--path", "{csv}", "--out", "{csv}"],
+    ["cycle", "{robot}", *PTS, "--path", "{csv}", "--out", "{dir}/./p.csv"],
+    ["sweep", "{robot}", "--param", "a=250", "--workers", "1", "--no-progress", "--out", "{robot}"],
+    ["inverse-dynamics", "{robot}", "--out", "{robot}"],
+    ["inverse-dynamics", "{robot}", "--trajectory", "file", "--file", "{traj}", "--out", "{traj}"],
+    ["simulate", "{robot}", "--torques", "{torques}", "--duration", "0.01", "--out", "{torques}"],
+])
+def test_an_output_never_overwrites_an_input(argv, tmp_path):
+    """--out/--plot naming the robot file or another file the command reads: refused before any work (the
+    robot file was replaced by the cycle's CSV at the end of a successful run)."""
+    import shutil
+
+    robot = tmp_path / "r.toml"
+    shutil.copy(DELTA, robot)
+    csv = tmp_path / "p.csv"
+    csv.write_text("x,y,z\n0,0,-0.9\n0.1,0,-0.9\n")
+    traj = tmp_path / "t.csv"
+    traj.write_text("t,x,y,z\n0,0,0,-0.9\n0.1,0.01,0,-0.9\n0.2,0.02,0,-0.9\n0.3,0.03,0,-0.9\n")
+    torques = tmp_path / "u.csv"
+    torques.write_text("t,tau_limb1/1,tau_limb2/1,tau_limb3/1\n0,0,0,0\n0.01,0,0,0\n")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    args = [a.format(robot=robot, csv=csv, dir=tmp_path, traj=traj, torques=torques) for a in argv]
+    code, _, err = check_run(args, ok=False)
+    assert "would overwrite" in err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
