@@ -659,3 +659,16 @@ def test_an_output_never_overwrites_an_input(argv, tmp_path):
     code, _, err = check_run(args, ok=False)
     assert "would overwrite" in err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def test_the_robot_argument_of_the_new_functions(servo, short):
+    """A path where a Robot is expected (time_optimal, closed_loop_check) or a Robot where a path is (sweep):
+    one line saying what to pass (an AttributeError / TypeError from inside)."""
+    from pkm.control.tracking import closed_loop_check
+    from pkm.planning import LinePath
+
+    line = LinePath([0.0, 0.0, -0.9], [0.02, 0.0, -0.9])
+    for robot in (DELTA, None, 3):
+        assert "pkm.load" in _one_line(lambda: pkm.time_optimal(robot, line, n=32), InputError)
+        assert "pkm.load" in _one_line(lambda: closed_loop_check(robot, short), InputError)
+    assert "delta_servo.toml" in _one_line(lambda: pkm.sweep(servo, {"a": [250.0]}, workers=1, progress=False))

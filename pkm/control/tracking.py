@@ -73,6 +73,8 @@ def closed_loop_check(robot, trajectory, *, model_error: float = 0.1, kp=DEFAULT
     ``torque_limit``/``speed_limit``: the motor-side limits (one value or one per actuator; default
     the drives' ``peak_torque`` and ``max_speed``). ``method``/``rtol``/``dt`` as in
     :meth:`pkm.robot.Robot.simulate`. Returns a :class:`TrackingReport`."""
+    if not all(hasattr(robot, k) for k in ("simulate", "inverse_dynamics", "spec", "n_act")):
+        raise InputError(f"robot must be a pkm.Robot (robot = pkm.load(path)), got {type(robot).__name__}")
     if isinstance(model_error, (bool, np.bool_)) or not isinstance(model_error, (int, float, np.integer, np.floating)) \
             or not (np.isfinite(model_error) and model_error > -1.0):
         raise InputError(f"model_error must be a finite number > -1 (a relative error of the masses), got {model_error!r}")

@@ -311,6 +311,10 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
 
     from pkm.formats import load_robot_spec
 
+    if not isinstance(robot, (str, os.PathLike)):   # each point loads the file with its own parameters
+        source = getattr(getattr(robot, "spec", None), "source", None)
+        raise PkmError(f"robot must be the path of a robot file (each point loads it with its parameters), got "
+                       f"{type(robot).__name__}" + (f": give its file, {str(source)!r}" if source else ""))
     spec = load_robot_spec(Path(robot))[0]   # errors name the file as the caller did
     spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
