@@ -275,6 +275,9 @@ class _Members:
             if not isinstance(uf, (Constant, Table)):
                 raise InputError("simulate_batch runs constant or tabulated forces in numba (a number, an (n_act,) "
                                  "array, 'zero', 'hold', a Table or a torque CSV); a controller needs robot.simulate")
+            if isinstance(uf, Table) and uf.U.shape[1] != robot.n_act:   # (the kernel would read past its columns)
+                raise InputError(f"u{'' if per_member is None else f'[{b}]'}: a torque table of {uf.U.shape[1]} columns "
+                                 f"for {robot.n_act} actuators ({', '.join(robot.actuator_names)})")
             self.tables.append(piecewise_cubic(uf, t0, t1))
             self.table_of[b] = len(self.tables) - 1
             if key is not None:
