@@ -256,15 +256,18 @@ class SplinePath(Path):
             try:
                 self.spline = CubicSpline(self.knots, P, axis=0, bc_type="not-a-knot" if len(P) > 3 else "natural")
                 s = np.linspace(0.0, self.length, 20 * len(P) + 1)
-                speed = _lengths(self.spline(s, 1))
+                tangent = self.spline(s, 1)
+                speed = _lengths(tangent)
+                back = np.sum(tangent[:-1] * tangent[1:], axis=1) <= 0.0   # turned by 90° or more in 1/20 of a segment
                 bent = _lengths(self.spline(s, 2))
             except ValueError:   # scipy's "must contain only finite values"
                 speed = bent = np.full(1, np.inf)
+                back = np.zeros(1, dtype=bool)
         if not (np.all(np.isfinite(speed)) and np.all(np.isfinite(bent)) and math.isfinite(self.length)):
             raise InputError(f"the spline through the path points overflows float64 (coordinates up to "
                              f"{float(np.max(np.abs(P))):g}, path length {self.length:g}; task coordinates in SI "
                              f"units, m and rad)")
-        if not np.all(speed > 1e-6):
+        if not np.all(speed > 1e-6) or np.any(back):   # x' = 0 between two fine samples: their x' opposed
             raise InputError("the spline through the path points stops or turns back (x'(s) = 0): a reversal needs "
                              "a stop (split the path) or more points")
 
