@@ -105,6 +105,28 @@ def _task_point(robot, values, what: str):
                    f"got {len(values)}")
 
 
+def _same_offset(robot, start, end) -> None:
+    """A line given by world points (X Y Z) must not move along a world axis the task does not control (as
+    :func:`pkm.trajectory.from_spec` requires of a line's end − start): that part of the motion would be dropped."""
+    names = list(robot.task.coordinate_names())
+    if len(names) == 3 or len(start) != 3 or len(end) != 3:
+        return
+    for k, axis in enumerate("xyz"):
+        if axis not in names and start[k] != end[k]:
+            raise PkmError(f"--end moves along world {axis.upper()} ({start[k]:g} to {end[k]:g}), which the task "
+                           f"coordinates {' '.join(names)} do not control: give the same {axis.upper()} as the start")
+
+
+def _default_world(robot):
+    """The default start as the robot file gives it: world X Y Z (or the task coordinates)."""
+    spec = robot.spec.trajectory
+    if spec and spec.get("type") in ("pick-place", "line"):
+        return [float(v) for v in spec["start"]]
+    if spec and spec.get("type") == "sine":
+        return [float(v) for v in spec["center"]]
+    return [float(v) for v in robot.position_ref]
+
+
 def _default_start(robot):
     import numpy as np
 
@@ -149,6 +171,7 @@ def build_route(robot, args):
                 raise PkmError(f"--{opt} does not apply to a line (it takes --start and --end)")
         if args.end is None:
             raise PkmError("a line needs --end")
+        _same_offset(robot, _default_world(robot) if args.start is None else args.start, args.end)
         return Route((LinePath(start, _task_point(robot, args.end, "--end")),), kind="line")
     if args.end is not None:
         raise PkmError("--end does not apply to a pick-place path (it takes --start, --lift, --travel, --blend)")

@@ -454,16 +454,16 @@ def main(argv: list[str] | None = None) -> int:
     def announce(message):   # on a terminal after a blank line (a bar or a prompt may precede it)
         print(f"{chr(10) if sys.stderr.isatty() else ''}pkm: {message} …", file=sys.stderr, flush=True)
 
+    from pkm.cli.options import check_not_inputs
     from pkm.lie.interpret import python_kernels
 
     try:
         with warnings.catch_warnings(), _announcer(args, announce), python_kernels(args.command in ONE_POINT):
             warnings.simplefilter("always", BranchWarning)
-            # numpy's floating-point notes ("overflow encountered in matmul") on absurd input: every
-            # result is checked for finiteness and such input ends in one error line of its own
+            # numpy's notes ("overflow encountered in …") on absurd input: every result is checked for finiteness
             warnings.filterwarnings("ignore", message=r".*encountered in", category=RuntimeWarning)
             warnings.showwarning = show
-            return args.func(args)
+            return check_not_inputs(args) or args.func(args)
     except PkmError as exc:
         print(f"pkm: error: {' '.join(str(exc).split())}", file=sys.stderr)   # one line, whatever the message
         return 2

@@ -176,3 +176,33 @@ def add_trajectory_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--cycle-time", type=float, metavar="T", help="pick-place: cycle time [s] (default 0.5)")
     g.add_argument("--file", metavar="CSV", help="file: trajectory CSV (t, coordinates, rates …d, accelerations …dd; or t and "
                         "coordinates only, differentiated by a cubic spline)")
+
+
+#: Options naming files a command reads, and files it writes (``pkm …``'s argparse destinations).
+READS = ("robot", "robots", "file", "path", "torques", "data", "validate", "motion")
+WRITES = ("out", "plot", "html", "excite")
+
+
+def check_not_inputs(args: argparse.Namespace) -> None:
+    """A one-line :class:`PkmError` where an output option names a file the command reads (``--out`` the
+    robot file, ``--out`` the ``--path`` CSV): it was overwritten (the robot file by a CSV) at the end of
+    a run that succeeded."""
+    from pathlib import Path
+
+    reads = []
+    for name in READS:
+        value = getattr(args, name, None)
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, str) and v and Path(v).is_file():
+                reads.append((name, v, Path(v).resolve()))
+    for name in WRITES:
+        v = getattr(args, name, None)
+        if not (isinstance(v, str) and v):
+            continue
+        target = Path(v).resolve()
+        for rname, given, source in reads:
+            if target == source:
+                what = "robot file" if rname in ("robot", "robots") else f"{_opt(rname)} file"
+                flag = "OUT" if name == "out" and args.command == "convert" else _opt(name)
+                raise PkmError(f"{flag} {v!r} would overwrite the {what} {given!r} it reads; choose another name")
+

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from pkm.errors import InputError
+
 
 class ComputedTorque:
     """A controller ``u(t, x, xd)`` for :meth:`pkm.robot.Robot.simulate`.
@@ -23,12 +25,11 @@ class ComputedTorque:
 
     def __init__(self, model, desired, kp, kd=None):
         self.model = model
-        self.kp = np.broadcast_to(np.asarray(kp, dtype=float), (model.task_dof,)).copy()
-        self.kd = 2.0 * np.sqrt(self.kp) if kd is None else np.broadcast_to(np.asarray(kd, dtype=float),
-                                                                           (model.task_dof,)).copy()
-        if not (np.all(self.kp >= 0) and np.all(self.kd >= 0) and np.all(np.isfinite(self.kp))
-                and np.all(np.isfinite(self.kd))):
-            raise ValueError(f"the gains must be finite and non-negative, got kp = {self.kp}, kd = {self.kd}")
+        self.kp = _gains(kp, "kp", model.task_dof)
+        self.kd = 2.0 * np.sqrt(self.kp) if kd is None else _gains(kd, "kd", model.task_dof)
+        if not callable(desired) and not all(hasattr(desired, k) for k in ("t", "x", "xd", "xdd")):
+            raise InputError(f"desired must be a pkm.trajectory.Trajectory or a callable t -> (x, xd, xdd), "
+                             f"got {type(desired).__name__}")
         self.desired = desired if callable(desired) else _splines(desired)
         self._start = None
 
@@ -38,6 +39,22 @@ class ComputedTorque:
         res = self.model.inverse_dynamics(x, xd, a, start=self._start, threads=1)
         self._start = [res.joints[l.name][0] for l in self.model.limbs]
         return res.tau[0]
+
+
+def _gains(value, what: str, n: int) -> np.ndarray:
+    """A PD gain as (n,) finite non-negative numbers (one for all task coordinates or one each), else a
+    one-line InputError (a ValueError)."""
+    try:
+        v = np.asarray(value, dtype=float)
+        if isinstance(value, (bool, np.bool_)) or v.size not in (1, n):
+            raise ValueError
+        v = np.broadcast_to(v.reshape(-1), (n,)).copy()
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be one number or {n} (one per task coordinate) [1/s² for kp, 1/s for kd], "
+                         f"got {value!r}") from None
+    if not (np.all(np.isfinite(v)) and np.all(v >= 0)):
+        raise InputError(f"the gains must be finite and non-negative, got {what} = {' '.join(f'{a:g}' for a in v)}")
+    return v
 
 
 def _splines(traj):

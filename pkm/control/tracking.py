@@ -73,8 +73,16 @@ def closed_loop_check(robot, trajectory, *, model_error: float = 0.1, kp=DEFAULT
     ``torque_limit``/``speed_limit``: the motor-side limits (one value or one per actuator; default
     the drives' ``peak_torque`` and ``max_speed``). ``method``/``rtol``/``dt`` as in
     :meth:`pkm.robot.Robot.simulate`. Returns a :class:`TrackingReport`."""
-    if not (np.isfinite(model_error) and model_error > -1.0):
+    if not all(hasattr(robot, k) for k in ("simulate", "inverse_dynamics", "spec", "n_act")):
+        raise InputError(f"robot must be a pkm.Robot (robot = pkm.load(path)), got {type(robot).__name__}")
+    if isinstance(model_error, (bool, np.bool_)) or not isinstance(model_error, (int, float, np.integer, np.floating)) \
+            or not (np.isfinite(model_error) and model_error > -1.0):
         raise InputError(f"model_error must be a finite number > -1 (a relative error of the masses), got {model_error!r}")
+    if not all(hasattr(trajectory, k) for k in ("t", "x", "xd", "xdd")):
+        raise InputError(f"trajectory must be a pkm.trajectory.Trajectory (t, x, xd, xdd), got {type(trajectory).__name__}")
+    if method != "RK4" and (isinstance(rtol, (bool, np.bool_)) or not isinstance(rtol, (int, float, np.integer, np.floating))
+                            or not 0.0 < rtol < 1.0):
+        raise InputError(f"rtol must be a number in (0, 1), got {rtol!r}")
     t = np.asarray(trajectory.t, dtype=float)
     if t.ndim != 1 or len(t) < 2:
         raise InputError("the trajectory needs at least 2 samples")
@@ -84,7 +92,11 @@ def closed_loop_check(robot, trajectory, *, model_error: float = 0.1, kp=DEFAULT
         if given is None:
             value = np.full(n, np.nan) if robot.drives is None else np.array(getattr(robot.drives, key), dtype=float)
         else:
-            value = np.broadcast_to(np.asarray(given, dtype=float), (n,)).copy() if np.size(given) in (1, n) else None
+            try:
+                value = np.broadcast_to(np.asarray(given, dtype=float).reshape(-1), (n,)).copy() \
+                    if np.size(given) in (1, n) and not isinstance(given, (bool, np.bool_)) else None
+            except (TypeError, ValueError):
+                value = None
             if value is None or not np.all(value > 0):   # inf: no limit
                 raise InputError(f"{name} must be one positive number or {n} (one per actuator; inf: none), "
                                  f"got {given!r}")

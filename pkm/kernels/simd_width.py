@@ -144,7 +144,7 @@ def _recorded(key):
             w, wg = rec.get("lanes"), rec.get("lanes_general")
         except (OSError, ValueError, AttributeError):
             continue
-        if w in WIDTHS and wg in WIDTHS:
+        if all(type(v) is int and v in WIDTHS for v in (w, wg)):   # 8.0 or true: a record not written by pkm
             return w, wg
     return None, None
 
@@ -161,13 +161,17 @@ def _record(key, w, wg, times):
             data = {}
         data[key] = {"lanes": w, "lanes_general": wg, "us_per_sample": {str(k): v * 1e6 for k, v in times.items()},
                      "measured": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        tmp = path.with_name(f"{FILE}.{os.getpid()}")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{FILE}.{os.getpid()}")
             tmp.write_text(json.dumps(data, indent=1) + "\n")
             os.replace(tmp, path)
             return
         except OSError:
+            try:   # (e.g. a directory where the record should be): no temporary file left behind
+                tmp.unlink()
+            except OSError:
+                pass
             continue
 
 

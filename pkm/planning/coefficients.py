@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pkm.algorithms.limits import check_limits
-from pkm.errors import PkmError
+from pkm.errors import IKError, PkmError, SingularityError
 
 __all__ = ["PathDynamics", "path_dynamics", "path_dynamics_at", "MotorGains", "motor_gains"]
 
@@ -89,7 +89,17 @@ def path_dynamics_at(robot, path, s) -> PathDynamics:
     XDD = np.zeros((3 * n, d))
     XDD[1::3] = dx
     XD[2::3], XDD[2::3] = dx, ddx
-    res = robot.inverse_dynamics(X, XD, XDD, limits=False, on_branch_change="raise")
+    try:
+        res = robot.inverse_dynamics(X, XD, XDD, limits=False, on_branch_change="raise")
+    except (IKError, SingularityError) as exc:   # its sample is one of 3n: name the path's point instead
+        sample = getattr(exc, "sample", None)
+        if sample is None or not 0 <= sample < 3 * n:
+            raise
+        k = int(sample) // 3
+        where = f"path point {k + 1} of {n} (s = {s[k]:.4g} of {float(path.length):.4g})"
+        text = str(exc)
+        exc.args = (text.replace(f"sample {sample}", where) if f"sample {sample}" in text else f"at {where}: {text}",)
+        raise
     check_limits(robot, [res.joints[l.name][0::3] for l in robot.limbs], x)   # ranges and cones, not speeds
     tau = np.asarray(res.tau)
     t1, t2, t3 = tau[0::3], tau[1::3], tau[2::3]

@@ -40,7 +40,31 @@ def _points(points, what: str, dim: int | None = None) -> np.ndarray:
         raise InputError(f"{what} must be at least 2 points of {dim or 'd'} coordinates, got shape {p.shape}")
     if not np.all(np.isfinite(p)):
         raise InputError(f"{what} must be finite")
+    with np.errstate(over="ignore", invalid="ignore"):
+        far = not np.all(np.isfinite(_lengths(np.diff(p, axis=0))))
+    if far:
+        raise InputError(f"{what}: the distances between the points overflow float64 (coordinates up to "
+                         f"{float(np.max(np.abs(p))):g}; task coordinates in SI units, m and rad)")
     return p
+
+
+def _lengths(D) -> np.ndarray:
+    """The Euclidean lengths of the rows of ``D`` (m, d), scaled so that squaring cannot overflow (a
+    length up to float64's largest is exact; inf only where it is beyond)."""
+    D = np.atleast_2d(np.asarray(D, dtype=float))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale = np.max(np.abs(D), axis=1)
+        unit = np.where(scale[:, None] > 0, D / np.where(scale > 0, scale, 1.0)[:, None], 0.0)
+        return scale * np.sqrt(np.sum(unit * unit, axis=1))
+
+
+def _names(names) -> list:
+    """The task coordinates' names as a list of strings (a one-line InputError otherwise)."""
+    if isinstance(names, str) or not isinstance(names, (list, tuple, np.ndarray)) \
+            or not all(isinstance(n, str) for n in names) or not len(names):
+        raise InputError(f"names must be the task coordinates' names (a list of strings such as ['x', 'y', 'z']), "
+                         f"got {names!r}")
+    return list(names)
 
 
 class Route:
@@ -48,7 +72,17 @@ class Route:
     a pick-and-place cycle, :func:`pick_place_route`; 0 when it is no cycle); ``kind`` a name for reports."""
 
     def __init__(self, paths, picks: int = 0, kind: str = "path"):
-        self.paths, self.picks, self.kind = tuple(paths), int(picks), str(kind)
+        try:
+            paths = tuple(paths)
+        except TypeError:
+            raise InputError(f"a route's paths must be a sequence of pkm.planning Paths, got {type(paths).__name__}") from None
+        bad = [k for k, p in enumerate(paths) if not isinstance(p, Path)]
+        if not paths or bad:
+            raise InputError(f"a route needs at least one pkm.planning Path, got "
+                             f"{type(paths[bad[0]]).__name__ + ' at ' + str(bad[0]) if bad else 'none'}")
+        if isinstance(picks, (bool, np.bool_)) or not isinstance(picks, (int, np.integer)) or picks < 0:
+            raise InputError(f"a route's picks must be a whole number >= 0 (picks per run of the route), got {picks!r}")
+        self.paths, self.picks, self.kind = paths, int(picks), str(kind)
 
 
 class Path:
@@ -70,7 +104,12 @@ class Path:
         return np.zeros(0)
 
     def _s(self, s) -> np.ndarray:
-        s = np.atleast_1d(np.asarray(s, dtype=float))
+        try:
+            s = np.atleast_1d(np.asarray(s, dtype=float))
+        except (TypeError, ValueError):
+            raise InputError(f"path parameters must be numbers in [0, {self.length:g}], got {s!r}") from None
+        if s.ndim != 1:
+            raise InputError(f"path parameters must be a number or a 1-D array, got shape {s.shape}")
         if not np.all(np.isfinite(s)) or np.any(s < -1e-12 * self.length) or np.any(s > self.length * (1 + 1e-12)):
             raise InputError(f"path parameters must lie in [0, {self.length:g}]")
         return np.clip(s, 0.0, self.length)
@@ -96,9 +135,12 @@ class LinePath(Path):
     def __init__(self, start, end):
         p = _points([start, end], "line start and end")
         self.p0, self.p1 = p
-        self.length = float(np.linalg.norm(p[1] - p[0]))
-        if not self.length > 0.0:
-            raise InputError("line start and end are the same point: there is no motion")
+        self.length = float(_lengths(p[1] - p[0])[0])
+        scale = max(1.0, float(np.max(np.abs(p))))
+        if not self.length > _TINY * scale:
+            raise InputError("line start and end are the same point: there is no motion" if self.length == 0.0 else
+                             f"line start and end are {self.length:g} apart: lost against the points' size {scale:g} "
+                             f"(lengths in SI units, m)")
         self.u = (p[1] - p[0]) / self.length
         self.dim = p.shape[1]
 
@@ -124,11 +166,14 @@ class BlendedPolyline(Path):
 
     def __init__(self, points, blend: float):
         P = _points(points, "polyline points")
-        blend = float(blend)
+        try:
+            blend = float(blend)
+        except (TypeError, ValueError):
+            raise InputError(f"blend must be a positive length [m], got {blend!r}") from None
         if not (math.isfinite(blend) and blend > 0.0):
             raise InputError(f"blend must be a positive length, got {blend!r} (0: sharp corners, a stop at each)")
         seg = np.diff(P, axis=0)
-        L = np.linalg.norm(seg, axis=1)
+        L = _lengths(seg)
         scale = max(1.0, float(np.max(np.abs(P))))
         if np.any(L <= _TINY * scale):
             k = int(np.flatnonzero(L <= _TINY * scale)[0])
@@ -152,7 +197,7 @@ class BlendedPolyline(Path):
         for k in range(len(L)):
             a = P[k] + (blend * U[k] if k > 0 else 0.0)
             b = P[k + 1] - (blend * U[k] if k < len(L) - 1 else 0.0)
-            ln = float(np.linalg.norm(b - a))
+            ln = float(_lengths(b - a)[0])
             if ln > _TINY * L[k]:
                 pieces.append(("line", s0, ln, (a, U[k])))
                 s0 += ln
@@ -200,17 +245,29 @@ class SplinePath(Path):
         from scipy.interpolate import CubicSpline
 
         P = _points(points, "path points")
-        chord = np.linalg.norm(np.diff(P, axis=0), axis=1)
+        chord = _lengths(np.diff(P, axis=0))
         scale = max(1.0, float(np.max(np.abs(P))))
         if np.any(chord <= _TINY * scale):
             k = int(np.flatnonzero(chord <= _TINY * scale)[0])
             raise InputError(f"path points {k} and {k + 1} are the same point (a path needs distinct consecutive points)")
         self.knots = np.concatenate([[0.0], np.cumsum(chord)])
         self.length, self.dim = float(self.knots[-1]), P.shape[1]
-        self.spline = CubicSpline(self.knots, P, axis=0, bc_type="not-a-knot" if len(P) > 3 else "natural")
-        s = np.linspace(0.0, self.length, 20 * len(P) + 1)
-        speed = np.linalg.norm(self.spline(s, 1), axis=1)
-        if not np.all(speed > 1e-6):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            try:
+                self.spline = CubicSpline(self.knots, P, axis=0, bc_type="not-a-knot" if len(P) > 3 else "natural")
+                s = np.linspace(0.0, self.length, 20 * len(P) + 1)
+                tangent = self.spline(s, 1)
+                speed = _lengths(tangent)
+                back = np.sum(tangent[:-1] * tangent[1:], axis=1) <= 0.0   # turned by 90° or more in 1/20 of a segment
+                bent = _lengths(self.spline(s, 2))
+            except ValueError:   # scipy's "must contain only finite values"
+                speed = bent = np.full(1, np.inf)
+                back = np.zeros(1, dtype=bool)
+        if not (np.all(np.isfinite(speed)) and np.all(np.isfinite(bent)) and math.isfinite(self.length)):
+            raise InputError(f"the spline through the path points overflows float64 (coordinates up to "
+                             f"{float(np.max(np.abs(P))):g}, path length {self.length:g}; task coordinates in SI "
+                             f"units, m and rad)")
+        if not np.all(speed > 1e-6) or np.any(back):   # x' = 0 between two fine samples: their x' opposed
             raise InputError("the spline through the path points stops or turns back (x'(s) = 0): a reversal needs "
                              "a stop (split the path) or more points")
 
@@ -226,6 +283,7 @@ def read_path_csv(path, names) -> SplinePath:
     """The waypoints of a path CSV (a header line naming the task coordinates ``names``, e.g. ``x,y,z``,
     then one point per line; other columns such as ``t`` are ignored; ``#`` lines and blank lines
     skipped) as a :class:`SplinePath`. Any defect: a one-line :class:`pkm.InputError` naming the file."""
+    names = _names(names)
     p = FilePath(path)
     try:
         text = p.read_text(encoding="utf-8-sig")
@@ -237,6 +295,9 @@ def read_path_csv(path, names) -> SplinePath:
     if not rows:
         raise InputError(f"{p}: empty path file (expected a header line {','.join(names)})")
     header = [c.strip() for c in rows[0][1].split(",")]
+    dup = sorted({c for c in header if header.count(c) > 1 and c in names})
+    if dup:   # which of them is the path? (as pkm.trajectory.read_csv)
+        raise InputError(f"{p}: line {rows[0][0]}: duplicate column {dup[0]!r}")
     missing = [n for n in names if n not in header]
     if missing:
         raise InputError(f"{p}: missing column {missing[0]!r} (the header must name the task coordinates "
@@ -275,6 +336,10 @@ def pick_place_route(start, lift: float = 0.025, travel: float = 0.305, blend: f
     d = p0.size
     if d < 2:
         raise InputError(f"pick-place needs at least 2 task coordinates (a vertical and a horizontal one), got {d}")
+    for what, axis in (("vertical_axis", vertical_axis), ("horizontal_axis", horizontal_axis)):
+        if (axis is not None or what == "vertical_axis") and (isinstance(axis, (bool, np.bool_))
+                                                              or not isinstance(axis, (int, np.integer))):
+            raise InputError(f"{what} must be the index of a task coordinate (an integer), got {axis!r}")
     if not -d <= vertical_axis < d:
         raise InputError(f"vertical_axis {vertical_axis} out of range for {d} coordinates")
     vert = vertical_axis % d
@@ -316,20 +381,29 @@ def route_of_trajectory(spec: dict, names, blend: float | None = None) -> Route:
     ``start`` to ``end``; the law in time of the table (cycle time, duration) is dropped — it is what the
     time-optimal parametrisation replaces. World points map to the task coordinates ``names`` (x, y, z;
     rotational coordinates held at 0)."""
-    names = list(names)
+    names = _names(names)
     kind = spec.get("type") if isinstance(spec, dict) else None
     if kind not in ("pick-place", "line"):
         raise InputError(f"a time-optimal motion needs a pick-place or line path, not a {kind!r} trajectory")
+    needed = ("start", "end") if kind == "line" else ("start", "lift", "travel")
+    missing = [k for k in needed if k not in spec]
+    if missing:
+        raise InputError(f"a {kind} trajectory needs {', '.join(needed)}: {missing[0]!r} is missing")
 
     def task(key):
         p = _points([spec[key], spec[key]], f"{kind} {key}", 3)[0]
         return np.array([p["xyz".index(n)] if n in ("x", "y", "z") else 0.0 for n in names])
 
     if kind == "line":
+        a, b = (_points([spec[k], spec[k]], f"line {k}", 3)[0] for k in ("start", "end"))
+        for k, axis in enumerate("xyz"):   # as pkm.trajectory.from_spec: that part of the motion would be lost
+            if axis not in names and a[k] != b[k]:
+                raise InputError(f"a line moves along world {axis} ({a[k]:g} to {b[k]:g}), which the task coordinates "
+                                 f"{', '.join(names)} do not control")
         return Route((LinePath(task("start"), task("end")),), kind="line")
     travel = spec["travel"]
     if np.ndim(travel) > 0:
-        v = np.asarray(travel, dtype=float).ravel()
+        v = _points([travel, travel], "pick-place travel", 3)[0] if np.ndim(travel) == 1 else np.zeros(0)
         if v.size != 3 or np.any(v[1:] != 0):
             raise InputError(f"a time-optimal pick-place path travels along x: travel must be a number or [T, 0, 0], "
                              f"got {travel!r}")
@@ -345,7 +419,7 @@ def task_pick_place_route(names, start, lift: float, travel: float, blend: float
     """:func:`pick_place_route` in the task coordinates ``names``: from ``start`` (task coordinates) up
     along ``z`` and across along ``x``, corner blends of length ``blend`` (default ``lift/2``); a one-line
     InputError for a task without both coordinates."""
-    names = list(names)
+    names = _names(names)
     if "z" not in names or "x" not in names:
         raise InputError(f"a pick-place path lifts along z and travels along x, but the task coordinates are "
                          f"{', '.join(names)}")

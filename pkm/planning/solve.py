@@ -51,6 +51,13 @@ TOLERANCE = 1e-9
 MIN_POINTS, MAX_POINTS = 16, 100_000
 
 
+def check_robot(robot) -> None:
+    """A one-line InputError unless ``robot`` is a loaded robot (``pkm.load(path)``), e.g. its file's path."""
+    if not all(hasattr(robot, k) for k in ("inverse_dynamics", "actuator_names", "task", "drives")):
+        raise InputError(f"robot must be a pkm.Robot (robot = pkm.load(path)), got {type(robot).__name__}"
+                         + (f" {robot!r}" if isinstance(robot, str) else ""))
+
+
 def _route(path) -> Route:
     if isinstance(path, Route):
         return path
@@ -65,7 +72,11 @@ def _points(n, route: Route) -> list[int]:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not MIN_POINTS <= n <= MAX_POINTS:
         raise InputError(f"n must be an integer from {MIN_POINTS} to {MAX_POINTS}, got {n!r}")
     lengths = np.array([p.length for p in route.paths])
-    share = np.maximum(MIN_POINTS, np.round(n * lengths / lengths.sum())).astype(int)
+    if lengths.size == 0 or not np.all(np.isfinite(lengths) & (lengths > 0)):
+        raise InputError(f"a route needs at least one path, each of a positive finite length, got lengths "
+                         f"{' '.join(f'{v:g}' for v in lengths) or 'none'}")
+    rel = lengths / lengths.max()   # (n · length overflows for a path of 1e308 m)
+    share = np.maximum(MIN_POINTS, np.round(n * (rel / rel.sum()))).astype(int)
     return [int(k) for k in share]
 
 
@@ -192,6 +203,7 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
         res = pkm.time_optimal(robot, pick_place_route(robot.spec.trajectory["start"]))
         res.cycle_time, res.picks_per_minute      # 0.242 s, 248 picks per minute
     """
+    check_robot(robot)
     route = _route(path)
     counts = _points(n, route)
     jerk = check_jerk_value(jerk)

@@ -39,7 +39,7 @@ from pkm.algorithms.assembly import _system, assemble
 from pkm.algorithms.dynamics import dissipated_power, inverse_dynamics, mass_matrix, potential_energy
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, forward_kinematics
 from pkm.algorithms.manipulator import dynamics_trees
-from pkm.errors import IKError, SingularityError, fmt_array
+from pkm.errors import IKError, PkmError, SingularityError, fmt_array
 from pkm.lie import log_so3
 from pkm.lie.interpret import kernel
 from pkm.sim.actuator_kernel import ActuatorKernel
@@ -126,6 +126,9 @@ class ActuatorModel:
             thd.append(Hs[k] @ zk)
             Theta.append(Hs[k] @ Z[zo[k]:zo[k + 1]])
             Hdq.append(limb.Hdot_qd(th, thd[k]))
+            if not (np.all(np.isfinite(thd[k])) and np.all(np.isfinite(Hdq[k]))):
+                raise PkmError("the integration diverged: the joint rates overflow float64 (initial velocities, "
+                               "forces or gains too large for the motion)")
             beta.append(body_accelerations(limb.tree, th, thd[k], Hdq[k])[limb.platform])
         dbeta = np.concatenate([beta[k] - beta[0] for k in range(1, len(limbs))]) if len(limbs) > 1 else np.zeros(0)
         zdd0 = np.zeros(nz)
@@ -238,6 +241,10 @@ class ActuatorRhs:
             thetas, thd, G, g, Ma, b, closure = model.state(q, qd, self.gravity)
         except IKError as exc:
             raise IKError(f"at t = {t:.6g} s: {exc}", residual=exc.residual, iterations=exc.iterations) from None
+        except PkmError as exc:
+            if type(exc) is not PkmError:
+                raise
+            raise PkmError(f"at t = {t:.6g} s: {exc}") from None
         x, xd = model.task_state(thetas, thd)
         u = forces(self.u, t, x, xd, self.d)
         qdd = _solve(t, Ma, u - b, self.DEGENERATE)

@@ -59,6 +59,8 @@ from pkm.sim.payload import with_payload
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
 STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite")
+#: Most memory [bytes] of a batch's kept outputs (as :data:`pkm.workspace.MAX_BYTES` for a map).
+MAX_BYTES = 2_000_000_000
 
 
 @dataclass
@@ -154,6 +156,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     n = len(T) - 1
     if isinstance(every, (bool, np.bool_)) or not isinstance(every, (int, np.integer)) or every < 1:
         raise InputError(f"every must be a whole number of steps >= 1, got {every!r}")
+    every = int(min(every, n + 1))   # beyond the steps: the first and the last state (10**30 is no index)
     if not isinstance(limits, (bool, np.bool_)):
         raise InputError(f"limits must be True or False, got {limits!r}")
     members = _Members(robot, u, x0, xd0, robots, payloads, t0, t1, start, gravity, solver)
@@ -164,6 +167,10 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
     keep = np.unique(np.concatenate([np.arange(0, n + 1, every), [n]]))
     d, na = robot.task_dof, robot.n_act
     K = len(keep)
+    need = 8.0 * B * K * (2 * d + 2 * na + 3)   # the kept outputs (module docstring, "Bounded memory")
+    if need > MAX_BYTES:
+        raise InputError(f"the batch keeps {B} members × {K} outputs, {need / 2 ** 30:.3g} GiB (at most "
+                         f"{MAX_BYTES / 2 ** 30:.3g} GiB): keep every k-th step (every), a shorter run or fewer members a call")
     out = BatchResult(t=T[keep], x=np.full((B, K, d), np.nan), xd=np.full((B, K, d), np.nan),
                       q_act=np.full((B, K, na), np.nan), qd_act=np.full((B, K, na), np.nan),
                       work=np.full((B, K), np.nan), energy_error=np.full((B, K), np.nan),
@@ -280,6 +287,9 @@ class _Members:
             if not isinstance(uf, (Constant, Table)):
                 raise InputError("simulate_batch runs constant or tabulated forces in numba (a number, an (n_act,) "
                                  "array, 'zero', 'hold', a Table or a torque CSV); a controller needs robot.simulate")
+            if isinstance(uf, Table) and uf.U.shape[1] != robot.n_act:   # (the kernel would read past its columns)
+                raise InputError(f"u{'' if per_member is None else f'[{b}]'}: a torque table of {uf.U.shape[1]} columns "
+                                 f"for {robot.n_act} actuators ({', '.join(robot.actuator_names)})")
             self.tables.append(piecewise_cubic(uf, t0, t1))
             self.table_of[b] = len(self.tables) - 1
             if key is not None:

@@ -331,6 +331,10 @@ def _output_times(method, t0, t1, dt, t_eval):
         n = int(np.ceil((t1 - t0) / dt - 1e-9))
         T = t0 + dt * np.arange(n + 1)
         T[-1] = min(T[-1], t1)
+        steps = np.diff(T)
+        if not (np.all(steps > 0) and np.all(np.abs(steps[:-1] - dt) <= 1e-6 * dt)):   # lost in t0's rounding
+            raise InputError(f"dt = {dt:.3g} s is lost against the times' size ({t0:.6g} … {t1:.6g} s, where float64 "
+                             f"resolves {np.spacing(max(abs(t0), abs(t1))):.3g} s): start the run near t = 0")
         return T
     if t_eval is None:
         step = (t1 - t0) / 200 if dt is None else float(dt)

@@ -150,6 +150,19 @@ def jacobian(f, t, y, rel=JAC_STEP):
     return J
 
 
+class _Diverged(PkmError):
+    """An RK4 state (a stage's or a step's) overflowed: no watch takes it for a failed evaluation."""
+
+
+def _finite(y, t):
+    with np.errstate(over="ignore", invalid="ignore"):
+        ok = bool(np.all(np.isfinite(y)))
+    if not ok:
+        raise _Diverged(f"the integration diverged after t = {t:.6g} s: the state overflowed (initial "
+                        f"velocities, forces or gains too large for the motion, or a step too large)")
+    return y
+
+
 def rk4(rhs, T, k, y, record, watch=None) -> Segment:
     """Classical RK4 over the step ends ``T`` from ``T[k]`` (state ``y``, its output written unless
     ``k == 0``), one right-hand side a
@@ -165,19 +178,18 @@ def rk4(rhs, T, k, y, record, watch=None) -> Segment:
     nsteps = 0
     while k < n:
         t, h = T[k], T[k + 1] - T[k]
-        try:
+        try:   # a stage's state that overflowed is reported, not evaluated (as adaptive's finite_rhs)
             k1 = rhs(t, y)
-            k2 = rhs(t + 0.5 * h, y + 0.5 * h * k1)
-            k3 = rhs(t + 0.5 * h, y + 0.5 * h * k2)
-            k4 = rhs(t + h, y + h * k3)
+            k2 = rhs(t + 0.5 * h, _finite(y + 0.5 * h * k1, t))
+            k3 = rhs(t + 0.5 * h, _finite(y + 0.5 * h * k2, t))
+            k4 = rhs(t + h, _finite(y + h * k3, t))
+        except _Diverged:
+            raise
         except PkmError as exc:
             if watch is None or not watch.failed(exc):
                 raise
             return Segment(k + 1, t, y, exc, nsteps)
-        y_new = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
-        if not np.all(np.isfinite(y_new)):
-            raise PkmError(f"the integration diverged after t = {t:.6g} s: the state overflowed (initial "
-                           f"velocities, forces or gains too large for the motion, or a step too large)")
+        y_new = _finite(y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4), t)
         event = None if watch is None else watch.check(t, y, T[k + 1], y_new, None)
         if event is not None and event[0] <= t:  # the step crossed what it must not: taken again from t
             return Segment(k + 1, t, y, event[1], nsteps)

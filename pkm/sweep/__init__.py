@@ -186,11 +186,22 @@ def _check_time_optimal(spec, trajs, cycle_points) -> None:
     if not any(j.drive is not None and math.isfinite(j.drive.peak_torque or math.nan) for j in spec.expanded()[1]):
         raise PkmError(f"{spec.source}: time-optimal cycle times need the robot file's drives with peak_torque "
                        "(a drive = {{ …, peak_torque, max_speed }} per actuator; pkm cycle takes --torque-limit)")
+    from pkm.planning import route_of_trajectory
+    from pkm.sweep.points import PICK_PLACE_DEFAULTS
+
     for k, traj in enumerate(trajs):
         kind = (traj or spec.trajectory or {}).get("type")
         if kind not in ("pick-place", "line"):
             raise PkmError(f"trajectories[{k}]: a time-optimal cycle runs along a pick-place or line path, not "
                            f"{'the robot file default ' if traj is None else 'a '}{kind or 'missing'} trajectory")
+        if kind == "pick-place":   # its lift and travel are every design's: refused here, not at every point
+            table = traj or spec.trajectory
+            probe = {"type": kind, "start": [0.0, 0.0, 0.0]}
+            probe.update({key: table.get(key, PICK_PLACE_DEFAULTS[key]) for key in ("lift", "travel")})
+            try:
+                route_of_trajectory(probe, ["x", "y", "z"])
+            except PkmError as exc:
+                raise PkmError(f"trajectories[{k}]: {exc}") from None
     if isinstance(cycle_points, bool) or not isinstance(cycle_points, int) or not 16 <= cycle_points <= 100_000:
         raise PkmError(f"cycle_points must be an integer from 16 to 100000, got {cycle_points!r}")
 
@@ -300,13 +311,24 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
 
     from pkm.formats import load_robot_spec
 
+    if not isinstance(robot, (str, os.PathLike)):   # each point loads the file with its own parameters
+        source = getattr(getattr(robot, "spec", None), "source", None)
+        raise PkmError(f"robot must be the path of a robot file (each point loads it with its parameters), got "
+                       f"{type(robot).__name__}" + (f": give its file, {str(source)!r}" if source else ""))
     spec = load_robot_spec(Path(robot))[0]   # errors name the file as the caller did
     spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
     trajs, labels = _check_trajectories(trajectories)
+    if time_optimal is None:
+        time_optimal = False
+    if not (isinstance(time_optimal, bool) or type(time_optimal).__name__ == "bool_"):   # (numpy's bool too)
+        raise PkmError(f"time_optimal must be True or False, got {time_optimal!r}")
     if time_optimal:
         _check_time_optimal(spec, trajs, cycle_points)
+    elif cycle_points != CYCLE_POINTS:
+        raise PkmError(f"cycle_points ({cycle_points!r}) sets the grid of the time-optimal cycle times: it needs "
+                       f"time_optimal=True")
     grid = math.prod(len(values[n]) for n in names) * len(trajs)
     if grid > MAX_POINTS:
         raise PkmError(f"the sweep has {grid} points ({' × '.join(str(len(values[n])) for n in names)} × "
