@@ -3,8 +3,8 @@ the lanes' right-hand sides equal the scalar kernel's stages, each member equals
 (``robot.simulate(..., method="RK4", form="task")``) to 1e-12 with members differing in state,
 forces and payload and a batch that is not a multiple of ``W``; a member failing mid-run is
 reported exactly as alone while the others go on; ``lanes=False`` is the scalar path. The first
-three for the 3RR[2RR]R Delta (constant ``H``) and the 3R[2US] Delta (U-S loops: a configuration-dependent
-``H``, :mod:`pkm.kernels.simd_forward_general`)."""
+three for the 3RR[2RR]R Delta (constant ``H``), the 3R[2US] Delta (U-S loops) and the IRSBot-2 (limbs with a
+configuration-dependent ``H``, :mod:`pkm.kernels.simd_forward_general`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,9 +26,9 @@ def delta():
     return pkm.load(ROBOTS / "delta_3rr2rrr.toml")
 
 
-@pytest.fixture(scope="module", params=["delta_3rr2rrr.toml", "delta_3r2us.toml"])
+@pytest.fixture(scope="module", params=["delta_3rr2rrr.toml", "delta_3r2us.toml", "irsbot2.toml"])
 def robot(request):
-    """A Delta whose limbs have a constant H, and one whose limbs are general."""
+    """A Delta whose limbs have a constant H, and two robots whose limbs are general."""
     return pkm.load(ROBOTS / request.param)
 
 
@@ -43,12 +43,14 @@ def width(delta):
 def members(robot, B, span, seed=0):
     """``B`` members: perturbed initial states and rates, two torque tables about the holding forces, payloads."""
     rng = np.random.default_rng(seed)
-    hold = robot.forward_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).bias[0]
+    hold = robot.forward_dynamics(robot.x_ref, np.zeros(robot.task_dof), np.zeros(robot.task_dof)).bias[0]
     t = np.linspace(span[0], span[1], 11)
     wave = np.sin(2 * np.pi * 6 * t)[:, None]
-    tables = [Table(t, hold + wave * np.array([0.3, -0.2, 0.1])), Table(t, 1.03 * hold - wave * np.array([0.1, 0.3, -0.2]))]
-    X0 = robot.x_ref + 0.02 * rng.uniform(-1, 1, (B, 3))
-    XD0 = 0.1 * rng.uniform(-1, 1, (B, 3))
+    d, na = robot.task_dof, robot.n_act
+    tables = [Table(t, hold + wave * np.array([0.3, -0.2, 0.1])[:na]),
+              Table(t, 1.03 * hold - wave * np.array([0.1, 0.3, -0.2])[:na])]
+    X0 = robot.x_ref + 0.02 * rng.uniform(-1, 1, (B, d))
+    XD0 = 0.1 * rng.uniform(-1, 1, (B, d))
     return dict(u=[tables[b % 2] for b in range(B)], x0=X0, xd0=XD0, payloads=[(0.0, 0.1, 0.3)[b % 3] for b in range(B)])
 
 
@@ -91,7 +93,7 @@ def test_the_lanes_right_hand_sides_equal_the_scalar_stages(robot, width, captur
             rt, sc = np.zeros((2,) + k.th.shape), np.zeros((6, 2 * d + 1))
             k.status[:] = (-1, 0, 0, 0)
             rk4_chunk(k, r._packed(), r, translational_axes(r), r.R0.T @ r.r0, piecewise_cubic(m["u"][b], 0.0, DT),
-                      0, 2, T, Y, theta, rt, sc, np.zeros(3))
+                      0, 2, T, Y, theta, rt, sc, np.zeros(r.n_act))
             assert k.status[0] == 0
             for got, ref in ((slopes[j], sc[:4]), (rates[j], rt), (th[j], k.th)):
                 assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max())
@@ -121,12 +123,13 @@ def test_lanes_equal_single_runs(robot, width, captured):
 
 
 def test_a_member_failing_mid_run_is_reported_alone_in_lanes(robot, width, captured):
-    """Unpowered from the reference pose the Delta falls and its arms stretch: that member fails in its
+    """Unpowered from the reference pose the robot falls and its arms stretch: that member fails in its
     lane with robot.simulate's status, time and message, its rows after the failure NaN; the other
     members of its lane call go on and equal their single runs."""
     span, every = (0.0, 0.5), 25
     B = batch_lanes.min_members(width)
-    x0 = robot.x_ref + np.array([[0.0, 0.0, 0.0]] + [[0.01 * b, -0.005 * b, 0.0] for b in range(1, B)])
+    offsets = np.array([[0.0, 0.0, 0.0]] + [[0.01 * b, -0.005 * b, 0.0] for b in range(1, B)])
+    x0 = robot.x_ref + offsets[:, :robot.task_dof]
     u = ["zero"] + ["hold"] * (B - 1)
     res = robot.simulate_batch(u, span, x0, dt=DT, every=every, threads=1)
     assert [g[0] for g in captured] == [list(range(B))]
