@@ -1,5 +1,8 @@
 """The task form's forward dynamics in SIMD lanes (issue 32.2): one right-hand side of ``W`` states
-at once, one lane each, for robots whose limbs all have a constant ``H`` (paper Sec. 3.3, Ex. 7–9).
+at once, one lane each. A limb with a constant ``H`` (paper Sec. 3.3, Ex. 7–9) runs the steps below; a
+general limb (``H`` configuration-dependent: loops closed by a Newton IK, ``Ḣq̇``) their counterparts in
+:mod:`pkm.kernels.simd_forward_general` (its IK, :func:`pkm.kernels.simd_general.vmotion_general`, the
+dense ``H``) inside the same :func:`lanes_state`.
 
 What :func:`pkm.kernels.forward._forward_state` does for one state (see :mod:`pkm.kernels.forward`:
 paper eq. 127–130), on the vectors of :mod:`pkm.kernels.simd_vec` and the per-limb pieces of

@@ -2,7 +2,9 @@
 call of :func:`pkm.kernels.simd_forward_rk4.rk4_lanes`, the calls shared out to the batch's threads.
 
 **Where it applies** (:func:`lane_groups`): every limb of the robot has a constant ``H`` (paper
-Sec. 3.3; the Delta, the linear Delta, …) and no joint terms (armature, friction), ``max_iter ≥ 1``;
+Sec. 3.3; the Delta, the linear Delta, …) or is general with loops of at most ``GJ`` = 6 rows
+(:func:`general_fits`: the 3R[2US] Delta's U-S loops, the IRSBot-2;
+:mod:`pkm.kernels.simd_forward_general`), and no joint terms (armature, friction), ``max_iter ≥ 1``;
 members are grouped by their limbs' data (kinematics and limb inertias, the packed ``mf``): a lane
 call holds members of one group, each with its own state, forces, platform inertia (``payloads``,
 or robots differing in the platform only) and IK start. A remainder of a group smaller than
