@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -43,13 +44,13 @@ from _common import RESULTS, ROOT, cpu_info, header, machine_slug, markdown_tabl
 T_CYCLE, DT = 0.5, 1e-3
 
 
-def setup(count, sigma, payloads, seed=0):
+def setup(count, sigma, payloads, seed=0, robot_file=ROOT / "robots" / "delta_3rr2rrr.toml"):
     import pkm
     from pkm.robot import Robot
     from pkm.sim.inputs import Table
     from pkm.trajectory import pick_place
 
-    robot = pkm.load(ROOT / "robots" / "delta_3rr2rrr.toml")
+    robot = pkm.load(robot_file)
     tr = pick_place([0.0, 0.0, -1.0], 0.025, 0.305, T_CYCLE, DT)
     tau = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd).tau
     table = Table(tr.t, tau)
@@ -186,6 +187,9 @@ def main(argv=None):
                    help="also the members as one numba prange (benchmarks/_batch_prange.py: the kernel alone, final "
                         "states) beside the thread pool keeping only the first and last states")
     p.add_argument("--settings", nargs="+", default=["stiff", "1ms", "fine"], choices=["stiff", "1ms", "fine"])
+    p.add_argument("--robot", default=str(ROOT / "robots" / "delta_3rr2rrr.toml"),
+                   help="robot file (default robots/delta_3rr2rrr.toml; a Delta of its workspace, e.g. "
+                        "robots/delta_3r2us.toml: general limbs in lanes; MuJoCo needs its MJCF export)")
     p.add_argument("--machine")
     args = p.parse_args(argv)
     cpu, vers = cpu_info(), versions()
@@ -195,15 +199,15 @@ def main(argv=None):
         vers["mujoco"] = mujoco.__version__
     except ImportError:
         args.no_mujoco, vers["mujoco"] = True, None
-    print(header("Batches of simulations: Delta pick-and-place cycles (0.5 s at 1 kHz)", cpu, vers))
-    robot, tr, table, variants, which, X0, XD0 = setup(args.count, args.sigma, args.payloads)
+    print(header(f"Batches of simulations: pick-and-place cycles (0.5 s at 1 kHz) of {args.robot}", cpu, vers))
+    robot, tr, table, variants, which, X0, XD0 = setup(args.count, args.sigma, args.payloads, robot_file=args.robot)
     single = args.single_count or max(2, args.count // 10)
     # warm-up (compiles or loads the kernels: W members for the lanes), and the batch against one single run
     warm, _, _ = run_pkm(robot, table, variants, which[:8], X0[:8], XD0[:8], 1)
     run_pkm(robot, table, variants, which[:2], X0[:2], XD0[:2], 1, lanes=False)
     ref = variants[which[1]].simulate(table, (0.0, T_CYCLE), X0[1], XD0[1], method="RK4", form="task", dt=DT)
     same = float(np.abs(warm.x[1] - ref.x[::100]).max())
-    rows, record = [], {"cpu": cpu, "versions": vers, "count": args.count, "payloads": args.payloads,
+    rows, record = [], {"cpu": cpu, "versions": vers, "robot": args.robot, "count": args.count, "payloads": args.payloads,
                         "sigma": args.sigma, "batch_vs_single_max_dx": same, "runs": []}
     ends = {}
     for lanes, what in ((None, "pkm simulate_batch (RK4 1 ms, numba, SIMD lanes)"),
@@ -253,7 +257,9 @@ def main(argv=None):
     print(md)
     print(f"\nbatch member 1 vs robot.simulate(method='RK4', form='task'): max |Δx| {same:.1e} m; load average "
           f"at start {cpu.get('load_average_at_start')}, at end {record.get('load_average_at_end')}")
-    path = write_json(RESULTS / f"{args.machine or machine_slug(cpu)}-batch-sim.json", record)
+    stem = Path(args.robot).stem
+    suffix = "" if stem == "delta_3rr2rrr" else f"-{stem}"
+    path = write_json(RESULTS / f"{args.machine or machine_slug(cpu)}-batch-sim{suffix}.json", record)
     print(f"wrote {path}")
 
 

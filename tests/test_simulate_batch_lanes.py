@@ -2,7 +2,9 @@
 the lanes' right-hand sides equal the scalar kernel's stages, each member equals its run alone
 (``robot.simulate(..., method="RK4", form="task")``) to 1e-12 with members differing in state,
 forces and payload and a batch that is not a multiple of ``W``; a member failing mid-run is
-reported exactly as alone while the others go on; ``lanes=False`` is the scalar path."""
+reported exactly as alone while the others go on; ``lanes=False`` is the scalar path. The first
+three for the 3RR[2RR]R Delta (constant ``H``), the 3R[2US] Delta (U-S loops) and the IRSBot-2 (limbs with a
+configuration-dependent ``H``, :mod:`pkm.kernels.simd_forward_general`)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,6 +26,12 @@ def delta():
     return pkm.load(ROBOTS / "delta_3rr2rrr.toml")
 
 
+@pytest.fixture(scope="module", params=["delta_3rr2rrr.toml", "delta_3r2us.toml", "irsbot2.toml"])
+def robot(request):
+    """A Delta whose limbs have a constant H, and two robots whose limbs are general."""
+    return pkm.load(ROBOTS / request.param)
+
+
 @pytest.fixture(scope="module")
 def width(delta):
     w = batch_lanes.lanes_apply(delta, None, {})
@@ -35,12 +43,14 @@ def width(delta):
 def members(robot, B, span, seed=0):
     """``B`` members: perturbed initial states and rates, two torque tables about the holding forces, payloads."""
     rng = np.random.default_rng(seed)
-    hold = robot.forward_dynamics(robot.x_ref, np.zeros(3), np.zeros(3)).bias[0]
+    hold = robot.forward_dynamics(robot.x_ref, np.zeros(robot.task_dof), np.zeros(robot.task_dof)).bias[0]
     t = np.linspace(span[0], span[1], 11)
     wave = np.sin(2 * np.pi * 6 * t)[:, None]
-    tables = [Table(t, hold + wave * np.array([0.3, -0.2, 0.1])), Table(t, 1.03 * hold - wave * np.array([0.1, 0.3, -0.2]))]
-    X0 = robot.x_ref + 0.02 * rng.uniform(-1, 1, (B, 3))
-    XD0 = 0.1 * rng.uniform(-1, 1, (B, 3))
+    d, na = robot.task_dof, robot.n_act
+    tables = [Table(t, hold + wave * np.array([0.3, -0.2, 0.1])[:na]),
+              Table(t, 1.03 * hold - wave * np.array([0.1, 0.3, -0.2])[:na])]
+    X0 = robot.x_ref + 0.02 * rng.uniform(-1, 1, (B, d))
+    XD0 = 0.1 * rng.uniform(-1, 1, (B, d))
     return dict(u=[tables[b % 2] for b in range(B)], x0=X0, xd0=XD0, payloads=[(0.0, 0.1, 0.3)[b % 3] for b in range(B)])
 
 
@@ -59,7 +69,7 @@ def captured(monkeypatch):
     return seen
 
 
-def test_the_lanes_right_hand_sides_equal_the_scalar_stages(delta, width, captured):
+def test_the_lanes_right_hand_sides_equal_the_scalar_stages(robot, width, captured):
     """One RK4 step of W + 1 members: stage 0 is the scalar cold start, stages 1–3 and the end state are
     the lanes' (eq. 127–130): their slopes (ẋ, ẍ, power), the last stage's θ̇, θ̈ and the IK's θ equal
     the scalar kernel's :func:`pkm.kernels.forward.rk4_run` on the same member to 1e-12."""
@@ -68,14 +78,14 @@ def test_the_lanes_right_hand_sides_equal_the_scalar_stages(delta, width, captur
     from pkm.sim.task import piecewise_cubic, rk4_chunk, translational_axes
 
     B = width + batch_lanes.min_members(width)
-    m = members(delta, B, (0.0, DT))
-    res = delta.simulate_batch(m["u"], (0.0, DT), m["x0"], m["xd0"], dt=DT, payloads=m["payloads"], threads=1)
+    m = members(robot, B, (0.0, DT))
+    res = robot.simulate_batch(m["u"], (0.0, DT), m["x0"], m["xd0"], dt=DT, payloads=m["payloads"], threads=1)
     assert res.ok.all() and sorted(b for g in captured for b in g[0]) == list(range(B))
     T = np.array([0.0, DT])
     for group, slopes, rates, th, counts in captured:
         assert (counts == (4, 1)).all()   # 4 lane stages (3 of the step, the end state) and the cold start
         for j, b in enumerate(group):
-            r = with_payload(delta, m["payloads"][b])
+            r = with_payload(robot, m["payloads"][b])
             k = ForwardKernel(r, hold=False)
             d = r.task_dof
             Y, theta = np.empty((2, 2 * d + 1)), np.empty((2,) + k.th.shape)
@@ -83,13 +93,13 @@ def test_the_lanes_right_hand_sides_equal_the_scalar_stages(delta, width, captur
             rt, sc = np.zeros((2,) + k.th.shape), np.zeros((6, 2 * d + 1))
             k.status[:] = (-1, 0, 0, 0)
             rk4_chunk(k, r._packed(), r, translational_axes(r), r.R0.T @ r.r0, piecewise_cubic(m["u"][b], 0.0, DT),
-                      0, 2, T, Y, theta, rt, sc, np.zeros(3))
+                      0, 2, T, Y, theta, rt, sc, np.zeros(r.n_act))
             assert k.status[0] == 0
             for got, ref in ((slopes[j], sc[:4]), (rates[j], rt), (th[j], k.th)):
                 assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max())
 
 
-def test_lanes_equal_single_runs(delta, width, captured):
+def test_lanes_equal_single_runs(robot, width, captured):
     """W + min_members members (two lane calls, the second partly filled) with their own initial
     states, tables and payloads equal their single runs to 1e-12; the lanes evaluated every stage
     but each member's cold start."""
@@ -97,13 +107,13 @@ def test_lanes_equal_single_runs(delta, width, captured):
 
     span, every = (0.0, 0.1), 5
     B = width + batch_lanes.min_members(width)
-    m = members(delta, B, span, seed=1)
-    res = delta.simulate_batch(m["u"], span, m["x0"], m["xd0"], dt=DT, payloads=m["payloads"], every=every, threads=2)
+    m = members(robot, B, span, seed=1)
+    res = robot.simulate_batch(m["u"], span, m["x0"], m["xd0"], dt=DT, payloads=m["payloads"], every=every, threads=2)
     assert res.ok.all() and sorted(len(g[0]) for g in captured) == [batch_lanes.min_members(width), width]
     n = int(round(span[1] / DT))
     for _, _, _, _, counts in captured:
         assert (counts == (4 * n, 1)).all()
-    robots = {p: Robot(delta.spec.with_payload(p)) if p else delta for p in set(m["payloads"])}
+    robots = {p: Robot(robot.spec.with_payload(p)) if p else robot for p in set(m["payloads"])}
     for b in range(B):
         single = robots[m["payloads"][b]].simulate(m["u"][b], span, m["x0"][b], m["xd0"][b], method="RK4",
                                                    form="task", dt=DT)
@@ -112,24 +122,25 @@ def test_lanes_equal_single_runs(delta, width, captured):
             assert np.abs(got - ref).max() <= 1e-12 * max(1.0, np.abs(ref).max()), (b, name)
 
 
-def test_a_member_failing_mid_run_is_reported_alone_in_lanes(delta, width, captured):
-    """Unpowered from the reference pose the Delta falls and its arms stretch: that member fails in its
+def test_a_member_failing_mid_run_is_reported_alone_in_lanes(robot, width, captured):
+    """Unpowered from the reference pose the robot falls and its arms stretch: that member fails in its
     lane with robot.simulate's status, time and message, its rows after the failure NaN; the other
     members of its lane call go on and equal their single runs."""
     span, every = (0.0, 0.5), 25
     B = batch_lanes.min_members(width)
-    x0 = delta.x_ref + np.array([[0.0, 0.0, 0.0]] + [[0.01 * b, -0.005 * b, 0.0] for b in range(1, B)])
+    offsets = np.array([[0.0, 0.0, 0.0]] + [[0.01 * b, -0.005 * b, 0.0] for b in range(1, B)])
+    x0 = robot.x_ref + offsets[:, :robot.task_dof]
     u = ["zero"] + ["hold"] * (B - 1)
-    res = delta.simulate_batch(u, span, x0, dt=DT, every=every, threads=1)
+    res = robot.simulate_batch(u, span, x0, dt=DT, every=every, threads=1)
     assert [g[0] for g in captured] == [list(range(B))]
     assert list(res.status) == ["ik-failure"] + ["ok"] * (B - 1)
     with pytest.raises(PkmError) as single:
-        delta.simulate("zero", span, x0[0], method="RK4", form="task", dt=DT)
+        robot.simulate("zero", span, x0[0], method="RK4", form="task", dt=DT)
     assert res.message[0] == str(single.value) and 0.0 < res.t_fail[0] < span[1]
     reached = res.t <= res.t_fail[0]
     assert np.isfinite(res.x[0][reached]).all() and np.isnan(res.x[0][~reached]).all()
     for b in range(1, B):
-        ok = delta.simulate("hold", span, x0[b], method="RK4", form="task", dt=DT)
+        ok = robot.simulate("hold", span, x0[b], method="RK4", form="task", dt=DT)
         assert np.abs(res.x[b] - ok.x[::every]).max() <= 1e-12
         assert np.abs(res.qd_act[b] - ok.qd_act[::every]).max() <= 1e-12 * max(1.0, np.abs(ok.qd_act).max())
 

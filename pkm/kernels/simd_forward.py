@@ -1,5 +1,8 @@
 """The task form's forward dynamics in SIMD lanes (issue 32.2): one right-hand side of ``W`` states
-at once, one lane each, for robots whose limbs all have a constant ``H`` (paper Sec. 3.3, Ex. 7–9).
+at once, one lane each. A limb with a constant ``H`` (paper Sec. 3.3, Ex. 7–9) runs the steps below; a
+general limb (``H`` configuration-dependent: loops closed by a Newton IK, ``Ḣq̇``) their counterparts in
+:mod:`pkm.kernels.simd_forward_general` (its IK, :func:`pkm.kernels.simd_general.vmotion_general`, the
+dense ``H``) inside the same :func:`lanes_state`.
 
 What :func:`pkm.kernels.forward._forward_state` does for one state (see :mod:`pkm.kernels.forward`:
 paper eq. 127–130), on the vectors of :mod:`pkm.kernels.simd_vec` and the per-limb pieces of
@@ -35,13 +38,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from pkm.algorithms.inverse_kinematics import STALL
-from pkm.kernels.ik import CHORD_MARGIN, _dof
-from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_NACT, LOOP_TOL, \
+from pkm.kernels.ik import _dof
+from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
-from pkm.kernels.simd_pipeline import (_vinertia_times, s_dmax, vcholesky, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
+from pkm.kernels.simd_pipeline import (_vinertia_times, s_dmax, vcholesky, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
                                        vlimb_wrench, vloop_residuals, vm_rows, vmotion, vplatform_error, vpose, vset_twist,
                                        vtwist)
+from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
+from pkm.kernels.simd_general import vdense_h, vg_rows, vmotion_general
 from pkm.kernels.simd_platform import _vinverse
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_PHI, BW_SIZE, BW_T, BW_W, _internal, _piece
@@ -180,13 +184,7 @@ def _vik(l, mi, S, mf, lay, d_static, TH, VB, VM, SMP, FS, tol, max_iter, todo, 
             prev = perr
             continue
         vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, lanes)
-        conv = perr <= CHORD_MARGIN * tol  # pkm.kernels.ik._converged (it >= 1)
-        if it >= 2:
-            big = splat(1.0, lanes)
-            for i in range(n):
-                big = vmax(big, vabs(vload(TH, tho + i, lanes)))
-            conv = conv | (~(perr <= STALL * prev) & (perr <= tol * big))
-        left &= ~lane_bits(conv)
+        left &= ~lane_bits(vconverged(perr, prev, it, tol, TH, tho, n, lanes))  # pkm.kernels.ik._converged
         if left == 0:
             break
         if it == max_iter:
@@ -255,9 +253,11 @@ def _vstore_wrench(l, mi, S, lay, d, dp_static, VM, FS, opi, oqv, ow, lanes):
 
 
 @_piece
-def _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, na, lanes):
+def _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, na, general, lanes):
     """Limb ``l`` at its solution and geometry: pass 0 (``vmotion``: ``θ̇, θ̈_0``, RNEA, ``W̄``) and the unit
-    passes (``θ̈_i = H L_p⁺[:, task_i]``, ``φ = M θ̈_i``, ``W̄``) into ``FS``; its ``L_p⁺`` and rows of ``J_IK`` too."""
+    passes (``θ̈_i = H L_p⁺[:, task_i]``, ``φ = M θ̈_i``, ``W̄``) into ``FS``; its ``L_p⁺`` and rows of ``J_IK`` too.
+    ``general`` not None: the limb is general, with its dense ``H`` and ``Ḣq̇``
+    (:mod:`pkm.kernels.simd_forward_general`; None: not compiled)."""
     L, nmax, dmax, dp = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S), len(dp_static)
     d, n = _dof(l, mi, d_static), s_n(l, mi, S)
     _, _, _, _, _, _, othd, othdd, owb, opn, ojk = fs_rows(L, nmax, dmax, dp, na)[:11]
@@ -270,8 +270,11 @@ def _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, n
     for a in range(mi[l, LI_NACT]):  # F = L_p⁺P_p: the limb's rows of J_IK (eq. 94, 97–98)
         for c in range(dp):
             vstore(FS, ojk + (off + a) * dp + c, vload(VM, opi + 6 * mi[l, oa + a] + dp_static[c], lanes))
-    vmotion(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
-    vlimb_wrench(l, mi, S, mf, lay, n, d, dp_static, VB, VM, lanes)
+    if general is not None:  # θ̈_0 with Ḣq̇ (eq. 90–93), q = Hᵀφ
+        vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
+    else:
+        vmotion(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
+        vlimb_wrench(l, mi, S, mf, lay, n, d, dp_static, VB, VM, lanes)
     _vstore_wrench(l, mi, S, lay, d, dp_static, VM, FS, opi, oqv, owb + l * dp, lanes)
     for i in range(n):
         vstore(FS, othd + l * nmax + i, vload(VM, vthd + i, lanes))
@@ -279,9 +282,15 @@ def _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, n
     for k in range(1, dp + 1):  # M_t e_k: θ̈ = H L_p⁺ e_row (eq. 88 at rest), φ = M θ̈ (App. B)
         for a in range(d):
             vstore(VM, oqdd + a, vload(VM, opi + a * 6 + dp_static[k - 1], lanes))
-        vh_times(l, mi, S, mf, lay, n, VM, oqdd, vthdd, lanes)
+        if general is not None:
+            vdense_h(l, mi, S, lay, d, VM, vg_rows(nmax, dmax, s_lmax(lay, S))[3], oqdd, vthdd, lanes)
+        else:
+            vh_times(l, mi, S, mf, lay, n, VM, oqdd, vthdd, lanes)
         _vrnea_acc(l, mi, S, mf, VB, VM, vthdd, lanes)
-        vlimb_wrench(l, mi, S, mf, lay, n, d, dp_static, VB, VM, lanes)
+        if general is not None:
+            vht_phi(l, mi, S, lay, d, VB, VM, lanes)
+        else:
+            vlimb_wrench(l, mi, S, mf, lay, n, d, dp_static, VB, VM, lanes)
         _vstore_wrench(l, mi, S, lay, d, dp_static, VM, FS, opi, oqv, owb + (k * L + l) * dp, lanes)
         for i in range(n):
             vstore(FS, othdd + (k * L + l) * nmax + i, vload(VM, vthdd + i, lanes))
@@ -351,20 +360,29 @@ def _vtask_solve(mi, lay, S, d_static, dp_static, act_limb, act_var, SMP, FS, g0
 
 @_piece
 def lanes_state(mi, mf, lay, d_static, dp_static, S, g0, tol, max_iter, thresh, act_limb, act_var, todo, TH, VB,
-                VM, SMP, FS, lanes):
+                VM, SMP, FS, general, lanes):
     """The forward dynamics of the lanes ``todo`` (bits) at the states in ``SMP`` (pose, twist), the IK
     starts in ``TH``, the chord matrices, previous J_IK, ``M_p`` and ``u`` in ``FS`` (module docstring).
     Returns the bits of the lanes evaluated: their ``θ`` in ``TH``, ``θ̇, θ̈, L_p⁺, J_IK, V̇_t`` and the
-    power in ``FS``."""
+    power in ``FS``. ``general``: None when every limb has a constant ``H`` (the general limbs' pieces are
+    then not compiled), else any array (``VM`` then with the rows of :func:`pkm.kernels.simd_general.vg_rows`)."""
     L = mi.shape[0]
     good = todo
     for l in range(L):
         if good == 0:
             return 0
+        d = _dof(l, mi, d_static)
+        if general is not None:
+            if mi[l, LI_AFF] == 0:  # a general limb: IK and geometry (H, L_p⁺) of simd_forward_general
+                good = vik_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, FS, FS_LEFT, tol, max_iter,
+                                   thresh, good, lanes)
+                _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, act_limb.shape[0], general,
+                              lanes)
+                continue
         solved = _vik(l, mi, S, mf, lay, d_static, TH, VB, VM, SMP, FS, tol, max_iter, good, lanes)
-        d = _dof(l, mi, d_static)  # J_p and L_p of the solution are in VM (the IK's last iterate)
+        # J_p and L_p of the solution are in VM (the IK's last iterate)
         good = solved & lane_bits(vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, lanes))
-        _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, act_limb.shape[0], lanes)
+        _vlimb_passes(l, mi, S, mf, lay, d_static, dp_static, VB, VM, SMP, FS, g0, act_limb.shape[0], None, lanes)
     if good == 0:
         return 0
     return good & lane_bits(_vtask_solve(mi, lay, S, d_static, dp_static, act_limb, act_var, SMP, FS, g0, lanes))

@@ -87,8 +87,8 @@ def _unload(j, mi, lay, d_static, th, rates, mat, pJIK, ys, out, TH, FS, offs):
 
 @_jit
 def rk4_lanes(s_begin, s_end, n_steps, T, mi, mf, lay, Mps, d_static, dp_static, R0s, local0s, axes, TB, UC, NK, g0,
-              pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, tol, max_iter, thresh,
-              jik_thresh, act_limb, act_var, limit, Y, theta, rates, scratch, u, status, dead, counts, TH, VB, VM, SMP, FS,
+              pCd, pVp, pdVp, pWee, pthd, pthdd, ptau, pJIK, plimbW, pplatW, th, bw, mat, vec, general, tol, max_iter,
+              thresh, jik_thresh, act_limb, act_var, limit, Y, theta, rates, scratch, u, status, dead, counts, TH, VB, VM, SMP, FS,
               S, lanes):
     """:func:`pkm.kernels.forward.rk4_run` for the ``W = len(lanes)`` lanes (module docstring), passes
     ``s_begin … s_end − 1``; every per-lane array has a leading lane axis (``Y`` (W, rows, 2δ_p + 1),
@@ -97,7 +97,8 @@ def rk4_lanes(s_begin, s_end, n_steps, T, mi, mf, lay, Mps, d_static, dp_static,
     ``UC[j, :, :NK[j]]``). ``dead[j]`` ≠ 0: lane ``j`` is not run (failed, or padding); a lane that fails
     here gets ``dead[j] = 1`` and its status (``status[j, 1]``: the step). ``counts[j]`` (2,) adds the lane's
     stages evaluated in the lanes and on the scalar kernel. ``TH … FS``: the SIMD scratch
-    (:mod:`pkm.kernels.simd_forward`), ``S`` :func:`pkm.kernels.simd_pipeline.static_shape`."""
+    (:mod:`pkm.kernels.simd_forward`), ``S`` :func:`pkm.kernels.simd_pipeline.static_shape`; ``general``: None when
+    every limb has a constant ``H``, else any array (as :func:`pkm.kernels.forward.rk4_run`)."""
     W = len(lanes)
     ny = Y.shape[2]
     dp = axes.shape[0]
@@ -140,7 +141,7 @@ def rk4_lanes(s_begin, s_end, n_steps, T, mi, mf, lay, Mps, d_static, dp_static,
                     _load(j, j if live >> j & 1 else ref, mi, lay, d_static, pCd, pVp, th, mat, pJIK, Mps, u, TH, SMP,
                           FS, offs)
                 good = lanes_state(mi, mf, lay, d_static, dp_static, S, g0, tol, max_iter, thresh, act_limb, act_var,
-                                   live, TH, VB, VM, SMP, FS, lanes)
+                                   live, TH, VB, VM, SMP, FS, general, lanes)
             for j in range(W):
                 if not live >> j & 1:
                     continue
@@ -150,7 +151,7 @@ def rk4_lanes(s_begin, s_end, n_steps, T, mi, mf, lay, Mps, d_static, dp_static,
                     _unload(j, mi, lay, d_static, th, rates, mat, pJIK, scratch[j, 4], out, TH, FS, offs)
                 elif not _stage(mi, mf, lay, Mps[j], d_static, dp_static, R0s[j], local0s[j], axes, TB[j, :NK[j] + 1],
                                 UC[j, :, :NK[j]], g0, ts, scratch[j, 4], pCd[j], pVp[j], pdVp[j], pWee[j], u[j], th[j],
-                                pthd[j], pthdd[j], ptau[j], pJIK[j], plimbW[j], pplatW[j], bw[j], mat[j], vec[j], None,
+                                pthd[j], pthdd[j], ptau[j], pJIK[j], plimbW[j], pplatW[j], bw[j], mat[j], vec[j], general,
                                 tol, max_iter, thresh, jik_thresh, status[j], rates[j, 0], rates[j, 1], act_limb,
                                 act_var, out, warm):
                     status[j, 1] = s

@@ -14,7 +14,7 @@ own scratch (a :class:`pkm.sim.forward.ForwardKernel`). (A numba ``prange`` over
 ``benchmarks/bench_batch_sim.py --prange``, runs the kernel at the same speed but needs a compile of
 its own with ``parallel=True``, 17 s on first use, and the kernel's scratch stacked per numba thread;
 the thread pool reuses the compiled, cached kernel, and its extra ~11 % is the members' health.)
-**Lanes** (the default where :mod:`pkm.sim.batch_lanes` applies: limbs with a constant H): ``W`` members
+**Lanes** (the default where :mod:`pkm.sim.batch_lanes` applies: limbs with a constant H or general ones, e.g. the 3R[2US]): ``W`` members
 per call in SIMD lanes, the calls on the threads; ``lanes=False`` (or ``PKM_BATCH_LANES=0``): one per call.
 
 **Bounded memory.** A member runs in chunks of :data:`pkm.sim.task.CHUNK_STEPS` steps into its

@@ -2,7 +2,9 @@
 call of :func:`pkm.kernels.simd_forward_rk4.rk4_lanes`, the calls shared out to the batch's threads.
 
 **Where it applies** (:func:`lane_groups`): every limb of the robot has a constant ``H`` (paper
-Sec. 3.3; the Delta, the linear Delta, …) and no joint terms (armature, friction), ``max_iter ≥ 1``;
+Sec. 3.3; the Delta, the linear Delta, …) or is general with loops of at most ``GJ`` = 6 rows
+(:func:`general_fits`: the 3R[2US] Delta's U-S loops, the IRSBot-2;
+:mod:`pkm.kernels.simd_forward_general`), and no joint terms (armature, friction), ``max_iter ≥ 1``;
 members are grouped by their limbs' data (kinematics and limb inertias, the packed ``mf``): a lane
 call holds members of one group, each with its own state, forces, platform inertia (``payloads``,
 or robots differing in the platform only) and IK start. A remainder of a group smaller than
@@ -28,10 +30,11 @@ import numpy as np
 
 from pkm.errors import InputError
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
-from pkm.kernels.model import LAY_DMAX, LI_AFF, has_joint_terms
+from pkm.kernels.model import LAY_DMAX, LAY_LMAX, LAY_LOOPS, LI_AFF, LI_NLOOP, LP_M, LP_SIZE, has_joint_terms
 from pkm.kernels.simd_forward import fs_rows
 from pkm.kernels.simd_forward_rk4 import rk4_lanes
 from pkm.kernels.simd_kernel import SMP_ROWS
+from pkm.kernels.simd_general import GJ, vg_rows_after
 from pkm.kernels.simd_pipeline import static_shape, vm_rows
 from pkm.kernels.simd_vec import aligned_zeros, lanes
 from pkm.kernels.work import BW_SIZE, make_work
@@ -68,12 +71,21 @@ def lanes_apply(robot, lanes_arg, solver) -> int:
     if isinstance(lanes_arg, (bool, np.bool_)):
         lanes_arg = "machine" if lanes_arg else False
     km = robot._packed()
-    if lanes_arg is False or not km.mi[:, LI_AFF].all() or has_joint_terms(km) or solver.get("max_iter", 50) < 1:
+    if lanes_arg is False or not general_fits(km) or has_joint_terms(km) or solver.get("max_iter", 50) < 1:
         return 0
     if lanes_arg in (None, "machine"):
         from pkm.kernels.simd_width import simd_width
         return int(simd_width())
     return int(lanes_arg)
+
+
+def general_fits(km) -> bool:
+    """Whether the lanes take the limbs of :class:`pkm.kernels.model.KernelModel` ``km``: every limb has a
+    constant ``H``, or its loops have at most ``GJ`` = 6 rows each (a general limb,
+    :mod:`pkm.kernels.simd_forward_general`; every cut joint has, :data:`pkm.algorithms.constraints.CUT_TYPES`)."""
+    lay = km.lay
+    return all(km.mi[l, LI_AFF] or km.mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] <= GJ
+               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP]))
 
 
 def min_members(width) -> int:
@@ -118,7 +130,8 @@ class LaneRunner:
         self.act = robot._act_limb.astype(np.int64), robot._act_var.astype(np.int64)
         self.TH = aligned_zeros(L * nmax, W)
         self.VB = aligned_zeros(nmax * BW_SIZE, W)
-        self.VM = aligned_zeros(vm_rows.py_func(nmax, dmax)[-1], W)
+        vm = vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, int(km.lay[LAY_LMAX]))[-1]
+        self.VM = aligned_zeros(vm, W)   # (with the general limbs' rows, simd_general.vg_rows)
         self.SMP = aligned_zeros(SMP_ROWS, W)
         self.FS = aligned_zeros(fs_rows.py_func(L, nmax, dmax, d, na)[-1], W)
         c = _task.CHUNK_STEPS
@@ -171,7 +184,7 @@ class LaneRunner:
         for a in range(0, n + 1, c):
             e = min(a + c, n + 1)
             rk4_lanes(a, e, n, T, km.mi, mf, km.lay, Mps, km.d_static, km.dp_static, R0s, local0s, self.axes, TB, UC,
-                      NK, k.g0, *self.passes, *self.work, *k.args, k.jik, *self.act, PREDICT_LIMIT, Y, self.theta,
+                      NK, k.g0, *self.passes, *self.work, k.general, *k.args, k.jik, *self.act, PREDICT_LIMIT, Y, self.theta,
                       self.rates, self.scratch, self.u, self.status, self.dead, self.counts, self.TH, self.VB, self.VM, self.SMP,
                       self.FS, self.S, self.lanes)
             for j in list(running):
