@@ -115,4 +115,5 @@ def test_pkm_compile_runs_the_scalar_and_the_simd_kernels(monkeypatch):
 
     assert batches == ([batch_lanes(robot)] if batch_lanes(robot) else [])
     delta, us = pkm.load(ROOT / "robots" / "delta_3rr2rrr.toml"), pkm.load(ROOT / "robots" / "delta_3r2us.toml")
-    assert batch_lanes(delta) >= min_members(batch_lanes(delta)) and batch_lanes(us) == 0   # general limbs: scalar
+    assert batch_lanes(delta) >= min_members(batch_lanes(delta)) and batch_lanes(us) == batch_lanes(delta)
+    assert batch_lanes(robot) == 0   # the servo Delta's drive friction: robot.simulate only, no batch
