@@ -32,10 +32,6 @@ from pkm.kernels.inverse_dynamics import (IK_FAILED, LOOP_FAILED, OK, SINGULAR_G
                                           Samples, infer_steps_into, make_work, run_range, scan_samples)
 from pkm.kernels.platform import rotational_states, translational_states_into
 from pkm.kernels.model import LAY_NMAX, LI_AFF, LOOP_TOL, KernelModel, pack
-from pkm.kernels.simd_kernel import LANE_FAILED, make_lane_work, run_lanes, supports
-from pkm.kernels.simd_pipeline import static_shape
-from pkm.kernels.simd_vec import lanes as simd_lanes
-from pkm.kernels.simd_width import simd_width
 
 __all__ = ["distribute_forces", "pack", "KernelModel", "LOOP_TOL", "inverse_dynamics_batch", "platform_states",
            "infer_steps", "segment_length", "SEGMENT", "SEGMENT_MAX", "SPLIT", "PATHS", "OK",
@@ -162,7 +158,11 @@ def _lane_count(km, N, simd):
     is supported, :func:`pkm.kernels.simd_kernel.supports`), False, an int (the width: 2, 4 or 8), or
     None: the machine's width for the robot's kind of limbs (:func:`pkm.kernels.simd_width.simd_width`,
     measured once) for trajectories of at least ``SIMD_MIN_SAMPLES``, with or without sample times."""
-    if simd is False or not supports(km):
+    if simd is False or (simd is None and N < SIMD_MIN_SAMPLES):
+        return 0   # (the SIMD path not even imported: the main job's 1001 samples never load it)
+    from pkm.kernels.simd_kernel import supports
+    from pkm.kernels.simd_width import simd_width
+    if not supports(km):
         return 0
     if simd is None or simd is True:
         return simd_width(not km.mi[:, LI_AFF].all()) if simd or N >= SIMD_MIN_SAMPLES else 0
@@ -313,7 +313,10 @@ class _Run:
 
     def __init__(self, robot, km, X, smp, out, chunks, lanes, args, policy, s0=0):
         self.robot, self.km, self.X, self.smp, self.out, self.args = robot, km, X, smp, out, args
-        self.lane_work = [_lane_work(robot, km, lanes) for _ in range(chunks)] if lanes else None
+        if lanes:
+            from pkm.kernels.simd_kernel import pooled_lane_work
+            from pkm.kernels.simd_pipeline import static_shape
+        self.lane_work = [pooled_lane_work(robot, km, lanes) for _ in range(chunks)] if lanes else None
         self.runs, self._scanned = 0, None  # kernel runs into self.out so far; the last scan
         self.fallbacks = 0  # segments whose lane stopped, run again on the scalar kernel
         self.width = lanes
@@ -372,6 +375,9 @@ class _Run:
         status = np.zeros((W, 4))
         self.runs += 1
         w = [x[c] for x in self.work]
+        from pkm.kernels.simd_kernel import LANE_FAILED, run_lanes
+        from pkm.kernels.simd_vec import lanes as simd_lanes
+
         run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
                   *self.lane_work[c], self.general, simd_lanes(W), self.shape)
         out = []
@@ -500,20 +506,6 @@ class _Run:
             when = f" (t = {t[s]:.6g} s)" if t is not None else ""
             raise PkmError(f"{self.robot.name}: non-finite {what} at sample {self.s0 + s}{when} at x = {fmt_x(self.X[s])}: "
                            "velocities, accelerations, gravity or masses too large for float64")
-
-
-def _lane_work(robot, km, width):
-    """The SIMD path's scratch (:func:`pkm.kernels.simd_kernel.make_lane_work`) from the robot's pool,
-    zeroed as new, or a new one: allocating it cost ~0.1 ms a call (0.01 µs per sample of N = 10⁴).
-    ``list.pop`` and ``append`` are atomic, so concurrent calls on one robot each get their own."""
-    free = robot.__dict__.setdefault("_lane_work_pool", {}).setdefault((id(km), width), [])
-    try:
-        w = free.pop()
-    except IndexError:
-        return make_lane_work(km, width)
-    for a in w:
-        a.fill(0)
-    return w
 
 
 def _close(a, b):
