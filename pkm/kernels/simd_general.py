@@ -324,7 +324,7 @@ def vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fres
     vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, L)
     perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L)
     gmax = vloop_rows(l, mi, S, mf, lay, VB, VM, og, ogv, owk, L)
-    vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, L)  # J_p (the L_p of a constant H: none here)
+    vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, True, L)  # J_p (L_p: vbuild_H)
     reg = vbuild_H(l, mi, S, lay, d, VM, thresh, L)
     reg = reg & vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L)
     return perr, gmax, near, reg

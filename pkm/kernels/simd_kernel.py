@@ -189,7 +189,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
                 vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
                 Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, lanes)
-            vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, lanes)
+            vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, False, lanes)
             regular = lane_bits(vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, lanes)) & active
             if regular != active:
                 for j in range(W):
