@@ -6,7 +6,8 @@ The lanes hold ``W`` samples far apart (one per trajectory segment); each step c
 inputs (``C_d, V_p, V̇_p, h``) into the scratch and its results (``θ, θ̇, θ̈``, ``J_IK``, ``W̄``, ``u``)
 out, ~12 arrays times ``W`` streams: more than the hardware prefetchers follow, so those copies
 waited on cache misses (perf, AVX2 target, W = 4: ~13 % of the Delta's lane driver) until
-:func:`pkm.kernels.simd_kernel.run_lanes` hinted each lane's next samples in.
+:func:`pkm.kernels.simd_kernel.run_lanes` hinted each lane's next samples in (for robots whose limbs all
+have a constant H; with general limbs the hints cost more than they saved).
 """
 from __future__ import annotations
 
