@@ -32,9 +32,11 @@ def _copy(tmp_path: Path, guard: bool = True) -> Path:
     return root
 
 
-def _run(root: Path) -> float:
-    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)})
+def _run(root: Path, cache_dir: Path | None = None) -> float:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)}
+    if cache_dir is not None:
+        env["NUMBA_CACHE_DIR"] = str(cache_dir)
+    out = subprocess.run([sys.executable, "-c", SCRIPT], cwd=root, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     return float(out.stdout.strip())
 
@@ -64,6 +66,26 @@ def test_an_edited_callee_is_recompiled_into_its_cached_caller(tmp_path):
     assert abs(_run(root) - _expected(2.0)) < 1e-15  # and the caches are used again afterwards
 
 
+def test_an_edited_callee_is_recompiled_with_a_user_cache_dir(tmp_path):
+    """``NUMBA_CACHE_DIR`` (e.g. a second cache for another compile target): numba names its
+    directories there ``<dir>_<sha1 of the source directory>``, which the guard clears too."""
+    root, cache = _copy(tmp_path), tmp_path / "cache"
+    assert abs(_run(root, cache) - _expected(1.0)) < 1e-15
+    assert list(cache.glob("lie_*/dexp.dexp_inv_so3-*.nbi")), "nothing was cached there"
+    _edit(root)
+    assert abs(_run(root, cache) - _expected(2.0)) < 1e-15
+
+
+def test_a_run_without_the_user_cache_dir_leaves_it_guarded(tmp_path):
+    """Each cache has its own stamp: a run with the default cache after the edit clears and stamps
+    that one only, and the ``NUMBA_CACHE_DIR`` cache is still cleared by the next run using it."""
+    root, cache = _copy(tmp_path), tmp_path / "cache"
+    _run(root, cache)
+    _edit(root)
+    assert abs(_run(root) - _expected(2.0)) < 1e-15
+    assert abs(_run(root, cache) - _expected(2.0)) < 1e-15
+
+
 def test_without_the_guard_the_cached_caller_keeps_the_old_callee(tmp_path):
     """The pitfall the guard exists for (numba 0.5x–0.6x): this documents numba's behaviour."""
     root = _copy(tmp_path, guard=False)
@@ -72,9 +94,10 @@ def test_without_the_guard_the_cached_caller_keeps_the_old_callee(tmp_path):
     assert _run(root) == first
 
 
-def test_an_edit_elsewhere_leaves_the_caches_alone(tmp_path):
+def test_an_edit_elsewhere_leaves_the_caches_alone(tmp_path, monkeypatch):
     from pkm.lie import numba_cache
 
+    monkeypatch.delenv("NUMBA_CACHE_DIR", raising=False)  # the caches of _run's environment
     root = _copy(tmp_path)
     _run(root)
     n = len(numba_cache.cache_files(root / "pkm"))

@@ -15,6 +15,7 @@ from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import supports
+from pkm.kernels.simd_lane import lget, lset, prefetch_read, prefetch_write
 from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
                                   vzero, width)
@@ -84,6 +85,27 @@ def test_vector_operations_equal_numpy(w):
         R = np.array([v[0], v[1], v[2], v[1], v[2], v[0], v[2], v[0], v[1]]).reshape(3, 3)
         np.testing.assert_allclose(out[:9, k], (R @ R).ravel(), rtol=1e-14)
         np.testing.assert_allclose(out[9:, k], np.cross(v, [v[2], v[0], v[1]]), rtol=1e-14, atol=1e-15)
+
+
+@numba.njit
+def _lane_copies(a, rows, out, L):
+    """Scalars in and out of single lanes (pkm.kernels.simd_lane), with prefetch hints on the way."""
+    for s in range(rows.shape[0]):
+        prefetch_read(rows, s, 0)
+        prefetch_write(rows, s, 8 * rows.shape[1] - 1)
+        for j in range(rows.shape[1]):
+            rows[s, j] = lget(a, s, j, L)
+            lset(out, s, j, 2.0 * rows[s, j], L)
+
+
+@pytest.mark.parametrize("w", WIDTHS)
+def test_single_lanes_address_the_element_of_their_row(w):
+    a = aligned_zeros(3, w)
+    a[:] = np.arange(3 * w).reshape(3, w)
+    rows, out = np.zeros((3, w)), aligned_zeros(3, w)
+    _lane_copies(a, rows, out, lanes(w))
+    np.testing.assert_array_equal(rows, a)
+    np.testing.assert_array_equal(out, 2 * a)
 
 
 def test_scratch_is_aligned_and_lanes_follow_the_cpu():

@@ -285,17 +285,21 @@ def vloop_residuals(l, mi, S, mf, lay, VB, L):
 
 
 @_internal
-def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, L):
-    """``J_p`` (eq. 154–156, :func:`pkm.kernels.ik._platform_jacobian`) and ``L_p = J_p H`` (eq. 80,
-    constant ``H``, summed in the scalar kernel's order) in lanes, into ``VM``."""
+def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, jp, L):
+    """``J_p`` (eq. 154–156, :func:`pkm.kernels.ik._platform_jacobian`) into ``VM`` if ``jp`` (a general
+    limb's, for :func:`pkm.kernels.simd_general.vbuild_H` and the Newton steps), else ``L_p = J_p H``
+    (eq. 80, constant ``H``, summed in the scalar kernel's order) from its columns, without storing
+    ``J_p`` (nothing after reads it there)."""
     nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     oj, olp = 0, 6 * nmax
     z = vzero(L)
     for r in range(6):
-        for j in range(s_n(l, mi, S)):
-            vstore(VM, oj + r * nmax + j, z)
-        for c in range(d):
-            vstore(VM, olp + r * dmax + c, z)
+        if jp:
+            for j in range(s_n(l, mi, S)):
+                vstore(VM, oj + r * nmax + j, z)
+        else:
+            for c in range(d):
+                vstore(VM, olp + r * dmax + c, z)
     j = mi[l, LI_PLAT]
     while j >= 0:
         R, o = vpose(VB, j * BW_SIZE + BW_K, L)
@@ -304,13 +308,15 @@ def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, L):
         w = mtv(Rp, az)
         v = mtv(Rp, add(cross(sub(o, rp), az), scale(mf[l, BF_SIZE * j + BF_B], zz)))
         col = (w[0], w[1], w[2], v[0], v[1], v[2])
-        for r in range(6):
-            vstore(VM, oj + r * nmax + j, col[r])
-        for k in range(mi[l, lay[LAY_HNZ] + j]):
-            c, hv = mi[l, lay[LAY_HCOL] + dmax * j + k], mf[l, lay[LAY_HC] + dmax * j + k]
+        if jp:
             for r in range(6):
-                rr = olp + r * dmax + c
-                vstore(VM, rr, vload(VM, rr, L) + hv * col[r])
+                vstore(VM, oj + r * nmax + j, col[r])
+        else:
+            for k in range(mi[l, lay[LAY_HNZ] + j]):
+                c, hv = mi[l, lay[LAY_HCOL] + dmax * j + k], mf[l, lay[LAY_HC] + dmax * j + k]
+                for r in range(6):
+                    rr = olp + r * dmax + c
+                    vstore(VM, rr, vload(VM, rr, L) + hv * col[r])
         j = mi[l, MI_PARENT + j]
 
 

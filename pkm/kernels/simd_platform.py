@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pkm.kernels.dynamics import OK
 from pkm.kernels.model import LAY_ACTPOS, LI_ACTOFF, LI_NACT
+from pkm.kernels.simd_lane import lget, lset
 from pkm.kernels.simd_pipeline import _vinertia_times, s_dmax, s_nmax, vm_rows, vnorm1
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vstore, vzero
 from pkm.kernels.work import _internal
@@ -113,9 +114,9 @@ def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, 
     dp = len(dp_static)
     ojik, ow, oee, ojt, owk, oji, ophi, ou, _ = pl_rows(L, dp)
     for j in range(len(lanes)):  # W^EE of each lane's sample
-        s = sj[j]
+        we = Wee[sj[j]]
         for r in range(6):
-            PL[oee + r, j] = Wee[s, r]
+            lset(PL, oee + r, j, we[r], lanes)
     for a in range(dp):  # J_IKᵀ
         for b in range(dp):
             vstore(PL, ojt + a * dp + b, vload(PL, ojik + b * dp + a, lanes))
@@ -155,16 +156,17 @@ def platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, 
         if active >> j & 1:
             s = sj[j]
             if good >> j & 1:
+                jik, lw, pw, ts = JIK[s], limbW[s], platW[s], tau[s]
                 for a in range(dp):
                     for c in range(dp):
-                        JIK[s, a, c] = PL[ojik + a * dp + c, j]
+                        jik[a, c] = lget(PL, ojik + a * dp + c, j, lanes)
                 for l in range(L):
                     for c in range(dp):
-                        limbW[s, l, c] = PL[ow + l * dp + c, j]
+                        lw[l, c] = lget(PL, ow + l * dp + c, j, lanes)
                 for c in range(dp):
-                    platW[s, c] = PL[ophi + dp_static[c], j]
+                    pw[c] = lget(PL, ophi + dp_static[c], j, lanes)
                 for a in range(dp):
-                    tau[s, a] = PL[ou + a, j]
+                    ts[a] = lget(PL, ou + a, j, lanes)
                 status[j, 0] = OK
             else:
                 status[j, 0], status[j, 1], status[j, 2] = lane_failed, s, -1

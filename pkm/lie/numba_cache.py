@@ -41,29 +41,46 @@ def sources_digest(root: Path = PACKAGE) -> str:
     return h.hexdigest()
 
 
-def cache_dirs(root: Path = PACKAGE) -> list[Path]:
-    """Where numba keeps pkm's caches: ``__pycache__`` beside the sources, and under
-    ``NUMBA_CACHE_DIR`` if that is set (numba mirrors the source path there)."""
-    dirs = [root]
+def _locations(root: Path) -> list[tuple[Path, list[Path]]]:
+    """``(stamp file, cache directories)`` per place numba keeps pkm's caches: ``__pycache__``
+    beside the sources, and, if ``NUMBA_CACHE_DIR`` is set, that directory, where numba names one
+    directory per source directory ``<name>_<sha1 of its absolute path>`` (its
+    ``UserProvidedCacheLocator``; older numba mirrored the source path, also covered). Each place
+    has a stamp of its own: a run without ``NUMBA_CACHE_DIR`` that clears and stamps the first
+    must not leave the second (a cache for another compile target, say) stale."""
+    out = [(root / "__pycache__" / STAMP, [root])]
     user = os.environ.get("NUMBA_CACHE_DIR")
     if user:
-        dirs.append(Path(user) / root.relative_to(root.anchor))
-    return dirs
+        dirs = [Path(user) / root.relative_to(root.anchor)]
+        for d in [root, *sorted(p for p in root.rglob("*") if p.is_dir() and p.name != "__pycache__")]:
+            path = os.path.abspath(d)
+            dirs.append(Path(user) / f"{os.path.basename(path)}_{hashlib.sha1(path.encode()).hexdigest()}")
+        key = hashlib.sha1(os.path.abspath(root).encode()).hexdigest()[:16]
+        out.append((Path(user) / f"{STAMP}.{key}", dirs))
+    return out
 
 
-def cache_files(root: Path = PACKAGE) -> list[Path]:
-    """Every numba index (``.nbi``) and object (``.nbc``) file of pkm's functions."""
+def cache_dirs(root: Path = PACKAGE) -> list[Path]:
+    """Where numba keeps pkm's caches (:func:`_locations`)."""
+    return [d for _, dirs in _locations(root) for d in dirs]
+
+
+def _files(dirs: list[Path]) -> list[Path]:
     out = []
-    for d in cache_dirs(root):
+    for d in dirs:
         if d.is_dir():
             out += [p for p in d.rglob("*") if p.suffix in CACHE_SUFFIXES and p.is_file()]
     return sorted(out)
 
 
-def clear(root: Path = PACKAGE) -> int:
-    """Remove pkm's numba cache files; returns how many were removed."""
+def cache_files(root: Path = PACKAGE) -> list[Path]:
+    """Every numba index (``.nbi``) and object (``.nbc``) file of pkm's functions."""
+    return _files(cache_dirs(root))
+
+
+def _remove(files: list[Path]) -> int:
     n = 0
-    for p in cache_files(root):
+    for p in files:
         try:
             p.unlink()
             n += 1
@@ -72,38 +89,49 @@ def clear(root: Path = PACKAGE) -> int:
     return n
 
 
+def clear(root: Path = PACKAGE) -> int:
+    """Remove pkm's numba cache files; returns how many were removed."""
+    return _remove(cache_files(root))
+
+
 def _stamp(root: Path) -> Path:
     return root / "__pycache__" / STAMP
 
 
 def is_stale(root: Path = PACKAGE) -> bool:
     """Whether the caches were built from other sources than the current ones (or never stamped)."""
-    try:
-        return _stamp(root).read_text().strip() != sources_digest(root)
-    except OSError:
-        return True
+    digest = sources_digest(root)
+    for stamp, _ in _locations(root):
+        try:
+            if stamp.read_text().strip() != digest:
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def check(root: Path = PACKAGE) -> bool:
     """Clear the caches if the compiled sources changed since they were stamped; returns whether
     they were cleared. Does nothing where the package directory is not writable (an installed,
     read-only pkm, whose sources do not change)."""
-    stamp = _stamp(root)
     digest = sources_digest(root)
-    try:
-        if stamp.read_text().strip() == digest:
-            return False
-    except OSError:
-        pass
-    try:
-        stamp.parent.mkdir(exist_ok=True)
-        clear(root)
-        tmp = stamp.with_name(f"{STAMP}.{os.getpid()}")
-        tmp.write_text(digest + "\n")
-        os.replace(tmp, stamp)  # atomic: a concurrent process reads the old stamp or the new one
-    except OSError:
-        return False
-    return True
+    cleared = False
+    for stamp, dirs in _locations(root):
+        try:
+            if stamp.read_text().strip() == digest:
+                continue
+        except OSError:
+            pass
+        try:
+            stamp.parent.mkdir(parents=True, exist_ok=True)
+            _remove(_files(dirs))
+            tmp = stamp.with_name(f"{stamp.name}.{os.getpid()}")
+            tmp.write_text(digest + "\n")
+            os.replace(tmp, stamp)  # atomic: a concurrent process reads the old stamp or the new one
+        except OSError:
+            continue
+        cleared = True
+    return cleared
 
 
 #: File beside the stamp holding the seconds the last compiling run of each (command, robot) spent
@@ -230,10 +258,11 @@ def main(argv: list[str] | None = None) -> int:
         print("usage: python -m pkm.lie.numba_cache [--check]", file=sys.stderr)
         return 2
     n = clear()
-    try:
-        _stamp(PACKAGE).unlink()
-    except OSError:
-        pass
+    for stamp, _ in _locations(PACKAGE):
+        try:
+            stamp.unlink()
+        except OSError:
+            pass
     print(f"removed {n} numba cache files of pkm")
     return 0
 
