@@ -183,7 +183,7 @@ def _vik(l, mi, S, mf, lay, d_static, TH, VB, VM, SMP, FS, tol, max_iter, todo, 
             _vstep(FS, oq, odx, d, lm, lanes)
             prev = perr
             continue
-        vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, lanes)
+        vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, False, lanes)   # L_p only (the Newton step reads it)
         left &= ~lane_bits(vconverged(perr, prev, it, tol, TH, tho, n, lanes))  # pkm.kernels.ik._converged
         if left == 0:
             break
