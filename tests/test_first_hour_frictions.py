@@ -326,7 +326,7 @@ def test_long_simulations_show_progress_at_a_terminal_and_errors_stay_one_line(t
         code, _, err = run_main(capsys, "inverse-dynamics", RPR, "--out", table)
         assert code == 0, err
         torques = table
-    args = ["simulate", RPR, "--torques", torques, "--duration", 0.3, "--dt", 0.01, "--out"]
+    args = ["simulate", RPR, "--torques", torques, "--duration", 0.3, "--step", 0.01, "--out"]
     code, _, err = run_main(capsys, *args, tmp_path / "b.csv")
     assert code == 0 and "%|" not in err, err                     # not a terminal: no bar
     monkeypatch.setattr(simulate, "_interactive", lambda: True)

@@ -363,6 +363,10 @@ def test_cli_computed_torque_and_bad_input(tmp_path):
                          (("--torques", "hold", "--method", "RK4", "--step", 1e-12), "steps"),
                          (("--torques", "hold", "--duration", 1e6, "--method", "RK4", "--step", 0.1), "steps"),
                          (("--torques", "hold", "--step", 1e-12), "outputs"),
-                         (("--torques", "hold", "--x0", "nan", 0), "--x0")):
+                         (("--torques", "hold", "--x0", "nan", 0), "--x0"),
+                         # trajectory options outside computed-torque were ignored (--dt taken for the step)
+                         (("--torques", "hold", "--method", "RK4", "--step", 1e-3, "--dt", 1e-4), "--dt sets the reference"),
+                         (("--torques", "zero", "--trajectory", "line"), "--trajectory sets the reference"),
+                         (("--torques", "hold", "--cycle-time", 0.5), "--cycle-time sets the reference")):
         proc = run_pkm("simulate", robot, *args, cwd=tmp_path)
         assert proc.returncode == 2 and len(proc.stderr.splitlines()) == 1 and phrase in proc.stderr, proc.stderr

@@ -93,7 +93,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from pkm.cli.options import _finite, check_outputs, load_trajectory
+    from pkm.cli.options import _ALL_TRAJ_OPTIONS, _finite, _opt, check_outputs, load_trajectory
     from pkm.cli.output import outputs
     from pkm.robot import load
 
@@ -116,6 +116,10 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
         if v is not None and v.shape != (d,):
             raise PkmError(f"{name} needs {d} task coordinates ({', '.join(robot.task.coordinate_names())})")
     kind = args.torques
+    stray = [_opt(d) for d in ("trajectory", *_ALL_TRAJ_OPTIONS) if d != "duration" and getattr(args, d, None) is not None]
+    if kind != "computed-torque" and stray:   # (they were ignored: --dt taken for the step, silently)
+        raise PkmError(f"{stray[0]} sets the reference trajectory of --torques computed-torque, not a run of --torques "
+                       f"{kind} (the integrator's step is --step, the run's length --duration)")
     if kind == "computed-torque":
         from pkm.control import ComputedTorque
         traj = load_trajectory(robot, args)
