@@ -76,9 +76,7 @@ def _forward_state(mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, g0, u
     :func:`pkm.kernels.inverse_dynamics._chord_matrix`), and J_IK is compared with the previous
     call's (``pJIK[1]``, :data:`CROSSED`)."""
     L, m = mi.shape[0], len(dp_static) + 1
-    dp = len(dp_static)
     for l in range(L):
-        n = mi[l, LI_N]
         tl = th[l]
         if general is None or mi[l, LI_AFF] != 0:
             if chord:

@@ -41,15 +41,16 @@ import numpy as np
 from pkm.kernels.ik import _dof
 from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
-from pkm.kernels.simd_pipeline import (_vinertia_times, s_dmax, vcholesky, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
+from pkm.kernels.simd_linalg import vcholesky
+from pkm.kernels.simd_pipeline import (_vinertia_times, vbackward, vparams10, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
                                        vlimb_wrench, vloop_residuals, vm_rows, vmotion, vplatform_error, vpose, vset_twist,
                                        vtwist)
 from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
 from pkm.kernels.simd_general import vdense_h, vg_rows, vmotion_general
 from pkm.kernels.simd_platform import _vinverse
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
-from pkm.kernels.work import BW_A, BW_PHI, BW_SIZE, BW_T, BW_W, _internal, _piece
-from pkm.lie.small import Ad_inv, add, coad, cross, mv, sub
+from pkm.kernels.work import BW_A, BW_SIZE, BW_T, BW_W, _internal, _piece
+from pkm.lie.small import Ad_inv, add, coad, sub
 
 __all__ = ["fs_rows", "lanes_state", "FS_LEFT"]
 
@@ -225,21 +226,10 @@ def _vrnea_acc(l, mi, S, mf, VB, VM, othdd, lanes):
     for i in range(n - 1, -1, -1):
         fw, fv = vtwist(VB, i * BW_SIZE + BW_W, lanes)
         if mf[l, BF_SIZE * i + BF_IN] != 0.0:
-            o = BF_SIZE * i + BF_IN
-            p10 = (mf[l, o], mf[l, o + 1], mf[l, o + 2], mf[l, o + 3], mf[l, o + 4], mf[l, o + 5], mf[l, o + 6],
-                   mf[l, o + 7], mf[l, o + 8], mf[l, o + 9])
             aw, av = vtwist(VB, i * BW_SIZE + BW_A, lanes)
-            mw, mv_ = _vinertia_times(p10, aw, av)
+            mw, mv_ = _vinertia_times(vparams10(l, mf, i), aw, av)
             fw, fv = add(mw, fw), add(mv_, fv)
-        vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
-        k = mi[l, MI_PARENT + i]
-        if k >= 0:  # Ad_{T_i}⁻ᵀ W_i to the parent
-            R, p = vpose(VB, i * BW_SIZE + BW_T, lanes)
-            Rf = mv(R, fv)
-            mw = add(mv(R, fw), cross(p, Rf))
-            r = k * BW_SIZE + BW_W
-            pw, pv = vtwist(VB, r, lanes)
-            vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+        vbackward(l, mi, mf, VB, i, fw, fv, lanes)
 
 
 @_internal

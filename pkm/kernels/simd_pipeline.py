@@ -23,6 +23,7 @@ from pkm.kernels.model import (BF_A, BF_B, BF_IN, BF_P, BF_SIZE, LAY_DMAX, LAY_H
                                LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                                LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.ik import SERIES_STEP, _sincos_step
+from pkm.kernels.simd_linalg import vcholesky
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vmin, vsincos, vsqrt, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_T, BW_TRIG, BW_V, BW_W, _internal, _pose_at, _vec_at
 from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, mm, mtm, mtv, mv, scale, sub
@@ -322,28 +323,6 @@ def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, jp, L):
 
 # ----------------------------------------------------------------------------- geometry at the solution
 @_internal
-def vcholesky(A, oa, oc, d, dmax, L):
-    """The Cholesky factor ``C`` (``A = CCᵀ``, :func:`pkm.lie.linalg._cholesky_into`'s operations) of
-    the d × d lanes matrix at rows ``oa + i·dmax + j`` of ``A`` into rows ``oc + …`` of ``A`` (lower
-    triangle). Returns the mask of lanes whose pivots are all > 0 (the others get pivot 1)."""
-    ok = splat(1.0, L) > 0.0
-    for j in range(d):
-        dd = vload(A, oa + j * dmax + j, L)
-        for k in range(j):
-            cjk = vload(A, oc + j * dmax + k, L)
-            dd = dd - cjk * cjk
-        ok = ok & (dd > 0.0)
-        dd = vsqrt(select(ok, dd, 1.0))
-        vstore(A, oc + j * dmax + j, dd)
-        for i in range(j + 1, d):
-            s = vload(A, oa + i * dmax + j, L)
-            for k in range(j):
-                s = s - vload(A, oc + i * dmax + k, L) * vload(A, oc + j * dmax + k, L)
-            vstore(A, oc + i * dmax + j, s / dd)
-    return ok
-
-
-@_internal
 def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
     """:func:`pkm.kernels.dynamics._limb_geometry` (constant ``H``) in lanes: the Gram matrix
     ``L_pᵀL_p``, its inverse by Cholesky as :func:`pkm.lie.linalg.spd_inverse_into`, the condition
@@ -434,6 +413,30 @@ def _vinertia_times(p, w, v):
 
 
 @_internal
+def vparams10(l, mf, i):
+    """Body ``i``'s ten inertial parameters (the packed ``mf`` row at ``BF_IN``) as a tuple."""
+    o = BF_SIZE * i + BF_IN
+    return (mf[l, o], mf[l, o + 1], mf[l, o + 2], mf[l, o + 3], mf[l, o + 4], mf[l, o + 5], mf[l, o + 6],
+            mf[l, o + 7], mf[l, o + 8], mf[l, o + 9])
+
+
+@_internal
+def vbackward(l, mi, mf, VB, i, fw, fv, L):
+    """The backward pass's step at body ``i`` with its wrench ``W_i = (fw, fv)``: the joint force
+    ``φ_i = Xᵀ W_i`` into row ``i · BW_SIZE + BW_PHI`` and ``Ad_{T_i}⁻ᵀ W_i`` added to the parent's wrench
+    (:func:`pkm.kernels.dynamics._to_parent`)."""
+    vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
+    k = mi[l, MI_PARENT + i]
+    if k >= 0:
+        R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+        Rf = mv(R, fv)
+        mw = add(mv(R, fw), cross(p, Rf))
+        r = k * BW_SIZE + BW_W
+        pw, pv = vtwist(VB, r, L)
+        vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+
+
+@_internal
 def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
     """:func:`pkm.kernels.dynamics._rnea` in lanes: ``φ_i`` into rows ``i · BW_SIZE + BW_PHI``."""
     n = s_n(l, mi, S)
@@ -455,9 +458,7 @@ def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
     for i in range(n - 1, -1, -1):
         fw, fv = vtwist(VB, i * BW_SIZE + BW_W, L)
         if mf[l, BF_SIZE * i + BF_IN] != 0.0:
-            o = BF_SIZE * i + BF_IN
-            p10 = (mf[l, o], mf[l, o + 1], mf[l, o + 2], mf[l, o + 3], mf[l, o + 4], mf[l, o + 5], mf[l, o + 6],
-                   mf[l, o + 7], mf[l, o + 8], mf[l, o + 9])
+            p10 = vparams10(l, mf, i)
             w, v = vtwist(VB, i * BW_SIZE + BW_V, L)
             aw, av = vtwist(VB, i * BW_SIZE + BW_A, L)
             hw, hv = _vinertia_times(p10, w, v)
@@ -465,15 +466,7 @@ def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
             mw, mv_ = _vinertia_times(p10, aw, av)
             fw = add(sub(mw, cw), fw)
             fv = add(sub(mv_, cv), fv)
-        vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
-        k = mi[l, MI_PARENT + i]
-        if k >= 0:  # Ad_{T_i}⁻ᵀ W_i to the parent (pkm.kernels.dynamics._to_parent)
-            R, p = vpose(VB, i * BW_SIZE + BW_T, L)
-            Rf = mv(R, fv)
-            mw = add(mv(R, fw), cross(p, Rf))
-            r = k * BW_SIZE + BW_W
-            pw, pv = vtwist(VB, r, L)
-            vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+        vbackward(l, mi, mf, VB, i, fw, fv, L)
 
 
 @_internal
