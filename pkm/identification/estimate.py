@@ -18,12 +18,12 @@ estimated from the residual of the ordinary least-squares fit (iterated once); t
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
 
 from pkm.errors import InputError, PkmError
+from pkm.trajectory.files import csv_lines
 
 #: Samples of the Savitzky–Golay window (odd) for the rates and accelerations.
 WINDOW = 9
@@ -50,14 +50,8 @@ def _strip(c: str) -> str:
 
 def read_data(robot, path) -> Data:
     """One data CSV (module docstring); a defect raises a one-line :class:`pkm.InputError`."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read data file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{path}: not a text (UTF-8) CSV file") from None
-    rows = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    path, lines = csv_lines(path, "data file")
+    rows = [ln for _, ln in lines]
     if not rows:
         raise InputError(f"{path}: empty data file (expected a header t, task coordinates, q_…, tau_…)")
     header = [_strip(c) for c in rows[0].split(",")]

@@ -18,11 +18,11 @@ coefficients (:mod:`pkm.planning.coefficients`). A **route** is a tuple of paths
 from __future__ import annotations
 
 import math
-from pathlib import Path as FilePath
 
 import numpy as np
 
 from pkm.errors import InputError
+from pkm.trajectory.files import check_header, csv_lines
 
 __all__ = ["Route", "Path", "LinePath", "BlendedPolyline", "SplinePath", "ReversedPath", "read_path_csv",
            "pick_place_route"]
@@ -284,20 +284,11 @@ def read_path_csv(path, names) -> SplinePath:
     then one point per line; other columns such as ``t`` are ignored; ``#`` lines and blank lines
     skipped) as a :class:`SplinePath`. Any defect: a one-line :class:`pkm.InputError` naming the file."""
     names = _names(names)
-    p = FilePath(path)
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{p}: cannot read path file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{p}: not a text (UTF-8) CSV file") from None
-    rows = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
+    p, rows = csv_lines(path, "path file")
     if not rows:
         raise InputError(f"{p}: empty path file (expected a header line {','.join(names)})")
     header = [c.strip() for c in rows[0][1].split(",")]
-    dup = sorted({c for c in header if header.count(c) > 1 and c in names})
-    if dup:   # which of them is the path? (as pkm.trajectory.read_csv)
-        raise InputError(f"{p}: line {rows[0][0]}: duplicate column {dup[0]!r}")
+    check_header(p, rows[0][0], header, among=names)   # (other columns are ignored)
     missing = [n for n in names if n not in header]
     if missing:
         raise InputError(f"{p}: missing column {missing[0]!r} (the header must name the task coordinates "

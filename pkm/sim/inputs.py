@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from pkm.errors import InputError, PkmError
+from pkm.trajectory.files import check_header, csv_lines
 
 
 class Constant:
@@ -60,23 +61,11 @@ def _read_rows(path):
     blank lines and ``#`` comments skipped (anywhere, the first data row included). Raises a
     one-line :class:`pkm.InputError` naming the file for an unreadable file, an empty or duplicated
     column name and a row whose number of fields differs from the header's."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")   # a spreadsheet's byte-order mark is no part of 't'
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read the torque table: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
-                         f"{exc.start}") from None
-    lines = [(k + 1, l) for k, l in enumerate(text.splitlines()) if l.strip() and not l.lstrip().startswith("#")]
+    path, lines = csv_lines(path, "the torque table")
     if len(lines) < 3:
         raise InputError(f"{path}: a torque table needs a header line and at least two rows")
     header_line, header = lines[0][0], [strip_unit(h) for h in lines[0][1].split(",")]
-    if any(not h for h in header):
-        raise InputError(f"{path}: line {header_line}: empty column name in the header")
-    dup = sorted({h for h in header if header.count(h) > 1})
-    if dup:
-        raise InputError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
+    check_header(path, header_line, header)
     rows = []
     for k, line in lines[1:]:
         fields = line.split(",")

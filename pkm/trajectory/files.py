@@ -27,6 +27,32 @@ def _base_name(column: str) -> str:
     return column
 
 
+def csv_lines(path, what: str) -> tuple[Path, list]:
+    """``(path, lines)``: a CSV file's lines that hold something, as ``(line number, text)`` (blank lines and
+    ``#`` comments skipped; a spreadsheet's byte-order mark is no part of the first column's name). An
+    unreadable or non-UTF-8 file is a one-line :class:`pkm.InputError` naming it (``what``: the kind of file).
+    Every CSV reader of pkm (trajectories, torque tables, identification data, path waypoints) starts here."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read {what}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
+                         f"{exc.start}") from None
+    return path, [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip() and not ln.lstrip().startswith("#")]
+
+
+def check_header(path, line: int, header, among=None) -> None:
+    """A one-line :class:`pkm.InputError` for an empty column name in ``header`` (line ``line`` of ``path``)
+    or a column named twice (only among the names ``among`` if given: other columns are ignored)."""
+    if among is None and any(not c for c in header):
+        raise InputError(f"{path}: line {line}: empty column name in the header")
+    dup = sorted({c for c in header if header.count(c) > 1 and (among is None or c in among)})
+    if dup:   # which of them is meant?
+        raise InputError(f"{path}: line {line}: duplicate column {dup[0]!r}")
+
+
 def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     """Read a trajectory CSV (``t, x…, xd…, xdd…`` with a header line).
 
@@ -55,24 +81,11 @@ def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     pkm.errors.InputError: ...m.csv: missing column 'y' ...
     >>> tmp.cleanup()
     """
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")   # a spreadsheet's byte-order mark is no part of 't'
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read trajectory file: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{path}: not a text (UTF-8) CSV file: byte {exc.object[exc.start]:#04x} at offset "
-                         f"{exc.start}") from None
-    rows = [(k + 1, line) for k, line in enumerate(text.splitlines())
-            if line.strip() and not line.lstrip().startswith("#")]
+    path, rows = csv_lines(path, "trajectory file")
     if not rows:
         raise InputError(f"{path}: empty trajectory file (expected a header line t,x,…)")
     header_line, header = rows[0][0], [c.strip() for c in rows[0][1].split(",")]
-    if any(not c for c in header):
-        raise InputError(f"{path}: line {header_line}: empty column name in the header")
-    dup = sorted({c for c in header if header.count(c) > 1})
-    if dup:
-        raise InputError(f"{path}: line {header_line}: duplicate column {dup[0]!r}")
+    check_header(path, header_line, header)
     if names is None:
         names = []
         for c in header:
