@@ -492,9 +492,14 @@ def run() -> None:
     0.3–0.5 s once numba's registries and LLVM modules are loaded (a third of a cached main-job
     run). Uncaught exceptions and ``SystemExit`` (``--help``, usage errors) take the normal path.
     Set ``PKM_NORMAL_EXIT=1`` to keep the teardown (e.g. for ``atexit`` hooks such as coverage).
+    First the process's own settings (:func:`pkm.cli.process.tune`: one OpenBLAS thread, fewer full
+    garbage collections), before numpy is imported.
     """
     import os
 
+    from pkm.cli.process import tune
+
+    tune()
     code = int(main() or 0)
     if os.environ.get("PKM_NORMAL_EXIT"):
         raise SystemExit(code)
