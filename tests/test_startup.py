@@ -53,26 +53,39 @@ class Listener(event.Listener):
 
 event.register("numba:compile", Listener())
 report, robots = sys.argv[1], sys.argv[2:]
+modules = None
 for k, robot in enumerate(robots):
     runs.append([])
-    if main(["inverse-dynamics", robot, "--out", f"{report}.{k}.csv"]) != 0:
+    plot = ["--plot", f"{report}.{k}.png"] if k == 0 else []   # the README's main job first
+    if main(["inverse-dynamics", robot, "--out", f"{report}.{k}.csv", *plot]) != 0:
         raise SystemExit(f"pkm inverse-dynamics {robot} failed")
+    modules = sorted(sys.modules) if modules is None else modules
 with open(report, "w") as f:
-    json.dump(runs, f)
+    json.dump({"runs": runs, "modules": modules}, f)
 """
 
 
 @pytest.fixture(scope="module")
 def compiles(tmp_path_factory):
     """The functions compiled (name, argument types) by the Delta's job in an empty cache, then by
-    the same job on the servo Delta and on the four-limb Delta."""
+    the same job on the servo Delta and on the four-limb Delta (``compiles[k]``); ``compiles.modules``:
+    the modules loaded once the main job (the first, with ``--plot``) had run."""
     tmp = tmp_path_factory.mktemp("startup")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp / "cache"), PKM_COMPILE_MESSAGE="0")
     report = tmp / "compiles.json"
     p = subprocess.run([sys.executable, "-c", _SCRIPT, str(report), str(DELTA), str(SERVO), str(FOUR)], env=env,
                        cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
-    return json.loads(report.read_text())
+    doc = json.loads(report.read_text())
+    return _Runs(doc["runs"], modules=doc["modules"])
+
+
+class _Runs(list):
+    """The compile events of each job, with the ``modules`` loaded after the first."""
+
+    def __init__(self, runs, modules):
+        super().__init__(runs)
+        self.modules = modules
 
 
 def test_the_main_job_compiles_each_function_once(compiles):
@@ -85,6 +98,16 @@ def test_the_main_job_compiles_each_function_once(compiles):
     assert set(twice) <= SIZE_GENERIC, {name: s for name, s in twice.items() if name not in SIZE_GENERIC}
     assert all(len(s) == 2 for s in twice.values()), twice
     assert len(delta) <= len(sigs) + len(SIZE_GENERIC)
+
+
+def test_the_main_job_does_not_import_what_it_does_not_run(compiles):
+    """Every command builds the whole parser, but the main job imports no sweep, simulation,
+    workspace map or identification (each a few ms of the ~0.8 s cached run)."""
+    unused = ("pkm.sweep", "pkm.sim", "pkm.workspace", "pkm.identification", "pkm.planning", "pkm.absolute",
+              "pkm.export", "pkm.viewer")
+    loaded = [m for m in compiles.modules if any(m == u or m.startswith(u + ".") for u in unused)]
+    assert loaded == [], loaded
+    assert "matplotlib.figure" in compiles.modules   # the plot was drawn (so the check saw the whole job)
 
 
 def test_a_robot_of_the_same_structure_reuses_the_kernels(compiles):

@@ -310,3 +310,12 @@ def test_cli_subprocess(serial, tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "unknown parameter 'zz'" in bad.stderr
+
+
+def test_the_sweep_parsers_dask_hint_is_the_sweeps():
+    """pkm.cli.sweep keeps its own copy of the install hint (it does not import pkm.sweep, which
+    every command's parser would then load): it must say what pkm.sweep says."""
+    import pkm.cli.sweep
+    import pkm.sweep.points
+
+    assert pkm.cli.sweep.DASK_HINT == pkm.sweep.points.DASK_HINT
