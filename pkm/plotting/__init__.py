@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.errors import InputError
+from pkm.plotting.layout import save_stacked
 from pkm.plotting.mechanism import animate, mechanism, show_robot
 from pkm.plotting.style import DPI, FIGSIZE, axis_labels, check_kinds, display_name, save, styled
 
@@ -98,7 +99,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     if title:
         fig.suptitle(title)
     if path is not None:
-        save(fig, path)
+        save_stacked(fig, path)   # fixed margins where they fit (faster), else the constrained layout
     return fig
 
 
