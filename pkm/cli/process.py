@@ -5,9 +5,10 @@ imports pkm keeps its own settings: nothing here runs on ``import pkm`` or in
 
 * **One OpenBLAS thread** (``OPENBLAS_NUM_THREADS=1`` unless the environment sets it). OpenBLAS
   starts a thread pool when it loads, twice here (numpy's copy, and scipy's, which numba loads on
-  its first kernel), and each idle pool thread spins for ~0.05–0.1 s of CPU after it starts and
-  after every threaded call: 0.1–0.2 s of the cached main job's ~1 s of CPU, taken from the main
-  thread on a busy 2-core machine. pkm's command-line work runs in its numba kernels (their own
+  its first kernel), and each idle pool thread spins (``sched_yield``) for up to 2²⁸ clock cycles,
+  ~0.1 s, after it starts and after every threaded call — with no BLAS call at all, 0.05–0.07 s of
+  CPU per pool in the cached main job, ~0.1 s of its ~1 s, taken from the main thread on a busy
+  2-core machine. pkm's command-line work runs in its numba kernels (their own
   threads: ``prange``, numba's threading layer, not OpenBLAS) and in many small dense systems
   (the Python-level simulation forms, :mod:`pkm.absolute`), where a second BLAS thread gains
   nothing and, on a loaded machine, turned a 156 × 156 SVD from 6 ms into 1.3 s (the reason the
