@@ -109,9 +109,10 @@ def _row(robot, what, situation, runs) -> dict:
     walls, cpus = [r[0] for r in runs], [r[1] for r in runs]
     bad = [r[2] for r in runs if r[2] != "ok"]
     row = dict(robot=robot, command=what, situation=situation, wall=statistics.median(walls),
-               cpu=statistics.median(cpus), walls=walls, status=bad[0] if bad else "ok")
-    print(f"{robot:24} {what:17} {situation:14} {row['wall']:6.1f} s wall {row['cpu']:6.1f} s cpu  {row['status']}"
-          f"  (runs: {', '.join(f'{w:.1f}' for w in walls)}; load {_load()})", flush=True)
+               cpu=statistics.median(cpus), walls=walls, cpus=cpus, status=bad[0] if bad else "ok")
+    print(f"{robot:24} {what:17} {situation:14} {row['wall']:6.2f} s wall {row['cpu']:6.2f} s cpu  {row['status']}"
+          f"  (runs: {', '.join(f'{w:.2f}' for w in walls)}; cpu: {', '.join(f'{c:.2f}' for c in cpus)}; "
+          f"load {_load()})", flush=True)
     return row
 
 
