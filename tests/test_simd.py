@@ -377,3 +377,36 @@ def test_lanes_with_sizes_read_at_run_time_give_the_same_torques(monkeypatch):
     slow = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
     _assert_same(fast, slow, robot, "sizes at run time")
     assert real(robot._packed()) != ((),) * 6
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "delta_3r2us", "irsbot2"])
+def test_lanes_read_the_history_of_the_right_samples(monkeypatch, name):
+    """The lanes keep the last two samples' ``θ, θ̇, θ̈`` and ``L_p⁺`` in a ring of two slots (the slot of sample
+    ``s − 1`` is ``k & 1``, :func:`pkm.kernels.simd_kernel.run_lanes`). A wrong slot gives a start predicted from,
+    or a chord step with the ``L_p⁺`` of, another sample; the lane's scalar IK then still lands within ``tol``
+    (the torques agree with the scalar kernel, test above), so count those solves (``status[:, 3]``): on a
+    smooth trajectory the lanes need none (constant-H limbs and general loops, with and without times)."""
+    import inspect
+
+    from pkm.kernels import simd_kernel
+
+    robot = _load(FILES[[p.stem for p in FILES].index(name)])
+    real = simd_kernel.run_lanes
+    sig = inspect.signature(real.py_func)
+    solves, samples = [], []
+
+    def spy(*args):  # (batch imports run_lanes per call)
+        real(*args)
+        a = sig.bind(*args).arguments
+        solves.append(a["status"][:, 3].sum())
+        samples.append((a["seg_e"] - a["seg_a"]).sum())
+
+    monkeypatch.setattr(simd_kernel, "run_lanes", spy)
+    X, XD, XDD, t = _long(robot, "smooth", 600)
+    for tt in (t, None):
+        solves.clear()
+        samples.clear()
+        fast = robot.inverse_dynamics(X, XD, XDD, t=tt, simd=True, threads=1)
+        assert sum(samples) == len(X) and sum(solves) == 0, (tt is not None, sum(solves))
+        _assert_same(fast, robot.inverse_dynamics(X, XD, XDD, t=tt, simd=False, threads=1), robot,
+                     f"t={tt is not None}")
