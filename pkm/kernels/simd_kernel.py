@@ -327,7 +327,7 @@ def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi
         vstore(HIST, oh + i, vload(TH, tho + i, lanes))
     if mi[l, LI_AFF] != 0:
         oph = ((1 - p) * L + l) * dmax * 6
-        for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
+        for a in range(d):  # this sample's L_p⁺ (the chord steps of the next two samples)
             for r in range(6):
                 vstore(PH, oph + a * 6 + r, vload(VM, opi + a * 6 + r, lanes))
         for c in range(d):
