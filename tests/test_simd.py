@@ -377,3 +377,63 @@ def test_lanes_with_sizes_read_at_run_time_give_the_same_torques(monkeypatch):
     slow = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
     _assert_same(fast, slow, robot, "sizes at run time")
     assert real(robot._packed()) != ((),) * 6
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "delta_3r2us", "irsbot2"])
+def test_lanes_keep_and_read_the_history_of_the_right_samples(monkeypatch, name):
+    """The lanes keep the last two samples' ``θ, θ̇, θ̈`` and ``L_p⁺`` in a ring of two slots (the slot of sample
+    ``s − 1`` is ``k & 1`` at lane step ``k``, :func:`pkm.kernels.simd_kernel.run_lanes`). Read from the wrong slot,
+    the start is predicted from another sample; the lane's scalar IK then still lands within ``tol`` (the torques
+    agree with the scalar kernel, test above), so count those solves (``status[:, 3]``): on a smooth trajectory
+    the lanes need none (constant-H limbs and general loops, with and without times). And after the last step
+    the ring holds the last sample in the slot written last and the one before in the other: ``θ`` (every
+    ``θ_i``: the scalar IK's fallback start), ``θ̇, θ̈`` (a constant-H limb's independent coordinates, which its
+    prediction reads; every variable of a general limb) as written to the outputs, and a constant-H limb's
+    ``L_p⁺`` = ``pinv(J_p H)`` at that sample's ``θ`` (:meth:`pkm.algorithms.limb.LimbModel.platform_jacobian`)."""
+    import inspect
+
+    from pkm.kernels import simd_kernel
+    from pkm.kernels.model import LI_AFF
+
+    robot = _load(FILES[[p.stem for p in FILES].index(name)])
+    real = simd_kernel.run_lanes
+    sig = inspect.signature(real.py_func)
+    calls = []
+
+    def spy(*args):  # (batch imports run_lanes per call)
+        real(*args)
+        calls.append({k: v.copy() if isinstance(v, np.ndarray) else v for k, v in sig.bind(*args).arguments.items()})
+
+    monkeypatch.setattr(simd_kernel, "run_lanes", spy)
+    X, XD, XDD, t = _long(robot, "smooth", 600)
+    for tt in (t, None):
+        n0 = len(calls)
+        fast = robot.inverse_dynamics(X, XD, XDD, t=tt, simd=True, threads=1)
+        assert sum((a["seg_e"] - a["seg_a"]).sum() for a in calls[n0:]) == len(X)
+        assert sum(a["status"][:, 3].sum() for a in calls[n0:]) == 0, f"t={tt is not None}"
+        _assert_same(fast, robot.inverse_dynamics(X, XD, XDD, t=tt, simd=False, threads=1), robot,
+                     f"t={tt is not None}")
+    checked = 0
+    for a in calls:
+        L, nmax = a["mi"].shape[0], a["TH"].shape[0] // a["mi"].shape[0]
+        nn, dmax = L * nmax, a["PH"].shape[0] // (12 * L)
+        longest = (a["seg_e"] - a["seg_a"]).max()
+        last = 1 - ((longest - 1) & 1)  # the slot written at the last step, k = longest − 1
+        for j in np.flatnonzero(a["seg_e"] - a["seg_a"] == longest):
+            for l, limb in enumerate(robot.limbs):
+                Ps = []
+                for slot, s in ((last, a["seg_e"][j] - 1), (1 - last, a["seg_e"][j] - 2)):
+                    o = slot * 3 * nn + l * nmax
+                    rows = range(limb.n) if a["mi"][l, LI_AFF] == 0 else limb.q_index
+                    for kind, out in enumerate((a["theta"], a["thetad"], a["thetadd"])):
+                        rs = range(limb.n) if kind == 0 else rows
+                        np.testing.assert_array_equal([a["HIST"][o + kind * nn + i, j] for i in rs], out[s, l, rs])
+                    if a["mi"][l, LI_AFF]:
+                        P = np.linalg.pinv(limb.platform_jacobian(a["theta"][s, l, :limb.n]))
+                        ph = a["PH"][((slot * L + l) * dmax + np.arange(P.shape[0])[:, None]) * 6 + np.arange(6), j]
+                        np.testing.assert_allclose(ph, P, rtol=0, atol=1e-11 * np.abs(P).max())
+                        Ps.append(P)
+                if Ps:  # the two samples' L_p⁺ differ by far more than that tolerance
+                    assert np.abs(Ps[0] - Ps[1]).max() > 1e-8 * np.abs(Ps[0]).max()
+                checked += 1
+    assert checked >= 4 * len(robot.limbs)  # (at least two lanes of a full length with times and without)

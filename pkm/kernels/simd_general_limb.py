@@ -46,38 +46,42 @@ __all__ = ["general_limb"]
 
 
 @_internal
-def _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, L):
+def _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, p, L):
     """:func:`pkm.kernels.inverse_dynamics._predict` of every tree variable of limb ``l`` in lanes into
     ``TH`` and rows ``oth0 + i`` (quintic Hermite, Taylor with ``h`` only, else the previous sample;
-    a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution)."""
+    a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution); ``p``: the history's
+    slot of the previous sample (:func:`pkm.kernels.simd_kernel.run_lanes`)."""
     nmax, nn = s_nmax(lay, S), mi.shape[0] * s_nmax(lay, S)
+    o1, o2 = p * 3 * nn, (1 - p) * 3 * nn
     h = vload(SMP, SMP_H, L)
     h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, L))
     far = vzero(L) > 0.0
     n = s_n(l, mi, S)
     for i in range(n):
         o = l * nmax + i
-        x, p0 = vpredict_row(HIST, o, nn, h, h1, both, moved, r, r3, L)
+        x, p0 = vpredict_row(HIST, o1 + o, o2 + o, nn, h, h1, both, moved, r, r3, L)
         far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
         vstore(TH, o, x)
     for i in range(n):
         o = l * nmax + i
-        x = select(far, vload(HIST, o, L), vload(TH, o, L))
+        x = select(far, vload(HIST, o1 + o, L), vload(TH, o, L))
         vstore(TH, o, x)
         vstore(VM, oth0 + i, x)
 
 
 @_piece
-def _scalar_general(l, mi, S, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, j):
+def _scalar_general(l, mi, S, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, VM, oth0, p, j):
     """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_general`): from its
-    predicted start (rows ``oth0``), else from its previous sample's solution; the solution into ``TH``."""
+    predicted start (rows ``oth0``), else from its previous sample's solution (the history's slot ``p``);
+    the solution into ``TH``."""
     n, tho = s_n(l, mi, S), l * s_nmax(lay, S)
+    prev = tho + p * 3 * mi.shape[0] * s_nmax(lay, S)
     for i in range(n):
         tl[i] = VM[oth0 + i, j]
     ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
     if not ok:
         for i in range(n):
-            tl[i] = HIST[tho + i, j]
+            tl[i] = HIST[prev + i, j]
         ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]
     if ok:
         for i in range(n):
@@ -112,11 +116,12 @@ def _keep_geometry(l, mi, S, lay, d, VM, L):
 
 @_piece
 def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
-                 thresh, active, sj, status, first, lanes):
+                 thresh, active, sj, status, first, p, lanes):
     """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
     module docstring), then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``,
     ``VB`` and ``VM`` as :func:`pkm.kernels.simd_kernel._store_limb` reads them; the geometry also kept
-    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet).
+    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet); ``p``: the
+    history's slot of the previous sample (:func:`pkm.kernels.simd_kernel.run_lanes`).
     ``status[j, 3]`` counts lane ``j``'s scalar solves. Returns the lanes of ``active`` that succeeded
     (the others failed the IK or are singular)."""
     d = _dof(l, mi, d_static)
@@ -126,7 +131,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
     _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
     ob = end + l * size
     cm = CHORD_MARGIN * tol
-    _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, lanes)
+    _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, p, lanes)
     if first:  # the geometry at the start, a Newton step
         perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
         step = near & reg
@@ -173,7 +178,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
             if active >> j & 1 and not taken >> j & 1:
                 status[j, 3] += 1.0
                 if not _scalar_general(l, mi, S, mf, lay, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter, TH, HIST, VM,
-                                       oth0, j):
+                                       oth0, p, j):
                     active &= ~(1 << j)
         perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, True, lanes)
     active &= lane_bits(reg)

@@ -7,9 +7,10 @@ does for one, with the same results to rounding (tests: ≤ 1e-12 against the re
 1. each lane's first two samples on the scalar kernel (the cold start from the reference
    configuration or from a given start, with its continuation; the history for the prediction);
 2. then, sample ``k`` of every lane at once, per limb: the predicted start (quintic Hermite or
-   Taylor, :func:`pkm.kernels.inverse_dynamics._predict`), forward kinematics, the pose error and
-   the loop residuals; a lane whose start is already converged (pose error ≤ ``tol``, loops ≤
-   ``LOOP_TOL``) is accepted, as the scalar kernel accepts it; **a lane that is not** is solved
+   Taylor, :func:`pkm.kernels.inverse_dynamics._predict`), forward kinematics and the pose error; a lane
+   whose start is within ``tol`` takes the chord step (the last two samples' ``L_p⁺``, kept in a ring of two
+   slots with the history) and is accepted if that iterate is converged (pose error ≤ ``CHORD_MARGIN · tol``,
+   loops ≤ ``LOOP_TOL``), as the scalar kernel accepts it; **a lane that is not** is solved
    on the scalar path (Gauss–Newton from the same start, :func:`pkm.kernels.ik._solve_affine`, then
    from the previous sample's solution), alone, and rejoins the lanes; then the Jacobian,
    ``L_p``, the Gram matrix and ``L_p⁺`` with the singularity check, rates, the RNEA, ``W̄`` and the
@@ -108,7 +109,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
     (:func:`pkm.kernels.simd_pipeline.static_shape`)."""
     W = len(lanes)
     L, nmax, dmax = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S)
-    _, _, _, _, _, _, opi, oe, _, _, othd, othdd, oq, _, _ = vm_rows(nmax, dmax)
+    _, _, _, _, _, _, opi, oe, _, _, othd, othdd, _, _, _ = vm_rows(nmax, dmax)
     alive = 0
     longest = 0
     for j in range(W):
@@ -129,12 +130,14 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             alive |= 1 << j
             longest = max(longest, seg_e[j] - seg_a[j])
             for l in range(L):  # L_p⁺ of the two samples (pkm.kernels.dynamics._pinv_slot), before the next lane's
-                for slot in range(2):
+                for slot in range(2):  # (slots: as the history's below)
                     P = mat[_pinv_slot(lay, l, seg_a[j] + 1 - slot)]
                     for a in range(_dof(l, mi, d_static)):
                         for r in range(6):
                             PH[((slot * L + l) * dmax + a) * 6 + r, j] = P[a, r]
-            for l in range(L):  # history: slot 0 = sample s − 1, slot 1 = s − 2 (rows kind·L·n_max + l·n_max + i)
+            # history: slot 0 = sample s − 1, slot 1 = s − 2 at k = 2 (rows slot·3·L·n_max + kind·L·n_max + l·n_max
+            # + i); a ring: at sample k the slot of s − 1 is k & 1, and _store_limb writes into the other one
+            for l in range(L):
                 for i in range(nmax):
                     for slot in range(2):
                         s = seg_a[j] + 1 - slot
@@ -143,6 +146,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                         HIST[r + L * nmax, j] = thetad[s, l, i]
                         HIST[r + 2 * L * nmax, j] = thetadd[s, l, i]
     for k in range(2, longest):
+        p = k & 1  # the slot of HIST and PH that holds sample s − 1 (the other: s − 2, overwritten by this sample)
         active = 0
         for j in range(W):
             if alive >> j & 1 and seg_a[j] + k < seg_e[j]:
@@ -168,28 +172,30 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 _prefetch_sample(tau, s)
         if active == 0:
             break
-        _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes)
+        _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes)
         for l in range(L):
             d = _dof(l, mi, d_static)
             tho = l * nmax
             if general is not None:
                 if mi[l, LI_AFF] == 0:  # a general limb (simd_general): IK, geometry, rates, RNEA, Hᵀφ
                     ok = general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
-                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, lanes)
+                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, p, lanes)
                     for j in range(W):
                         if active >> j & 1 and not ok >> j & 1:
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
                     alive &= ~(active & ~ok)
                     active = ok
-                    _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq,
+                    _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, p,
                                 active, sj, theta, thetad, thetadd, JIK, limbW, lanes)
                     vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
                     continue
             vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
             perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
-            cand = near & (perr <= tol) & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
+            # the start θ = H q + c closes the loops at every q: they are checked after the chord step only, at the
+            # iterate the lane accepts (as ik._solve_affine checks them at its solution only)
+            cand = near & (perr <= tol)
             if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
-                _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
+                _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes)
                 vfk(l, mi, S, mf, TH, tho, VB, False, lanes)
                 perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
                 cand = cand & near & (perr <= CHORD_MARGIN * tol)
@@ -200,7 +206,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     if active >> j & 1 and not taken >> j & 1:
                         status[j, 3] += 1.0  # scalar IK solves of this lane (a diagnostic while OK)
                         if not _scalar_ik(l, mi, S, mf, lay, d_static, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter,
-                                          TH, HIST, tho, nmax, j):
+                                          TH, HIST, tho + p * 3 * L * nmax, tho, nmax, j):
                             active &= ~(1 << j)
                             alive &= ~(1 << j)
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
@@ -216,7 +222,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 active &= regular
             vmotion(l, mi, S, mf, lay, d, VB, VM, SMP, g0, lanes)
             vlimb_wrench(l, mi, S, mf, lay, s_n(l, mi, S), d, dp_static, VB, VM, lanes)
-            _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active,
+            _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, p, active,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
             vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
         if active:  # the platform and J_IKᵀu in lanes (pkm.kernels.simd_platform)
@@ -252,18 +258,20 @@ def _gather_lane(C, v, dv, dts, s, SMP, j, lanes):
 
 
 @_piece
-def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
+def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes):
     """:func:`pkm.kernels.inverse_dynamics._predict` in lanes, for every limb, into ``TH``: the
     independent coordinates ``q`` extrapolated, ``θ = H q + c`` (constant ``H``, as
     :func:`pkm.kernels.ik._solve_affine` starts), so that the start closes the loops exactly. A
     prediction that moves some ``q`` by more than ``PREDICT_LIMIT`` is replaced by the previous
-    sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``)."""
+    sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``). ``p``: the
+    history's slot of the previous sample (:func:`run_lanes`)."""
     L, nmax, dmax, oq = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S), lay[LAY_QIDX]
     oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     h = vload(SMP, SMP_H, lanes)
     h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, lanes))
     vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
     nn = L * nmax
+    o1, o2 = p * 3 * nn, (1 - p) * 3 * nn  # the slots of s − 1 and s − 2
     for l in range(L):
         if mi[l, LI_AFF] == 0:  # a general limb predicts every θ_i (simd_general.general_limb)
             continue
@@ -271,12 +279,12 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
         d = _dof(l, mi, d_static)
         for c in range(d):  # the predicted q in SMP rows SMP_ROWS + c
             o = l * nmax + mi[l, oq + c]
-            x, p0 = vpredict_row(HIST, o, nn, h, h1, both, moved, r, r3, lanes)
+            x, p0 = vpredict_row(HIST, o1 + o, o2 + o, nn, h, h1, both, moved, r, r3, lanes)
             far = far | ~(vabs(x - p0) <= PREDICT_LIMIT)
             vstore(SMP, SMP_ROWS + c, x)
         for c in range(d):
             o = l * nmax + mi[l, oq + c]
-            vstore(SMP, SMP_ROWS + c, select(far, vload(HIST, o, lanes), vload(SMP, SMP_ROWS + c, lanes)))
+            vstore(SMP, SMP_ROWS + c, select(far, vload(HIST, o1 + o, lanes), vload(SMP, SMP_ROWS + c, lanes)))
         for i in range(s_n(l, mi, S)):  # θ = H q + c (pkm.kernels.ik._h_times, then + c)
             acc = vzero(lanes)
             for k in range(mi[l, onz + i]):
@@ -285,15 +293,16 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, lanes):
 
 
 @_piece
-def _scalar_ik(l, mi, S, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, tho, nmax, j):
+def _scalar_ik(l, mi, S, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, TH, HIST, prev, tho, nmax, j):
     """Lane ``j``'s IK of limb ``l`` on the scalar path (:func:`pkm.kernels.ik._solve_affine`): from its
-    predicted start in ``TH``, else from its previous sample's solution; the solution into ``TH``."""
+    predicted start in ``TH`` (rows ``tho``), else from its previous sample's solution (``HIST`` rows ``prev``,
+    the limb's in the slot of ``s − 1``); the solution into ``TH``."""
     for i in range(nmax):
         tl[i] = TH[tho + i, j]
     ok = _solve_affine(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, False, False)[0]
     if not ok:
         for i in range(nmax):
-            tl[i] = HIST[tho + i, j]
+            tl[i] = HIST[prev + i, j]
         ok = _solve_affine(l, mi, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_iter, False, False)[0]
     if ok:
         for i in range(nmax):
@@ -302,26 +311,33 @@ def _scalar_ik(l, mi, S, mf, lay, d_static, Cd, s, tl, bw, mat, vec, tol, max_it
 
 
 @_internal
-def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, oq, active, sj,
+def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, p, active, sj,
                 theta, thetad, thetadd, JIK, limbW, lanes):
-    """Limb ``l``'s history (``θ, θ̇, θ̈``, ``L_p⁺``) shifted by one sample, and every active
+    """Limb ``l``'s ``θ, θ̇, θ̈`` and ``L_p⁺`` into the history's slot ``1 − p`` (that of sample ``s − 2``: a ring,
+    it is the slot of ``s − 1`` at the next sample, :func:`run_lanes`; nothing copied), and every active
     lane's ``θ, θ̇, θ̈`` into the outputs at its sample (its rows of ``J_IK`` and ``W̄``: the platform
-    stage, :func:`pkm.kernels.simd_platform.platform_lanes`)."""
+    stage, :func:`pkm.kernels.simd_platform.platform_lanes`). A constant-``H`` limb keeps only what its readers
+    read: ``θ̇, θ̈`` of the independent coordinates (:func:`_predict_lanes`) and ``L_p⁺`` (:func:`_chord_lanes`);
+    every ``θ_i`` (the scalar IK's fallback start, :func:`_scalar_ik`). A general limb keeps every ``θ, θ̇, θ̈``
+    (:func:`pkm.kernels.simd_general_limb.general_limb` predicts them all) and no ``L_p⁺``."""
     n, nn = s_n(l, mi, S), L * nmax
     dmax = s_dmax(lay, S)
-    for a in range(d):  # L_p⁺ of this sample and the one before (the next chord steps)
-        for r in range(6):
-            o = (l * dmax + a) * 6 + r
-            vstore(PH, o + L * dmax * 6, vload(PH, o, lanes))
-            vstore(PH, o, vload(VM, opi + a * 6 + r, lanes))
+    oh = tho + (1 - p) * 3 * nn
     for i in range(n):
-        o = tho + i
-        x = vload(TH, o, lanes)
-        for kind in range(3):
-            vstore(HIST, o + (3 + kind) * nn, vload(HIST, o + kind * nn, lanes))
-        vstore(HIST, o, x)
-        vstore(HIST, o + nn, vload(VM, othd + i, lanes))
-        vstore(HIST, o + 2 * nn, vload(VM, othdd + i, lanes))
+        vstore(HIST, oh + i, vload(TH, tho + i, lanes))
+    if mi[l, LI_AFF] != 0:
+        oph = ((1 - p) * L + l) * dmax * 6
+        for a in range(d):  # this sample's L_p⁺ (the chord steps of the next two samples)
+            for r in range(6):
+                vstore(PH, oph + a * 6 + r, vload(VM, opi + a * 6 + r, lanes))
+        for c in range(d):
+            i = mi[l, lay[LAY_QIDX] + c]
+            vstore(HIST, oh + nn + i, vload(VM, othd + i, lanes))
+            vstore(HIST, oh + 2 * nn + i, vload(VM, othdd + i, lanes))
+    else:
+        for i in range(n):
+            vstore(HIST, oh + nn + i, vload(VM, othd + i, lanes))
+            vstore(HIST, oh + 2 * nn + i, vload(VM, othdd + i, lanes))
     for j in range(len(lanes)):
         if active >> j & 1:
             th, thd, thdd = theta[sj[j], l], thetad[sj[j], l], thetadd[sj[j], l]
@@ -332,22 +348,22 @@ def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi
 
 
 @_internal
-def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes):
+def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes):
     """The chord step of :func:`pkm.kernels.ik._solve_affine` in the lanes ``cand``: ``q += P e`` with
-    ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples
-    (:func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
+    ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples (``P₁`` in ``PH``'s slot ``p``,
+    :func:`run_lanes`; :func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
     L, nmax, dmax = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S)
     oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     rch = vload(SMP, SMP_ROWS + dmax, lanes)
     e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
          select(cand, vload(VM, oe + 2, lanes), 0.0), select(cand, vload(VM, oe + 3, lanes), 0.0),
          select(cand, vload(VM, oe + 4, lanes), 0.0), select(cand, vload(VM, oe + 5, lanes), 0.0))
+    o1, o2 = (p * L + l) * dmax * 6, ((1 - p) * L + l) * dmax * 6  # L_p⁺ at s − 1 and s − 2
     for a in range(d):
         acc = vzero(lanes)
         for r in range(6):
-            o = (l * dmax + a) * 6 + r
-            p1 = vload(PH, o, lanes)
-            acc = acc + (p1 + rch * (p1 - vload(PH, o + L * dmax * 6, lanes))) * e[r]
+            p1 = vload(PH, o1 + a * 6 + r, lanes)
+            acc = acc + (p1 + rch * (p1 - vload(PH, o2 + a * 6 + r, lanes))) * e[r]
         vstore(SMP, SMP_ROWS + a, vload(TH, l * nmax + mi[l, lay[LAY_QIDX] + a], lanes) + acc)  # q = θ[q_index]
     for i in range(s_n(l, mi, S)):
         acc = vzero(lanes)

@@ -23,15 +23,16 @@ def vstep_ratios(h, h1):
 
 
 @_internal
-def vpredict_row(HIST, o, nn, h, h1, both, moved, r, r3, L):
-    """Row ``o`` of the history (slots of ``nn`` rows: θ, θ̇, θ̈ at ``s − 1``, then at ``s − 2``) extrapolated
-    to the next sample: quintic Hermite through both samples, Taylor from the last, else the last value
-    (:func:`pkm.kernels.inverse_dynamics._predict`; steps from :func:`vstep_ratios`). Returns
-    ``(prediction, last value)``."""
-    p0, v0, a0 = vload(HIST, o, L), vload(HIST, o + nn, L), vload(HIST, o + 2 * nn, L)
-    P = vload(HIST, o + 3 * nn, L) - p0 + h1 * (v0 - 0.5 * h1 * a0)
-    V = h1 * (vload(HIST, o + 4 * nn, L) - v0 + h1 * a0)
-    A = h1 * h1 * (vload(HIST, o + 5 * nn, L) - a0)
+def vpredict_row(HIST, o1, o2, nn, h, h1, both, moved, r, r3, L):
+    """A row of the history extrapolated to the next sample: ``o1`` its row in the slot of ``s − 1``, ``o2`` in
+    the slot of ``s − 2`` (each slot θ, θ̇, θ̈ in blocks of ``nn`` rows; the two slots a ring,
+    :func:`pkm.kernels.simd_kernel.run_lanes`): quintic Hermite through both samples, Taylor from the last,
+    else the last value (:func:`pkm.kernels.inverse_dynamics._predict`; steps from :func:`vstep_ratios`).
+    Returns ``(prediction, last value)``."""
+    p0, v0, a0 = vload(HIST, o1, L), vload(HIST, o1 + nn, L), vload(HIST, o1 + 2 * nn, L)
+    P = vload(HIST, o2, L) - p0 + h1 * (v0 - 0.5 * h1 * a0)
+    V = h1 * (vload(HIST, o2 + nn, L) - v0 + h1 * a0)
+    A = h1 * h1 * (vload(HIST, o2 + 2 * nn, L) - a0)
     c3 = -0.5 * A - 10.0 * P - 4.0 * V
     c4 = -A - 15.0 * P - 7.0 * V
     c5 = -0.5 * A - 6.0 * P - 3.0 * V
