@@ -187,7 +187,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     continue
             vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
             perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
-            cand = near & (perr <= tol) & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
+            cand = near & (perr <= tol)
             if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
                 _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, lanes)
                 vfk(l, mi, S, mf, TH, tho, VB, False, lanes)
