@@ -114,11 +114,13 @@ def _keep_geometry(l, mi, S, lay, d, VM, L):
 
 @_piece
 def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
-                 thresh, active, sj, status, first, lanes):
+                 thresh, active, sj, status, first, fresh, lanes):
     """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
     module docstring), then the geometry, rates, RNEA and ``Hᵀφ`` at the solution, left in ``TH``,
     ``VB`` and ``VM`` as :func:`pkm.kernels.simd_kernel._store_limb` reads them; the geometry also kept
-    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet).
+    for the next sample's chord step. ``first``: the first sample in lanes (no kept geometry yet);
+    ``fresh``: the start's forward kinematics evaluates sines and cosines afresh (else from the last ones, the series of
+    :func:`pkm.kernels.simd_pipeline.vfk`).
     ``status[j, 3]`` counts lane ``j``'s scalar solves. Returns the lanes of ``active`` that succeeded
     (the others failed the IK or are singular)."""
     d = _dof(l, mi, d_static)
@@ -137,7 +139,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
         vnewton_step(l, mi, S, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
         redo = lane_bits(good) & active != active
     else:  # the start's error; converged everywhere: the geometry there and a Newton correction, else a chord step
-        vfk(l, mi, S, mf, TH, l * nmax, VB, True, lanes)
+        vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, lanes)
         perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
         gmax = vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
         good = near & (perr <= cm) & (gmax <= LOOP_TOL)
