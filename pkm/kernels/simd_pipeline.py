@@ -208,12 +208,10 @@ def vfk(l, mi, S, mf, TH, tho, VB, fresh, L):
             vstore(VB, ot + 3 * r + 1, c * P[3 * r + 1] - s * P[3 * r])
             vstore(VB, ot + 3 * r + 2, splat(P[3 * r + 2], L))
             vstore(VB, ot + 9 + r, bx * P[3 * r + 2] + p0[r])
-        if k < 0:
-            for r in range(12):
-                vstore(VB, ok + r, vload(VB, ot + r, L))
-        # K_i = K_k T_i row by row, Z(θ)'s rotation applied last: with u = R_k[row] P (the constant P_i), the row is
-        # (c u₀ + s u₁, c u₁ − s u₀, u₂) and its position R_k[row] p₀ + bθ u₂ + p_k[row]. Live at once: c, s, a row of K_k
-        # and u, where the product of the two 3 × 3 matrices held 24 vectors (spilled on a 16-register AVX2 target)
+        for r in range(12 if k < 0 else 0):
+            vstore(VB, ok + r, vload(VB, ot + r, L))
+        # K_i = K_k T_i row by row, Z(θ) last: u = R_k[row] P_i, the row (c u₀ + s u₁, c u₁ − s u₀, u₂), its position
+        # R_k[row] p₀ + bθ u₂ + p_k[row]; a 3 × 3 product held 24 vectors (spills on a 16-register AVX2 target)
         ko = k * BW_SIZE + BW_K
         for r in range(3 if k >= 0 else 0):
             a0, a1, a2 = vload(VB, ko + 3 * r, L), vload(VB, ko + 3 * r + 1, L), vload(VB, ko + 3 * r + 2, L)
@@ -342,12 +340,14 @@ def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
     that are regular (every pivot > 0, condition ≤ ``thresh``)."""
     nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     _, olp, og, oc, oci, ogi, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
-    for a in range(d):
-        for b in range(d):
+    for a in range(d):  # the Gram matrix is symmetric: each entry once (the same products and sums), stored twice
+        for b in range(a + 1):
             acc = vzero(L)
             for r in range(6):
                 acc = acc + vload(VM, olp + r * dmax + a, L) * vload(VM, olp + r * dmax + b, L)
             vstore(VM, og + a * dmax + b, acc)
+            if b != a:
+                vstore(VM, og + b * dmax + a, acc)
     ok = vcholesky(VM, og, oc, d, dmax, L)   # G = CCᵀ
     for i in range(d):  # M = C⁻¹
         vstore(VM, oci + i * dmax + i, 1.0 / vload(VM, oc + i * dmax + i, L))
