@@ -33,7 +33,8 @@ from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
-                               LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, has_joint_terms)
+                               LAY_QIDX, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, LP_Y,
+                               has_joint_terms)
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
@@ -42,7 +43,7 @@ from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjac
 from pkm.kernels.simd_predict import vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
-from pkm.kernels.work import BW_SIZE, _internal, _jit, _piece
+from pkm.kernels.work import BW_SIZE, BW_TRIG, _internal, _jit, _piece
 
 __all__ = ["run_lanes", "make_lane_work", "pooled_lane_work", "supports", "LANE_FAILED", "SMP_ROWS"]
 
@@ -52,6 +53,10 @@ LANE_FAILED = -1
 SMP_ROWS = 26
 #: How many samples ahead :func:`run_lanes` brings each lane's per-sample inputs and outputs into the cache.
 PREFETCH = 2
+#: Every this many samples a limb's first forward kinematics evaluates its sines and cosines afresh
+#: (:func:`pkm.kernels.simd_vec.vsincos`); in between from the limb's last ones by the angle-addition series
+#: (:func:`pkm.kernels.simd_pipeline.vfk`), so that their rounding never accumulates over more than this many samples.
+TRIG_REFRESH = 8
 
 
 def supports(km) -> bool:
@@ -64,21 +69,35 @@ def supports(km) -> bool:
     if int(km.mi[:, LI_NACT].sum()) != len(km.dp_static) or has_joint_terms(km):
         return False   # (joint terms: armature and friction, added by the scalar kernel's RNEA only)
     return all(km.mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] <= GJ
-               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP]))
+               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP])) and \
+        all(km.mi[l, LI_AFF] != 0 or _partitioned(km, l) for l in range(km.mi.shape[0]))
+
+
+def _partitioned(km, l) -> bool:
+    """Whether general limb ``l``'s tree variables are its independent coordinates and its loops' dependent
+    ones, each once (``H`` = the unit rows ``H_q = I`` and the rows ``H_y``, eq. 48): the lanes store and multiply
+    only the ``H_y`` rows (:func:`pkm.kernels.simd_general.vdense_h`)."""
+    mi, lay = km.mi, km.lay
+    rows = [int(mi[l, lay[LAY_QIDX] + c]) for c in range(int(mi[l, LI_DOF]))]
+    for lp in range(mi[l, LI_NLOOP]):
+        o = lay[LAY_LOOPS] + LP_SIZE * lp
+        rows += [int(mi[l, o + LP_Y + a]) for a in range(mi[l, o + LP_M])]
+    return sorted(rows) == list(range(int(mi[l, LI_N])))
 
 
 def make_lane_work(km, width=LANES):
     """The SoA scratch of one :func:`run_lanes` call site: ``(TH, HIST, VB, VM, SMP, PH)``, 64-byte
     aligned (``PH``: each limb's ``L_p⁺`` of the last two samples; ``VM`` with the general limbs' rows of
-    :func:`pkm.kernels.simd_general.vg_rows`), ``sj`` (W,) the lanes' samples and ``PL``, the platform
-    stage's (:func:`pkm.kernels.simd_platform.pl_rows`)."""
+    :func:`pkm.kernels.simd_general.vg_rows`), ``sj`` (W,) the lanes' samples, ``PL``, the platform
+    stage's (:func:`pkm.kernels.simd_platform.pl_rows`), and ``TRIG``, each limb's sines, cosines and angles
+    of its last forward kinematics (:func:`_limb_trig`)."""
     L, nmax, dmax, lmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), int(km.lay[LAY_LMAX])
     vm = vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1] \
         + L * prev_rows.py_func(nmax, dmax, lmax)[-1]
     return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
             aligned_zeros(vm, width), aligned_zeros(SMP_ROWS + dmax + 1, width),
             aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64),
-            aligned_zeros(pl_rows.py_func(L, len(km.dp_static))[-1], width))
+            aligned_zeros(pl_rows.py_func(L, len(km.dp_static))[-1], width), aligned_zeros(3 * L * nmax, width))
 
 
 def pooled_lane_work(robot, km, width):
@@ -98,7 +117,7 @@ def pooled_lane_work(robot, km, width):
 @_jit
 def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static, Cd, Vp, dVp, Wee, dts, g0,
               theta, thetad, thetadd, tau, JIK, limbW, platW, th, bw, mat, vec, tol, max_iter, thresh, status,
-              TH, HIST, VB, VM, SMP, PH, sj, PL, general, lanes, S):
+              TH, HIST, VB, VM, SMP, PH, sj, PL, TRIG, general, lanes, S):
     """Segments ``seg_a[j] … seg_e[j] − 1`` in lane ``j`` (empty when equal); ``cold[j]``: start lane
     ``j`` from the reference configuration (continuation along ``Cs[j]``), else from ``TH0[j]``
     (L, n_max); ``lanes``: the width tuple (:func:`pkm.kernels.simd_vec.lanes`). Writes the outputs
@@ -173,13 +192,15 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
         if active == 0:
             break
         _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes)
+        fresh = k == 2 or k % TRIG_REFRESH == 0
         for l in range(L):
             d = _dof(l, mi, d_static)
             tho = l * nmax
+            _limb_trig(l, mi, S, VB, TRIG, nmax, False, lanes)
             if general is not None:
                 if mi[l, LI_AFF] == 0:  # a general limb (simd_general): IK, geometry, rates, RNEA, Hᵀφ
                     ok = general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat,
-                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, p, lanes)
+                                      vec, g0, tol, max_iter, thresh, active, sj, status, k == 2, p, fresh, lanes)
                     for j in range(W):
                         if active >> j & 1 and not ok >> j & 1:
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
@@ -188,8 +209,9 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, p,
                                 active, sj, theta, thetad, thetadd, JIK, limbW, lanes)
                     vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
+                    _limb_trig(l, mi, S, VB, TRIG, nmax, True, lanes)
                     continue
-            vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
+            vfk(l, mi, S, mf, TH, tho, VB, fresh, lanes)
             perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
             # the start θ = H q + c closes the loops at every q: they are checked after the chord step only, at the
             # iterate the lane accepts (as ik._solve_affine checks them at its solution only)
@@ -225,6 +247,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
             _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi, othd, othdd, p, active,
                         sj, theta, thetad, thetadd, JIK, limbW, lanes)
             vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
+            _limb_trig(l, mi, S, VB, TRIG, nmax, True, lanes)
         if active:  # the platform and J_IKᵀu in lanes (pkm.kernels.simd_platform)
             alive &= ~(active & ~platform_lanes(L, Mp, dp_static, SMP, Wee, g0, thresh, PL, sj, active, JIK, limbW,
                                                 tau, platW, status, LANE_FAILED, lanes))
@@ -239,6 +262,20 @@ def _prefetch_sample(a, s):
     for off in range(0, nb, 64):
         prefetch_read(a, s, off)
     prefetch_read(a, s, nb - 1)
+
+
+@_internal
+def _limb_trig(l, mi, S, VB, TRIG, nmax, save, lanes):
+    """Limb ``l``'s ``cos θ_i, sin θ_i, θ_i`` of its last forward kinematics (rows ``BW_TRIG`` of ``VB``, which the
+    limbs share) saved into its rows of ``TRIG``, or (``save`` false) restored from them: the next sample's first
+    forward kinematics starts from them (:data:`TRIG_REFRESH`)."""
+    for i in range(s_n(l, mi, S)):
+        for c in range(3):
+            r, t = i * BW_SIZE + BW_TRIG + c, (l * nmax + i) * 3 + c
+            if save:
+                vstore(TRIG, t, vload(VB, r, lanes))
+            else:
+                vstore(VB, r, vload(TRIG, t, lanes))
 
 
 @_internal
