@@ -251,11 +251,16 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
     each loop's ``G_y⁻¹`` (Gauss–Jordan with partial pivoting by ``select``, see the module
     docstring) kept for ``Ḣq̇``, and ``L_p = J_pH`` (eq. 80) into ``VM``. Returns the mask of lanes
     whose every ``G_y`` is regular (a nonzero pivot, ``‖G_y‖₁‖G_y⁻¹‖₁ ≤ thresh``)."""
-    nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
+    n, nmax, dmax = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S)
     oq = lay[LAY_QIDX]
     olp = 6 * nmax
     og, _, _, oh, ogyi, owk, _, _, _, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     z, one = vzero(L), splat(1.0, L)
+    for i in range(n):
+        for c in range(d):
+            vstore(VM, oh + i * dmax + c, z)
+    for c in range(d):
+        vstore(VM, oh + mi[l, oq + c] * dmax + c, one)
     ok = one > 0.0
     row = 0
     for lp in range(s_nloop(l, mi, S)):
@@ -282,79 +287,30 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
         row += m
     # L_p = J_p H over the platform's path (the other columns of J_p are zero), the path walked once: every
     # entry sums the same terms in the same order as a walk per entry, which chained a dependent load of the
-    # parent index per term (perf: ~15 % of this piece on the 3R[2US] Delta); an independent coordinate's
-    # row of H is a unit row (H_q = I): its joint adds its column of J_p to one column of L_p only
+    # parent index per term (perf: ~15 % of this piece on the 3R[2US] Delta)
     for r in range(6):
         for c in range(d):
             vstore(VM, olp + r * dmax + c, z)
     j = mi[l, LI_PLAT]
     while j >= 0:
-        cq = _q_column(l, mi, oq, d, j)
         for c in range(d):
-            if cq < 0 or c == cq:
-                for r in range(6):
-                    o = olp + r * dmax + c
-                    x = vload(VM, r * nmax + j, L)
-                    vstore(VM, o, vload(VM, o, L) + (x if cq >= 0 else x * vload(VM, oh + j * dmax + c, L)))
+            hjc = vload(VM, oh + j * dmax + c, L)
+            for r in range(6):
+                o = olp + r * dmax + c
+                vstore(VM, o, vload(VM, o, L) + vload(VM, r * nmax + j, L) * hjc)
         j = mi[l, MI_PARENT + j]
     return ok
 
 
 @_internal
-def _q_column(l, mi, oq, d, j):
-    """The column ``c`` of ``H`` whose independent coordinate is tree variable ``j`` (``q_index[c] = j``:
-    row ``j`` of ``H`` is the unit row ``e_c``, eq. 48), or −1 when ``j`` is a dependent one (a dense row)."""
-    for c in range(d):
-        if mi[l, oq + c] == j:
-            return c
-    return -1
-
-
-@_internal
 def vdense_h(l, mi, S, lay, d, VM, oh, ox, oy, L):
-    """Rows ``oy + i`` = ``(H x)_i`` with the ``H`` of :func:`vbuild_H` (rows ``oh``), ``x`` in rows ``ox + c``:
-    ``x_c`` for the independent coordinate ``q_index[c]`` (``H_q = I``, eq. 48), the dense ``H_y`` rows
-    (``−G_y⁻¹G_q``, the only rows :func:`vbuild_H` writes) for the dependent ones, summed over ``c`` in order
-    (the dense product's sums: its other terms are exact zeros)."""
-    dmax, oq = s_dmax(lay, S), lay[LAY_QIDX]
-    for c in range(d):
-        vstore(VM, oy + mi[l, oq + c], vload(VM, ox + c, L))
-    for lp in range(s_nloop(l, mi, S)):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        for a in range(s_m(l, mi, oi, S)):
-            i = mi[l, oi + LP_Y + a]
-            acc = vzero(L)
-            for c in range(d):
-                acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VM, ox + c, L)
-            vstore(VM, oy + i, acc)
-
-
-@_internal
-def vht_times(l, mi, S, lay, d, VM, oh, X, ox, xs, oy, L):
-    """Rows ``oy + c`` = ``(Hᵀ x)_c`` for ``x_i`` in rows ``ox + i · xs`` of ``X`` (e.g. ``Hᵀφ``, eq. 144), with the
-    structure of :func:`vdense_h`: ``x_{q_index[c]}`` plus the dependent rows' terms, loop by loop."""
-    dmax, oq = s_dmax(lay, S), lay[LAY_QIDX]
-    for c in range(d):
-        acc = vload(X, ox + mi[l, oq + c] * xs, L)
-        for lp in range(s_nloop(l, mi, S)):
-            oi = lay[LAY_LOOPS] + LP_SIZE * lp
-            for a in range(s_m(l, mi, oi, S)):
-                i = mi[l, oi + LP_Y + a]
-                acc = acc + vload(VM, oh + i * dmax + c, L) * vload(X, ox + i * xs, L)
-        vstore(VM, oy + c, acc)
-
-
-@_internal
-def vjp_times_y(l, mi, S, lay, VM, oj, oy, r, acc, L):
-    """``acc − (J_p y)_r`` for ``y`` zero but on the dependent rows (``Δθ_y``, ``Ḣq̇``: :func:`vgy_times`), so
-    only ``J_p``'s columns of the dependent coordinates (rows ``oj + r · n_max + i`` of ``VM``) are read."""
-    nmax = s_nmax(lay, S)
-    for lp in range(s_nloop(l, mi, S)):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        for a in range(s_m(l, mi, oi, S)):
-            i = mi[l, oi + LP_Y + a]
-            acc = acc - vload(VM, oj + r * nmax + i, L) * vload(VM, oy + i, L)
-    return acc
+    """Rows ``oy + i`` = ``(H x)_i`` with the dense ``H`` of :func:`vbuild_H`, ``x`` in rows ``ox + c``."""
+    dmax = s_dmax(lay, S)
+    for i in range(s_n(l, mi, S)):
+        acc = vzero(L)
+        for c in range(d):
+            acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VM, ox + c, L)
+        vstore(VM, oy + i, acc)
 
 
 @_piece
@@ -376,6 +332,15 @@ def vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fres
 
 # ----------------------------------------------------------------------------- the Newton step and the rates
 @_internal
+def _e_minus_jy(VM, oe, oy, oj, nmax, n, r, L):
+    """``e_r − (J_p y)_r`` (``J_p`` in rows ``oj + r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
+    acc = vload(VM, oe + r, L)
+    for j in range(n):
+        acc = acc - vload(VM, oj + r * nmax + j, L) * vload(VM, oy + j, L)
+    return acc
+
+
+@_internal
 def vnewton_step(l, mi, S, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
     """``θ += Δθ`` in the lanes ``mask``: the Newton step in ``q`` with the loops closed (eq. 83, 85),
     ``Δθ_y = −G_y⁻¹g``, ``Δq = L_p⁺(e − J_pΔθ_y)``, ``Δθ = HΔq + Δθ_y``, with ``e`` and ``g`` in their rows
@@ -386,12 +351,9 @@ def vnewton_step(l, mi, S, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
     _, ogv, _, _, _, _, _, odth, oy, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     n = s_n(l, mi, S)
     vgy_times(l, mi, S, lay, VM, ogyi, ogv, oy, L)
-    ee = (vjp_times_y(l, mi, S, lay, VM, oj, oy, 0, vload(VM, oe, L), L),
-          vjp_times_y(l, mi, S, lay, VM, oj, oy, 1, vload(VM, oe + 1, L), L),
-          vjp_times_y(l, mi, S, lay, VM, oj, oy, 2, vload(VM, oe + 2, L), L),
-          vjp_times_y(l, mi, S, lay, VM, oj, oy, 3, vload(VM, oe + 3, L), L),
-          vjp_times_y(l, mi, S, lay, VM, oj, oy, 4, vload(VM, oe + 4, L), L),
-          vjp_times_y(l, mi, S, lay, VM, oj, oy, 5, vload(VM, oe + 5, L), L))
+    ee = (_e_minus_jy(VM, oe, oy, oj, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 1, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 3, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 5, L))
     for a in range(d):
         acc = vzero(L)
         for r in range(6):
@@ -423,12 +385,16 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     RQ, pQ = _pose_at(mf, l, lay[LAY_QP])
     pw, pv = vtwist(VB, plat * BW_SIZE + BW_A, L)
     aw, av = Ad(RQ, pQ, pw, pv)
-    r0 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 0, vload(SMP, 18, L) - aw[0], L)  # − J_p Ḣq̇ (Ḣq̇: dependent rows)
-    r1 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 1, vload(SMP, 19, L) - aw[1], L)
-    r2 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 2, vload(SMP, 20, L) - aw[2], L)
-    r3 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 3, vload(SMP, 21, L) - av[0], L)
-    r4 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 4, vload(SMP, 22, L) - av[1], L)
-    r5 = vjp_times_y(l, mi, S, lay, VM, 0, oy, 5, vload(SMP, 23, L) - av[2], L)
+    r0, r1, r2 = vload(SMP, 18, L) - aw[0], vload(SMP, 19, L) - aw[1], vload(SMP, 20, L) - aw[2]
+    r3, r4, r5 = vload(SMP, 21, L) - av[0], vload(SMP, 22, L) - av[1], vload(SMP, 23, L) - av[2]
+    for i in range(n):
+        hd = vload(VM, oy + i, L)
+        r0 = r0 - vload(VM, i, L) * hd
+        r1 = r1 - vload(VM, nmax + i, L) * hd
+        r2 = r2 - vload(VM, 2 * nmax + i, L) * hd
+        r3 = r3 - vload(VM, 3 * nmax + i, L) * hd
+        r4 = r4 - vload(VM, 4 * nmax + i, L) * hd
+        r5 = r5 - vload(VM, 5 * nmax + i, L) * hd
     for a in range(d):
         o = opi + a * 6
         vstore(VM, oqdd + a, vload(VM, o, L) * r0 + vload(VM, o + 1, L) * r1 + vload(VM, o + 2, L) * r2
@@ -437,4 +403,8 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     for i in range(n):
         vstore(VM, othdd + i, vload(VM, othdd + i, L) + vload(VM, oy + i, L))
     vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L)
-    vht_times(l, mi, S, lay, d, VM, oh, VB, BW_PHI, BW_SIZE, oq, L)  # q = Hᵀφ
+    for c in range(d):  # q = Hᵀφ
+        acc = vzero(L)
+        for i in range(n):
+            acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
+        vstore(VM, oq + c, acc)

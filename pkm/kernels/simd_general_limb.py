@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
-from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE, LP_Y
+from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
                                       vmotion_general, vnewton_step)
 from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
@@ -92,25 +92,23 @@ def _scalar_general(l, mi, S, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, T
 @_internal
 def _keep_geometry(l, mi, S, lay, d, VM, L):
     """Limb ``l``'s ``J_p``, ``L_p⁺``, ``H`` and ``G_y⁻¹`` into its block of :func:`prev_rows` (the next
-    sample's chord step): of ``J_p`` the columns and of ``H`` the rows of the dependent coordinates, the only
-    ones the step reads (:func:`pkm.kernels.simd_general.vnewton_step`: ``H_q = I``, ``Δθ_y`` zero elsewhere)."""
-    nmax, dmax, lmax = s_nmax(lay, S), s_dmax(lay, S), s_lmax(lay, S)
+    sample's chord step)."""
+    n, nmax, dmax, lmax = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S), s_lmax(lay, S)
     _, _, _, _, _, _, opi, _, _, _, _, _, _, _, _ = vm_rows(nmax, dmax)
     _, _, _, oh, ogyi, _, _, _, _, end = vg_rows(nmax, dmax, lmax)
     _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
     ob = end + l * size
     for r in range(6):
+        for j in range(n):
+            vstore(VM, ob + r * nmax + j, vload(VM, r * nmax + j, L))
         for a in range(d):
             vstore(VM, ob + ppi + a * 6 + r, vload(VM, opi + a * 6 + r, L))
+    for i in range(n):
+        for c in range(d):
+            vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))
     for lp in range(s_nloop(l, mi, S)):
-        oi = lay[LAY_LOOPS] + LP_SIZE * lp
-        m = s_m(l, mi, oi, S)
+        m = s_m(l, mi, lay[LAY_LOOPS] + LP_SIZE * lp, S)
         for a in range(m):
-            i = mi[l, oi + LP_Y + a]
-            for r in range(6):
-                vstore(VM, ob + r * nmax + i, vload(VM, r * nmax + i, L))
-            for c in range(d):
-                vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))
             for b in range(m):
                 o = GJ * GJ * lp + a * GJ + b
                 vstore(VM, ob + pgyi + o, vload(VM, ogyi + o, L))

@@ -33,8 +33,7 @@ from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
-                               LAY_QIDX, LI_AFF, LI_DOF, LI_N, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, LP_Y,
-                               has_joint_terms)
+                               LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, has_joint_terms)
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
@@ -69,20 +68,7 @@ def supports(km) -> bool:
     if int(km.mi[:, LI_NACT].sum()) != len(km.dp_static) or has_joint_terms(km):
         return False   # (joint terms: armature and friction, added by the scalar kernel's RNEA only)
     return all(km.mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] <= GJ
-               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP])) and \
-        all(km.mi[l, LI_AFF] != 0 or _partitioned(km, l) for l in range(km.mi.shape[0]))
-
-
-def _partitioned(km, l) -> bool:
-    """Whether general limb ``l``'s tree variables are its independent coordinates and its loops' dependent
-    ones, each once (``H`` = the unit rows ``H_q = I`` and the rows ``H_y``, eq. 48): the lanes store and multiply
-    only the ``H_y`` rows (:func:`pkm.kernels.simd_general.vdense_h`)."""
-    mi, lay = km.mi, km.lay
-    rows = [int(mi[l, lay[LAY_QIDX] + c]) for c in range(int(mi[l, LI_DOF]))]
-    for lp in range(mi[l, LI_NLOOP]):
-        o = lay[LAY_LOOPS] + LP_SIZE * lp
-        rows += [int(mi[l, o + LP_Y + a]) for a in range(mi[l, o + LP_M])]
-    return sorted(rows) == list(range(int(mi[l, LI_N])))
+               for l in range(km.mi.shape[0]) for lp in range(km.mi[l, LI_NLOOP]))
 
 
 def make_lane_work(km, width=LANES):
