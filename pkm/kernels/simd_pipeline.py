@@ -200,28 +200,18 @@ def vfk(l, mi, S, mf, TH, tho, VB, fresh, L):
         else:
             c, s = splat(1.0, L), vzero(L)
         P, p0 = _pose_at(mf, l, o + BF_P)
+        R = (c * P[0] + s * P[1], c * P[1] - s * P[0], splat(P[2], L),
+             c * P[3] + s * P[4], c * P[4] - s * P[3], splat(P[5], L),
+             c * P[6] + s * P[7], c * P[7] - s * P[6], splat(P[8], L))
         bx = x * b
-        ot, ok = i * BW_SIZE + BW_T, i * BW_SIZE + BW_K
+        p = (bx * P[2] + p0[0], bx * P[5] + p0[1], bx * P[8] + p0[2])
+        vset_pose(VB, i * BW_SIZE + BW_T, R, p)
         k = mi[l, MI_PARENT + i]
-        for r in range(3):  # T_i = P_i Z(θ_i), row by row
-            vstore(VB, ot + 3 * r, c * P[3 * r] + s * P[3 * r + 1])
-            vstore(VB, ot + 3 * r + 1, c * P[3 * r + 1] - s * P[3 * r])
-            vstore(VB, ot + 3 * r + 2, splat(P[3 * r + 2], L))
-            vstore(VB, ot + 9 + r, bx * P[3 * r + 2] + p0[r])
-        for r in range(12 if k < 0 else 0):
-            vstore(VB, ok + r, vload(VB, ot + r, L))
-        # K_i = K_k T_i row by row, Z(θ) last: u = R_k[row] P_i, the row (c u₀ + s u₁, c u₁ − s u₀, u₂), its position
-        # R_k[row] p₀ + bθ u₂ + p_k[row]; a 3 × 3 product held 24 vectors (spills on a 16-register AVX2 target)
-        ko = k * BW_SIZE + BW_K
-        for r in range(3 if k >= 0 else 0):
-            a0, a1, a2 = vload(VB, ko + 3 * r, L), vload(VB, ko + 3 * r + 1, L), vload(VB, ko + 3 * r + 2, L)
-            u0 = a0 * P[0] + a1 * P[3] + a2 * P[6]
-            u1 = a0 * P[1] + a1 * P[4] + a2 * P[7]
-            u2 = a0 * P[2] + a1 * P[5] + a2 * P[8]
-            vstore(VB, ok + 3 * r, c * u0 + s * u1)
-            vstore(VB, ok + 3 * r + 1, c * u1 - s * u0)
-            vstore(VB, ok + 3 * r + 2, u2)
-            vstore(VB, ok + 9 + r, a0 * p0[0] + a1 * p0[1] + a2 * p0[2] + bx * u2 + vload(VB, ko + 9 + r, L))
+        if k >= 0:
+            Rk, pk = vpose(VB, k * BW_SIZE + BW_K, L)
+            vset_pose(VB, i * BW_SIZE + BW_K, mm(Rk, R), add(mv(Rk, p), pk))
+        else:
+            vset_pose(VB, i * BW_SIZE + BW_K, R, p)
 
 
 @_internal
