@@ -39,7 +39,7 @@ import numpy as np
 from pkm.algorithms.inverse_kinematics import (BRANCH_STEPS, CONTINUATION_STEPS, FORWARD_OPTIONS, SAME_SOLUTION, _along,
                                                _at_sample, _flag, _progress, branch_event, branch_suspect,
                                                check_branch_policy, check_keywords, check_parallel, check_solver,
-                                               check_start, explained, fmt_x, ik_jacobian, limb_rates, solve_limb)
+                                               check_start, explained, ik_jacobian, limb_rates, solve_limb)
 from pkm.errors import IKError, InputError, PkmError, SingularityError, with_time
 from pkm.algorithms.drive_dynamics import joint_terms, with_drives
 from pkm.algorithms.limits import check_limits, limit_table

@@ -32,7 +32,6 @@ from pkm.lie import dexp_inv_so3, exp_se3, exp_so3, log_se3, log_so3
 from pkm.lie.interpret import kernel
 from pkm.description.taskspace import _real
 from pkm.algorithms.limb import MAX_NEWTON_STEP, SINGULARITY_THRESHOLD, LimbModel, _check_condition, _limit
-from pkm.description.taskspace import _real
 
 
 #: Branches (assembly modes). Along a trajectory every sample's IK starts from its predecessor's

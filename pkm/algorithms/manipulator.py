@@ -26,7 +26,6 @@ import numpy as np
 from pkm.algorithms.distribution import distribute
 from pkm.algorithms.dynamics import inverse_dynamics as tree_inverse_dynamics
 from pkm.algorithms.dynamics import mass_matrix as tree_mass_matrix
-from pkm.algorithms.kinematics import forward_kinematics
 from pkm.errors import PkmError, fmt_array
 from pkm.lie import Ad_inv, coad
 from pkm.lie.interpret import kernel

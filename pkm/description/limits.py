@@ -30,8 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from pkm.description.fileformat import _Ctx, _direction, _evaluated, _is_number, _kind, _sub, _table
-from pkm.description.expr import ExprError, evaluate
+from pkm.description.fileformat import _Ctx, _direction, _evaluated, _kind, _sub, _table
 
 LIMIT_KEYS = ("range", "range_deg", "ranges", "ranges_deg", "cone", "cone_deg", "cone_axis", "velocity")
 #: The joint variables' kinds per joint type (as pkm.description.model.AXIS_KINDS).

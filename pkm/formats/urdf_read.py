@@ -37,7 +37,7 @@ from pkm.description.robotfile import parse_spec
 from pkm.errors import RobotFileError
 
 from .closures import read_closures
-from .urdf_graph import TOL, build_document
+from .urdf_graph import build_document
 
 #: Keys of the side file ``NAME.pkm.toml`` (passed on to the robot file's top level).
 SIDE_KEYS = ("name", "description", "gravity", "platform", "task", "trajectory", "cut_joints")

@@ -13,7 +13,6 @@ passive joints' friction reaches the actuators through ``Fᵀ Hᵀ`` (eq. 113, 1
 """
 from __future__ import annotations
 
-import numpy as np
 
 from pkm.description.model import JOINT_TERMS
 

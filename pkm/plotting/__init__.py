@@ -31,7 +31,7 @@ import numpy as np
 from pkm.errors import InputError
 from pkm.plotting.layout import save_stacked
 from pkm.plotting.mechanism import animate, mechanism, show_robot
-from pkm.plotting.style import DPI, FIGSIZE, axis_labels, check_kinds, display_name, save, styled
+from pkm.plotting.style import FIGSIZE, axis_labels, check_kinds, display_name, save, styled
 
 __all__ = ["plot_actuators", "plot_simulation", "show_robot", "mechanism", "animate", "display_name"]
 
@@ -43,7 +43,7 @@ def plot_actuators(result, t, path=None, title=None, *, degrees: bool = False, k
     actuator's kind, ``"R"`` (torque [N·m], angle) or ``"P"`` (force [N], position [m]), as
     :attr:`pkm.Robot.actuator_kinds` gives them (default all ``"R"``).  Angles are plotted in rad,
     or in degrees with ``degrees=True`` (the axis label says which).  With ``path`` the figure is
-    also saved there (format from the suffix, e.g. ``.png``; :data:`DPI` dpi).
+    also saved there (format from the suffix, e.g. ``.png``; :data:`pkm.plotting.style.DPI` dpi).
     With drives (``result.tau_motor`` not None) a middle panel shows the motor torques.
     ``labels``: the actuators' legend labels (e.g. :func:`pkm.plotting.style.joint_labels` of the
     robot: "limb1, joint 1 (arm)"; default: their names as :func:`display_name` shows them).
