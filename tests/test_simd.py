@@ -14,7 +14,7 @@ import pkm
 from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
-from pkm.kernels.simd_kernel import supports
+from pkm.kernels.simd_kernel import _chord_lanes, supports
 from pkm.kernels.simd_lane import lget, lset, prefetch_read, prefetch_write
 from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
@@ -437,3 +437,43 @@ def test_lanes_keep_and_read_the_history_of_the_right_samples(monkeypatch, name)
                     assert np.abs(Ps[0] - Ps[1]).max() > 1e-8 * np.abs(Ps[0]).max()
                 checked += 1
     assert checked >= 4 * len(robot.limbs)  # (at least two lanes of a full length with times and without)
+
+
+@numba.njit
+def _chord_caller(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, flags, p, lanes):
+    _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, vload(flags, 0, lanes) > 0.5, p, lanes)
+
+
+@pytest.mark.parametrize("p", [0, 1])
+def test_the_chord_step_extrapolates_the_last_two_samples_pseudo_inverses_in_order(p):
+    """``q += (P₁ + r (P₁ − P₂)) e`` with ``P₁`` the ``L_p⁺`` of sample s − 1 (the ring's slot ``p`` of ``PH``) and
+    ``P₂`` that of s − 2, in the lanes whose start is a candidate only: the older and the newer sample exchanged
+    gives ``P₂ + r (P₂ − P₁)``, a chord step that still lands within the IK's margin from a close start, so the
+    kernel's equality tests alone would not see it."""
+    from pkm.kernels.model import LAY_QIDX, pack
+    from pkm.kernels.simd_kernel import SMP_ROWS, make_lane_work
+    from pkm.kernels.simd_pipeline import static_shape, vm_rows
+
+    robot = _load(FILES[0].parent / "delta_3rr2rrr.toml")
+    km = pack(robot)
+    S, w, l = static_shape(km), 4, 1
+    L, nmax, dmax, d = km.mi.shape[0], len(S[0]) - 1, len(S[1]) - 1, len(km.d_static)
+    TH, HIST, VB, VM, SMP, PH, sj, PL, TRIG = make_lane_work(km, w)
+    rng = np.random.default_rng(3)
+    P1, P2, e = rng.normal(size=(d, 6, w)), rng.normal(size=(d, 6, w)), rng.normal(size=(6, w))
+    r = np.array([0.5, 1.0, 2.0, 0.0])
+    q_index = km.mi[l, km.lay[LAY_QIDX]:km.lay[LAY_QIDX] + d]
+    TH[l * nmax + q_index] = rng.normal(size=(d, w))
+    q0 = TH[l * nmax + q_index].copy()
+    for slot, P in ((p, P1), (1 - p, P2)):
+        o = (slot * L + l) * dmax * 6
+        PH[o:o + d * 6] = P.reshape(d * 6, w)
+    SMP[SMP_ROWS + dmax] = r
+    oe = vm_rows.py_func(nmax, dmax)[7]
+    VM[oe:oe + 6] = e
+    flags = aligned_zeros(1, w)
+    flags[0] = [1.0, 1.0, 0.0, 1.0]   # lane 2 is no candidate: its q stays
+    _chord_caller(l, km.mi, S, km.mf, km.lay, d, SMP, VM, PH, TH, oe, flags, p, lanes(w))
+    want = q0 + np.einsum("arj,rj->aj", P1 + r * (P1 - P2), e * flags[0])
+    np.testing.assert_allclose(SMP[SMP_ROWS:SMP_ROWS + d], want, rtol=1e-14, atol=1e-14)
+    np.testing.assert_array_equal(SMP[SMP_ROWS:SMP_ROWS + d, 2], q0[:, 2])
