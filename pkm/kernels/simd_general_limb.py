@@ -38,7 +38,7 @@ from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
                                       vmotion_general, vnewton_step)
 from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
-from pkm.kernels.simd_predict import vpredict_row, vstep_ratios
+from pkm.kernels.simd_predict import ring_hist, vpredict_row, vstep_ratios
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal, _piece
 
@@ -52,7 +52,7 @@ def _vpredict_all(l, mi, S, lay, SMP, TH, HIST, VM, oth0, p, L):
     a move above ``PREDICT_LIMIT`` falls back to the previous sample's solution); ``p``: the history's
     slot of the previous sample (:func:`pkm.kernels.simd_kernel.run_lanes`)."""
     nmax, nn = s_nmax(lay, S), mi.shape[0] * s_nmax(lay, S)
-    o1, o2 = p * 3 * nn, (1 - p) * 3 * nn
+    o1, o2 = ring_hist(p, nn), ring_hist(1 - p, nn)
     h = vload(SMP, SMP_H, L)
     h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, L))
     far = vzero(L) > 0.0
@@ -75,7 +75,7 @@ def _scalar_general(l, mi, S, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter, T
     predicted start (rows ``oth0``), else from its previous sample's solution (the history's slot ``p``);
     the solution into ``TH``."""
     n, tho = s_n(l, mi, S), l * s_nmax(lay, S)
-    prev = tho + p * 3 * mi.shape[0] * s_nmax(lay, S)
+    prev = tho + ring_hist(p, mi.shape[0] * s_nmax(lay, S))
     for i in range(n):
         tl[i] = VM[oth0 + i, j]
     ok = _solve_general(l, mi, mf, lay, Cd, s, tl, bw, mat, vec, tol, max_iter)[0]

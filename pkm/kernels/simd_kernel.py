@@ -39,7 +39,7 @@ from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
 from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
                                        vloop_residuals, vm_rows, vmotion, vplatform_error, vplatform_pose)
-from pkm.kernels.simd_predict import vpredict_row, vstep_ratios
+from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
 from pkm.kernels.work import BW_SIZE, BW_TRIG, _internal, _jit, _piece
@@ -80,9 +80,10 @@ def make_lane_work(km, width=LANES):
     L, nmax, dmax, lmax = km.mi.shape[0], int(km.lay[LAY_NMAX]), int(km.lay[LAY_DMAX]), int(km.lay[LAY_LMAX])
     vm = vg_rows_after.py_func(vm_rows.py_func(nmax, dmax)[-1], nmax, dmax, lmax)[-1] \
         + L * prev_rows.py_func(nmax, dmax, lmax)[-1]
-    return (aligned_zeros(L * nmax, width), aligned_zeros(6 * L * nmax, width), aligned_zeros(nmax * BW_SIZE, width),
+    return (aligned_zeros(L * nmax, width), aligned_zeros(ring_hist.py_func(2, L * nmax), width),
+            aligned_zeros(nmax * BW_SIZE, width),
             aligned_zeros(vm, width), aligned_zeros(SMP_ROWS + dmax + 1, width),
-            aligned_zeros(2 * L * dmax * 6, width), np.zeros(width, np.int64),
+            aligned_zeros(ring_pinv.py_func(2, 0, L, dmax), width), np.zeros(width, np.int64),
             aligned_zeros(pl_rows.py_func(L, len(km.dp_static))[-1], width), aligned_zeros(3 * L * nmax, width))
 
 
@@ -139,14 +140,13 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     P = mat[_pinv_slot(lay, l, seg_a[j] + 1 - slot)]
                     for a in range(_dof(l, mi, d_static)):
                         for r in range(6):
-                            PH[((slot * L + l) * dmax + a) * 6 + r, j] = P[a, r]
-            # history: slot 0 = sample s − 1, slot 1 = s − 2 at k = 2 (rows slot·3·L·n_max + kind·L·n_max + l·n_max
-            # + i); a ring: at sample k the slot of s − 1 is k & 1, and _store_limb writes into the other one
+                            PH[ring_pinv(slot, l, L, dmax) + a * 6 + r, j] = P[a, r]
+            # history (simd_predict.ring_hist): slot 0 = sample s − 1, slot 1 = s − 2 at k = 2
             for l in range(L):
                 for i in range(nmax):
                     for slot in range(2):
                         s = seg_a[j] + 1 - slot
-                        r = slot * 3 * L * nmax + l * nmax + i
+                        r = ring_hist(slot, L * nmax) + l * nmax + i
                         HIST[r, j] = theta[s, l, i]
                         HIST[r + L * nmax, j] = thetad[s, l, i]
                         HIST[r + 2 * L * nmax, j] = thetadd[s, l, i]
@@ -214,7 +214,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     if active >> j & 1 and not taken >> j & 1:
                         status[j, 3] += 1.0  # scalar IK solves of this lane (a diagnostic while OK)
                         if not _scalar_ik(l, mi, S, mf, lay, d_static, Cd, sj[j], th[l], bw, mat, vec, tol, max_iter,
-                                          TH, HIST, tho + p * 3 * L * nmax, tho, nmax, j):
+                                          TH, HIST, ring_hist(p, L * nmax) + tho, tho, nmax, j):
                             active &= ~(1 << j)
                             alive &= ~(1 << j)
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
@@ -294,7 +294,7 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes):
     h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, lanes))
     vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
     nn = L * nmax
-    o1, o2 = p * 3 * nn, (1 - p) * 3 * nn  # the slots of s − 1 and s − 2
+    o1, o2 = ring_hist(p, nn), ring_hist(1 - p, nn)  # the slots of s − 1 and s − 2
     for l in range(L):
         if mi[l, LI_AFF] == 0:  # a general limb predicts every θ_i (simd_general.general_limb)
             continue
@@ -345,11 +345,11 @@ def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi
     (:func:`pkm.kernels.simd_general_limb.general_limb` predicts them all) and no ``L_p⁺``."""
     n, nn = s_n(l, mi, S), L * nmax
     dmax = s_dmax(lay, S)
-    oh = tho + (1 - p) * 3 * nn
+    oh = tho + ring_hist(1 - p, nn)
     for i in range(n):
         vstore(HIST, oh + i, vload(TH, tho + i, lanes))
     if mi[l, LI_AFF] != 0:
-        oph = ((1 - p) * L + l) * dmax * 6
+        oph = ring_pinv(1 - p, l, L, dmax)
         for a in range(d):  # this sample's L_p⁺ (the chord steps of the next two samples)
             for r in range(6):
                 vstore(PH, oph + a * 6 + r, vload(VM, opi + a * 6 + r, lanes))
@@ -381,7 +381,7 @@ def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes):
     e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
          select(cand, vload(VM, oe + 2, lanes), 0.0), select(cand, vload(VM, oe + 3, lanes), 0.0),
          select(cand, vload(VM, oe + 4, lanes), 0.0), select(cand, vload(VM, oe + 5, lanes), 0.0))
-    o1, o2 = (p * L + l) * dmax * 6, ((1 - p) * L + l) * dmax * 6  # L_p⁺ at s − 1 and s − 2
+    o1, o2 = ring_pinv(p, l, L, dmax), ring_pinv(1 - p, l, L, dmax)  # L_p⁺ at s − 1 and s − 2
     for a in range(d):
         acc = vzero(lanes)
         for r in range(6):

@@ -8,7 +8,23 @@ from pkm.kernels.inverse_dynamics import MAX_STEP_RATIO
 from pkm.kernels.simd_vec import select, vload
 from pkm.kernels.work import _internal
 
-__all__ = ["vstep_ratios", "vpredict_row"]
+__all__ = ["vstep_ratios", "vpredict_row", "ring_hist", "ring_pinv"]
+
+
+@_internal
+def ring_hist(p, nn):
+    """The first row of slot ``p`` of the lanes' history ``HIST``: two slots, each ``θ, θ̇, θ̈`` in blocks of
+    ``nn = L · n_max`` rows (limb ``l``'s variable ``i`` at ``l · n_max + i`` of a block). A ring: at lane step ``k``
+    the slot of sample ``s − 1`` is ``k & 1``, and this sample is written over the other one, that of ``s − 2``
+    (:func:`pkm.kernels.simd_kernel.run_lanes`)."""
+    return p * 3 * nn
+
+
+@_internal
+def ring_pinv(p, l, L, dmax):
+    """The first row of limb ``l``'s ``L_p⁺`` (``d × 6``, row-major, ``d ≤ d_max``) in slot ``p`` of the ring ``PH``
+    (slots as :func:`ring_hist`'s)."""
+    return (p * L + l) * dmax * 6
 
 
 @_internal
