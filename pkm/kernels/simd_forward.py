@@ -42,7 +42,7 @@ from pkm.kernels.ik import _dof
 from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
 from pkm.kernels.simd_linalg import vcholesky
-from pkm.kernels.simd_pipeline import (_vinertia_times, vbackward, vparams10, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
+from pkm.kernels.simd_pipeline import (FK_ALL, _vinertia_times, vbackward, vparams10, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
                                        vlimb_wrench, vloop_residuals, vm_rows, vmotion, vplatform_error, vpose, vset_twist,
                                        vtwist)
 from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
@@ -167,7 +167,7 @@ def _vik(l, mi, S, mf, lay, d_static, TH, VB, VM, SMP, FS, tol, max_iter, todo, 
         for j in range(W):
             FS[FS_LEFT, j] = 1.0 if left >> j & 1 else 0.0
         _vtheta(l, mi, S, mf, lay, FS, oq, TH, tho, lanes)
-        vfk(l, mi, S, mf, TH, tho, VB, it == 0, lanes)
+        vfk(l, mi, S, mf, TH, tho, VB, it == 0, FK_ALL, lanes)
         perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
         lost = left & ~lane_bits(near & (perr < np.inf))  # outside the near-identity logarithm, or not finite
         bad |= lost

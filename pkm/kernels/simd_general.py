@@ -33,7 +33,7 @@ from pkm.algorithms.constraints import _bias_orient, _bias_rho
 from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_QIDX, LAY_QP, LI_PLAT, LP_K,
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
-from pkm.kernels.simd_pipeline import (s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
+from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
                                        vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times, vplatform_error, vpose, vrnea, vset_twist,
                                        vtwist, vtwists)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
@@ -321,7 +321,7 @@ def vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fres
     nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
     oe = vm_rows(nmax, dmax)[7]
     og, ogv, _, _, _, owk, _, _, _, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
-    vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, L)
+    vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, FK_ALL, L)
     perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L)
     gmax = vloop_rows(l, mi, S, mf, lay, VB, VM, og, ogv, owk, L)
     vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, True, L)  # J_p (L_p: vbuild_H)

@@ -37,7 +37,7 @@ from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
                                       vmotion_general, vnewton_step)
-from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
+from pkm.kernels.simd_pipeline import FK_POSES, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vm_rows, vplatform_error
 from pkm.kernels.simd_predict import ring_hist, vpredict_row, vstep_ratios
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import _internal, _piece
@@ -142,7 +142,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
         vnewton_step(l, mi, S, lay, d, TH, VM, step, 0, opi, oh, ogyi, lanes)
         redo = lane_bits(good) & active != active
     else:  # the start's error; converged everywhere: the geometry there and a Newton correction, else a chord step
-        vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, lanes)
+        vfk(l, mi, S, mf, TH, l * nmax, VB, fresh, FK_POSES, lanes)
         perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
         gmax = vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
         good = near & (perr <= cm) & (gmax <= LOOP_TOL)
@@ -151,7 +151,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
             quadratic = near & (perr <= tol)
             vnewton_step(l, mi, S, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
             if lane_bits(quadratic | ~near) & active != active:  # a start beyond tol (inferred times): a second
-                vfk(l, mi, S, mf, TH, l * nmax, VB, False, lanes)  # chord step, from the first one's error
+                vfk(l, mi, S, mf, TH, l * nmax, VB, False, FK_POSES, lanes)  # chord step, from the first one's error
                 perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
                 vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
                 quadratic = near & (perr <= tol)

@@ -37,7 +37,7 @@ from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
-from pkm.kernels.simd_pipeline import (s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
+from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
                                        vloop_residuals, vm_rows, vmotion, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
@@ -197,14 +197,14 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     vstash_limb(l, mi, S, lay, d, dp_static, VM, PL, lanes)
                     _limb_trig(l, mi, S, VB, TRIG, nmax, True, lanes)
                     continue
-            vfk(l, mi, S, mf, TH, tho, VB, fresh, lanes)
+            vfk(l, mi, S, mf, TH, tho, VB, fresh, FK_PATH, lanes)  # the start's pose error only
             perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
             # the start θ = H q + c closes the loops at every q: they are checked after the chord step only, at the
             # iterate the lane accepts (as ik._solve_affine checks them at its solution only)
             cand = near & (perr <= tol)
             if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
                 _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes)
-                vfk(l, mi, S, mf, TH, tho, VB, False, lanes)
+                vfk(l, mi, S, mf, TH, tho, VB, False, FK_ALL, lanes)
                 perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
                 cand = cand & near & (perr <= CHORD_MARGIN * tol)
                 cand = cand & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
@@ -218,7 +218,7 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                             active &= ~(1 << j)
                             alive &= ~(1 << j)
                             status[j, 0], status[j, 1], status[j, 2] = LANE_FAILED, sj[j], l
-                vfk(l, mi, S, mf, TH, tho, VB, True, lanes)
+                vfk(l, mi, S, mf, TH, tho, VB, True, FK_ALL, lanes)
                 Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, lanes)
             vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, False, lanes)
             regular = lane_bits(vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, lanes)) & active

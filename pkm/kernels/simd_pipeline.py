@@ -31,6 +31,11 @@ from pkm.lie.small import Ad, Ad_inv, add, coad, cross, dot, mm, mtm, mtv, mv, s
 #: Pose errors below this rotation (``|ω|²`` below its square) use the near-identity logarithm
 #: (:func:`pkm.lie.small.log_pose`'s first branch); a lane above it is never accepted as converged.
 NEAR_IDENTITY = 1e-4
+#: :func:`vfk` parts: every body's ``K_i`` and ``T_i`` (the geometry and the dynamics read them), the ``K_i`` only,
+#: the ``K_i`` of the platform's path only.
+FK_ALL, FK_POSES, FK_PATH = 0, 1, 2
+#: Below this step (2⁻²⁷) ``sin Δ`` rounds to Δ and ``cos Δ`` to 1 (:func:`pkm.kernels.ik._sincos_step`: ``Δ²/2 < 2⁻⁵⁴``).
+TINY_STEP = 2.0 ** -27
 _THIRD, _SEVENTH, _TWELFTH, _INV720 = 1.0 / 3.0, 1.0 / 7.0, 1.0 / 12.0, 1.0 / 720.0
 
 
@@ -176,12 +181,26 @@ def _zero3(L):
 
 # ----------------------------------------------------------------------------- kinematics
 @_internal
-def vfk(l, mi, S, mf, TH, tho, VB, fresh, L):
+def vfk(l, mi, S, mf, TH, tho, VB, fresh, part, L):
     """:func:`pkm.kernels.ik._fk` in lanes: ``K_i`` and ``T_i`` of limb ``l`` from ``θ_i`` in rows
     ``tho + i`` of ``TH``. Unless ``fresh``, the sines and cosines are updated from the last
     evaluation's (rows ``BW_TRIG``) by the angle-addition formula with the series of
-    :func:`pkm.kernels.ik._sincos_step` when every lane moved by at most ``SERIES_STEP``."""
+    :func:`pkm.kernels.ik._sincos_step` when every lane moved by at most ``SERIES_STEP``, and by
+    ``c₀ − s₀Δ, s₀ + c₀Δ`` when every lane moved by at most ``TINY_STEP`` (where the series' ``cos Δ``
+    rounds to 1 and ``sin Δ`` to Δ: a Newton step's correction). ``part``: ``FK_ALL`` every body's
+    ``K_i`` and ``T_i``; ``FK_POSES`` only the ``K_i`` (what the pose error and the loop residuals read:
+    an IK iterate's); ``FK_PATH`` only the ``K_i`` of the platform's path (the pose error's), unless
+    ``fresh`` (then every body's, so that each angle is evaluated afresh every ``TRIG_REFRESH`` samples)."""
+    path = -1
+    if part == FK_PATH and not fresh:
+        path = 0
+        j = mi[l, LI_PLAT]
+        while j >= 0:
+            path |= 1 << j
+            j = mi[l, MI_PARENT + j]
     for i in range(s_n(l, mi, S)):
+        if not path >> i & 1:
+            continue
         o = BF_SIZE * i
         a, b = mf[l, o + BF_A], mf[l, o + BF_B]
         x = vload(TH, tho + i, L)
@@ -191,9 +210,12 @@ def vfk(l, mi, S, mf, TH, tho, VB, fresh, L):
             if fresh or any_lane(~(vabs(dx) <= SERIES_STEP)):
                 s, c = vsincos(x)
             else:
-                sd, cd = _sincos_step(dx)
                 c0, s0 = vload(VB, rt, L), vload(VB, rt + 1, L)
-                c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
+                if any_lane(~(vabs(dx) <= TINY_STEP)):
+                    sd, cd = _sincos_step(dx)
+                    c, s = c0 * cd - s0 * sd, s0 * cd + c0 * sd
+                else:
+                    c, s = c0 - s0 * dx, s0 + c0 * dx
             vstore(VB, rt, c)
             vstore(VB, rt + 1, s)
             vstore(VB, rt + 2, x)
@@ -205,7 +227,8 @@ def vfk(l, mi, S, mf, TH, tho, VB, fresh, L):
              c * P[6] + s * P[7], c * P[7] - s * P[6], splat(P[8], L))
         bx = x * b
         p = (bx * P[2] + p0[0], bx * P[5] + p0[1], bx * P[8] + p0[2])
-        vset_pose(VB, i * BW_SIZE + BW_T, R, p)
+        if part == FK_ALL:
+            vset_pose(VB, i * BW_SIZE + BW_T, R, p)
         k = mi[l, MI_PARENT + i]
         if k >= 0:
             Rk, pk = vpose(VB, k * BW_SIZE + BW_K, L)
