@@ -463,9 +463,22 @@ def vbackward(l, mi, mf, VB, i, fw, fv, L):
 
 @_internal
 def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
-    """:func:`pkm.kernels.dynamics._rnea` in lanes: ``φ_i`` into rows ``i · BW_SIZE + BW_PHI``."""
+    """:func:`pkm.kernels.dynamics._rnea` in lanes: ``φ_i`` into rows ``i · BW_SIZE + BW_PHI``. A body whose
+    subtree has no mass (the massless ends of a limb's tree, e.g. a Delta limb's platform link) has ``φ_i = 0``
+    and sends nothing to its parent: neither its acceleration nor its wrench is evaluated (the sums are those of
+    the scalar kernel without its exact zeros). A body's wrench starts from its first child's contribution
+    (no zeroed rows)."""
     n = s_n(l, mi, S)
+    carry = 0  # the bodies whose subtree has mass (parents come before their children, as the passes below rely on)
+    for i in range(n - 1, -1, -1):
+        if mf[l, BF_SIZE * i + BF_IN] != 0.0 or carry >> i & 1:
+            carry |= 1 << i
+            k = mi[l, MI_PARENT + i]
+            if k >= 0:
+                carry |= 1 << k
     for i in range(n):
+        if not carry >> i & 1:
+            continue
         R, p = vpose(VB, i * BW_SIZE + BW_T, L)
         k = mi[l, MI_PARENT + i]
         if k >= 0:
@@ -479,9 +492,11 @@ def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
         qd, qdd = vload(VM, othd + i, L), vload(VM, othdd + i, L)
         vset_twist(VB, i * BW_SIZE + BW_A, (aw[0] + a * qd * w[1], aw[1] - a * qd * w[0], aw[2] + a * qdd),
                    (av[0] + qd * (a * v[1] + b * w[1]), av[1] - qd * (a * v[0] + b * w[0]), av[2] + b * qdd))
-        vset_twist(VB, i * BW_SIZE + BW_W, _zero3(L), _zero3(L))
+    got = 0  # the bodies whose wrench row holds a child's contribution
     for i in range(n - 1, -1, -1):
-        fw, fv = vtwist(VB, i * BW_SIZE + BW_W, L)
+        if not carry >> i & 1:
+            vstore(VB, i * BW_SIZE + BW_PHI, vzero(L))
+            continue
         if mf[l, BF_SIZE * i + BF_IN] != 0.0:
             p10 = vparams10(l, mf, i)
             w, v = vtwist(VB, i * BW_SIZE + BW_V, L)
@@ -489,9 +504,25 @@ def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
             hw, hv = _vinertia_times(p10, w, v)
             cw, cv = coad(w, v, hw, hv)
             mw, mv_ = _vinertia_times(p10, aw, av)
-            fw = add(sub(mw, cw), fw)
-            fv = add(sub(mv_, cv), fv)
-        vbackward(l, mi, mf, VB, i, fw, fv, L)
+            fw, fv = sub(mw, cw), sub(mv_, cv)
+            if got >> i & 1:
+                cw, cv = vtwist(VB, i * BW_SIZE + BW_W, L)
+                fw, fv = add(fw, cw), add(fv, cv)
+        else:  # massless with a massive subtree: its children's sum
+            fw, fv = vtwist(VB, i * BW_SIZE + BW_W, L)
+        vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
+        k = mi[l, MI_PARENT + i]
+        if k >= 0:
+            R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+            Rf = mv(R, fv)
+            mw = add(mv(R, fw), cross(p, Rf))
+            r = k * BW_SIZE + BW_W
+            if got >> k & 1:
+                pw, pv = vtwist(VB, r, L)
+                vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+            else:
+                vset_twist(VB, r, mw, Rf)
+                got |= 1 << k
 
 
 @_internal
