@@ -477,3 +477,16 @@ def test_the_chord_step_extrapolates_the_last_two_samples_pseudo_inverses_in_ord
     want = q0 + np.einsum("arj,rj->aj", P1 + r * (P1 - P2), e * flags[0])
     np.testing.assert_allclose(SMP[SMP_ROWS:SMP_ROWS + d], want, rtol=1e-14, atol=1e-14)
     np.testing.assert_array_equal(SMP[SMP_ROWS:SMP_ROWS + d, 2], q0[:, 2])
+
+
+def test_below_the_tiny_step_the_series_is_sin_d_and_one():
+    """:func:`pkm.kernels.simd_pipeline.vfk` updates a joint that moved by at most ``TINY_STEP`` (every lane: a
+    Newton step's correction) by ``c₀ − s₀Δ, s₀ + c₀Δ``: there the series of :func:`pkm.kernels.ik._sincos_step`
+    gives exactly ``sin Δ = Δ`` and ``cos Δ = 1``; at twice the step ``cos Δ`` is no longer 1 (the bound is tight)."""
+    from pkm.kernels.ik import _sincos_step
+    from pkm.kernels.simd_pipeline import TINY_STEP
+
+    ds = np.concatenate([np.geomspace(1e-300, TINY_STEP, 2000), [TINY_STEP, np.nextafter(TINY_STEP, 0.0)]])
+    for d in np.concatenate([ds, -ds, [0.0]]):
+        assert _sincos_step.py_func(d) == (d, 1.0), d
+    assert _sincos_step.py_func(2.0 * TINY_STEP)[1] < 1.0

@@ -42,9 +42,9 @@ from pkm.kernels.ik import _dof
 from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
 from pkm.kernels.simd_linalg import vcholesky
-from pkm.kernels.simd_pipeline import (FK_ALL, _vinertia_times, vbackward, vparams10, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
-                                       vlimb_wrench, vloop_residuals, vm_rows, vmotion, vplatform_error, vpose, vset_twist,
-                                       vtwist)
+from pkm.kernels.simd_dynamics import _vinertia_times, vbackward, vlimb_wrench, vmotion, vparams10
+from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
+                                       vloop_residuals, vm_rows, vplatform_error, vpose, vset_twist, vtwist)
 from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
 from pkm.kernels.simd_general import vdense_h, vg_rows, vmotion_general
 from pkm.kernels.simd_platform import _vinverse

@@ -33,9 +33,10 @@ from pkm.algorithms.constraints import _bias_orient, _bias_rho
 from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LOOPF, LAY_LOOPS, LAY_MARKS, LAY_QIDX, LAY_QP, LI_PLAT, LP_K,
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
+from pkm.kernels.simd_dynamics import vrnea, vtwists
 from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times, vplatform_error, vpose, vrnea, vset_twist,
-                                       vtwist, vtwists)
+                                       vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times, vplatform_error,
+                                       vpose, vset_twist, vtwist)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub

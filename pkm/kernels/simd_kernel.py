@@ -37,8 +37,9 @@ from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
-from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp, vlimb_wrench,
-                                       vloop_residuals, vm_rows, vmotion, vplatform_error, vplatform_pose)
+from pkm.kernels.simd_dynamics import vlimb_wrench, vmotion
+from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp,
+                                       vloop_residuals, vm_rows, vplatform_error, vplatform_pose)
 from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero

@@ -20,7 +20,8 @@ from __future__ import annotations
 from pkm.kernels.dynamics import OK
 from pkm.kernels.model import LAY_ACTPOS, LI_ACTOFF, LI_NACT
 from pkm.kernels.simd_lane import lget, lset
-from pkm.kernels.simd_pipeline import _vinertia_times, s_dmax, s_nmax, vm_rows, vnorm1
+from pkm.kernels.simd_dynamics import _vinertia_times
+from pkm.kernels.simd_pipeline import s_dmax, s_nmax, vm_rows, vnorm1
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vstore, vzero
 from pkm.kernels.work import _internal
 from pkm.lie.small import Ad_inv, coad, sub
