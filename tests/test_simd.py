@@ -15,6 +15,7 @@ from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import _chord_lanes, supports
+from pkm.kernels.simd_pipeline import vplatform_error, vsmall_error
 from pkm.kernels.simd_lane import lget, lset, prefetch_read, prefetch_write
 from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
                                   select, set_lane, splat, vabs, vcos, vfma, vload, vmax, vmin, vsin, vsqrt, vstore,
@@ -490,3 +491,58 @@ def test_below_the_tiny_step_the_series_is_sin_d_and_one():
     for d in np.concatenate([ds, -ds, [0.0]]):
         assert _sincos_step.py_func(d) == (d, 1.0), d
     assert _sincos_step.py_func(2.0 * TINY_STEP)[1] < 1.0
+
+
+
+@numba.njit
+def _errors_caller(l, mi, S, mf, lay, VB, SMP, VM, lanes):
+    a, near_a, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, 0, lanes)
+    b, near_b, _, _ = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, 6, lanes)
+    vstore(VM, 12, a)
+    vstore(VM, 13, b)
+    return lane_bits(near_a), lane_bits(near_b)
+
+
+def test_the_small_error_is_the_logarithm_to_first_order():
+    """:func:`pkm.kernels.simd_pipeline.vsmall_error` (the constant-H limbs' chord step and its acceptance) against
+    the logarithm of :func:`pkm.kernels.simd_pipeline.vplatform_error` and against the twist ``ξ`` itself: platform
+    poses ``C_p = C_d exp(−ξ)`` (so ``log(C_p⁻¹C_d) = ξ``) at rotation errors from 1e-15 to 1e-5, with random
+    directions, translations and target poses; where the small error answers (``|ω| < SMALL_ROTATION``) its ``e``
+    and ``|e|`` are the logarithm's within ``2|ω|`` relative (plus rounding), and it declines the larger rotations
+    (their lanes go to the scalar IK)."""
+    from pkm.kernels.model import LAY_NMAX, LAY_QP, LI_PLAT
+    from pkm.kernels.simd_pipeline import SMALL_ROTATION, static_shape
+    from pkm.kernels.work import BW_K, BW_SIZE
+    from pkm.lie import exp_se3, exp_so3
+
+    robot = _load(FILES[[p.stem for p in FILES].index("delta_3rr2rrr")])
+    km = robot._packed()
+    rng = np.random.default_rng(7)
+    rot = np.array([1e-15, 1e-12, 1e-10, 3e-9, 0.9e-8, 1.1e-8, 1e-6, 1e-5])
+    w, l = len(rot), 1
+    VB = aligned_zeros(int(km.lay[LAY_NMAX]) * BW_SIZE, w)
+    SMP, VM = aligned_zeros(26, w), aligned_zeros(14, w)
+    o = km.lay[LAY_QP] + 12
+    Q = np.eye(4)
+    Q[:3, :3], Q[:3, 3] = km.mf[l, o:o + 9].reshape(3, 3), km.mf[l, o + 9:o + 12]
+    ok = km.mi[l, LI_PLAT] * BW_SIZE + BW_K
+    xis = []
+    for j, r in enumerate(rot):
+        Cd = np.eye(4)
+        Cd[:3, :3], Cd[:3, 3] = exp_so3(rng.normal(size=3)), rng.normal(size=3)
+        u = rng.normal(size=3)
+        xi = np.concatenate([r * u / np.linalg.norm(u), r * rng.normal(size=3)])
+        Kp = Cd @ exp_se3(-xi) @ np.linalg.inv(Q)   # C_p = K_p Q (vplatform_pose)
+        VB[ok:ok + 12, j] = np.concatenate([Kp[:3, :3].ravel(), Kp[:3, 3]])
+        SMP[:12, j] = np.concatenate([Cd[:3, :3].ravel(), Cd[:3, 3]])
+        xis.append(xi)
+    near_a, near_b = _errors_caller(l, km.mi, static_shape(km), km.mf, km.lay, VB, SMP, VM, lanes(w))
+    assert near_a == (1 << w) - 1
+    assert near_b == sum(1 << j for j, r in enumerate(rot) if r < SMALL_ROTATION)
+    for j, (r, xi) in enumerate(zip(rot, xis)):
+        e = np.linalg.norm(xi)
+        np.testing.assert_allclose(VM[0:6, j], xi, rtol=0, atol=1e-6 * e + 2e-15)  # (the poses' rounding)
+        if near_b >> j & 1:
+            tol = 2 * r * e + 1e-15 * e
+            np.testing.assert_allclose(VM[6:12, j], VM[0:6, j], rtol=0, atol=tol)
+            assert abs(VM[13, j] - VM[12, j]) <= tol, j

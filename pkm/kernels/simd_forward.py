@@ -135,7 +135,7 @@ def _vnewton(FS, VM, olp, oe, onm, och, orh, odx, d, dmax, lanes):
         for r in range(6):
             acc = acc + vload(VM, olp + r * dmax + a, lanes) * vload(VM, oe + r, lanes)
         vstore(FS, orh + a, acc)
-    ok = vcholesky(FS, onm, och, d, dmax, lanes)
+    ok = vcholesky(FS, onm, och, d, dmax, -1, lanes)
     for i in range(d):  # L y = b
         s = vload(FS, orh + i, lanes)
         for k in range(i):

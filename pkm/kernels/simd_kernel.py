@@ -39,7 +39,7 @@ from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
 from pkm.kernels.simd_dynamics import vlimb_wrench, vmotion
 from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_residuals, vm_rows, vplatform_error, vplatform_pose)
+                                       vloop_residuals, vm_rows, vplatform_pose, vsmall_error)
 from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
@@ -199,14 +199,14 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     _limb_trig(l, mi, S, VB, TRIG, nmax, True, lanes)
                     continue
             vfk(l, mi, S, mf, TH, tho, VB, fresh, FK_PATH, lanes)  # the start's pose error only
-            perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+            perr, near, Rp, rp = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
             # the start θ = H q + c closes the loops at every q: they are checked after the chord step only, at the
             # iterate the lane accepts (as ik._solve_affine checks them at its solution only)
             cand = near & (perr <= tol)
             if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
                 _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes)
                 vfk(l, mi, S, mf, TH, tho, VB, False, FK_ALL, lanes)
-                perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+                perr, near, Rp, rp = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
                 cand = cand & near & (perr <= CHORD_MARGIN * tol)
                 cand = cand & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
             taken = lane_bits(cand) & active

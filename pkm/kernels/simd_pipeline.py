@@ -31,6 +31,8 @@ from pkm.lie.small import add, cross, dot, mm, mtm, mtv, mv, scale, sub
 #: Pose errors below this rotation (``|ω|²`` below its square) use the near-identity logarithm
 #: (:func:`pkm.lie.small.log_pose`'s first branch); a lane above it is never accepted as converged.
 NEAR_IDENTITY = 1e-4
+#: :func:`vsmall_error`'s lanes: rotation errors below this (its ``e`` is then the logarithm's to 1e-8 relative).
+SMALL_ROTATION = 1e-8
 #: :func:`vfk` parts: every body's ``K_i`` and ``T_i`` (the geometry and the dynamics read them), the ``K_i`` only,
 #: the ``K_i`` of the platform's path only.
 FK_ALL, FK_POSES, FK_PATH = 0, 1, 2
@@ -273,6 +275,27 @@ def vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L):
 
 
 @_internal
+def vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L):
+    """:func:`vplatform_error` for the lanes whose error is small, to first order: ``e ≈ (ω̃, p)``, ``ω̃ = vee(R −
+    Rᵀ)/2`` and ``p = R_pᵀ(r_d − r_p)`` (``R = R_pᵀR_d``). The logarithm's terms dropped, ``f − 1 = O(|ω|²)`` and
+    ``−½ω × p + α ω × (ω × p)``, are ``O(|ω|)`` relative to ``|e|``; ``near`` (the lanes it returns ``e`` for) is
+    ``|ω̃| < SMALL_ROTATION``, so ``e`` and ``|e|`` are within 1e-8 relative of the logarithm's. The constant-H
+    limbs use it where only such lanes read ``e``: the chord step from a start within ``tol`` (its result moves by
+    1e-8 of the step, far below the step's own error) and the acceptance of its iterate at ``CHORD_MARGIN · tol``;
+    a lane not ``near`` goes to the scalar IK, as with :func:`vplatform_error`."""
+    Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, L)
+    Rd, rd = vpose(SMP, 0, L)
+    R, p = mtm(Rp, Rd), mtv(Rp, sub(rd, rp))
+    w0 = 0.5 * (R[7] - R[5])
+    w1 = 0.5 * (R[2] - R[6])
+    w2 = 0.5 * (R[3] - R[1])
+    ss = w0 * w0 + w1 * w1 + w2 * w2
+    near = (R[0] + R[4] + R[8] > 1.0) & (ss < SMALL_ROTATION * SMALL_ROTATION)
+    vset_twist(VM, oe, (w0, w1, w2), p)
+    return vsqrt(ss + dot(p, p)), near, Rp, rp
+
+
+@_internal
 def vloop_frame(l, mi, S, mf, lay, VB, lp, L):
     """Loop ``lp``'s offsets ``(oi, of)``, its cut frames' rotations ``R_k, R_r`` and the distance
     ``Δ = x_r − x_k`` of its two points, in lanes (what every residual and row of the loop uses)."""
@@ -361,9 +384,7 @@ def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
             vstore(VM, og + a * dmax + b, acc)
             if b != a:
                 vstore(VM, og + b * dmax + a, acc)
-    ok = vcholesky(VM, og, oc, d, dmax, L)   # G = CCᵀ
-    for i in range(d):  # M = C⁻¹
-        vstore(VM, oci + i * dmax + i, 1.0 / vload(VM, oc + i * dmax + i, L))
+    ok = vcholesky(VM, og, oc, d, dmax, oci, L)   # G = CCᵀ; M = C⁻¹: its diagonal, the pivots' reciprocals
     for j in range(d):
         for i in range(j + 1, d):
             s = vzero(L)

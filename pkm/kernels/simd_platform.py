@@ -22,7 +22,7 @@ from pkm.kernels.model import LAY_ACTPOS, LI_ACTOFF, LI_NACT
 from pkm.kernels.simd_lane import lget, lset
 from pkm.kernels.simd_dynamics import _vinertia_times
 from pkm.kernels.simd_pipeline import s_dmax, s_nmax, vm_rows, vnorm1
-from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vstore, vzero
+from pkm.kernels.simd_vec import any_lane, lane_bits, select, splat, vabs, vload, vstore, vzero
 from pkm.kernels.work import _internal
 from pkm.lie.small import Ad_inv, coad, sub
 
@@ -82,13 +82,14 @@ def _vinverse(PL, ojt, owk, oji, dp, lanes):
             best = select(m, x, best)
             piv = select(m, float(r), piv)
         ok = ok & (best > 0.0)
-        for r in range(c + 1, dp):  # exchange rows c and piv in the lanes where piv = r
+        for r in range(c + 1, dp):  # exchange rows c and piv in the lanes where piv = r (if any lane has it)
             m = (piv > r - 0.5) & (piv < r + 0.5)
-            for o in (owk, oji):
-                for j in range(dp):
-                    x, y = vload(PL, o + c * dp + j, lanes), vload(PL, o + r * dp + j, lanes)
-                    vstore(PL, o + c * dp + j, select(m, y, x))
-                    vstore(PL, o + r * dp + j, select(m, x, y))
+            if any_lane(m):
+                for o in (owk, oji):
+                    for j in range(dp):
+                        x, y = vload(PL, o + c * dp + j, lanes), vload(PL, o + r * dp + j, lanes)
+                        vstore(PL, o + c * dp + j, select(m, y, x))
+                        vstore(PL, o + r * dp + j, select(m, x, y))
         inv = 1.0 / select(ok, vload(PL, owk + c * dp + c, lanes), 1.0)
         for o in (owk, oji):
             for j in range(dp):
