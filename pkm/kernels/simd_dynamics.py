@@ -63,12 +63,22 @@ def vbackward(l, mi, mf, VB, i, fw, fv, L):
     vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
     k = mi[l, MI_PARENT + i]
     if k >= 0:
-        R, p = vpose(VB, i * BW_SIZE + BW_T, L)
-        Rf = mv(R, fv)
-        mw = add(mv(R, fw), cross(p, Rf))
-        r = k * BW_SIZE + BW_W
+        _vsend(VB, i, k, fw, fv, True, L)
+
+
+@_internal
+def _vsend(VB, i, k, fw, fv, accumulate, L):
+    """``Ad_{T_i}⁻ᵀ W_i`` of body ``i``'s wrench ``(fw, fv)`` into its parent ``k``'s wrench row: added to it if
+    ``accumulate``, else written (the parent's first contribution)."""
+    R, p = vpose(VB, i * BW_SIZE + BW_T, L)
+    Rf = mv(R, fv)
+    mw = add(mv(R, fw), cross(p, Rf))
+    r = k * BW_SIZE + BW_W
+    if accumulate:
         pw, pv = vtwist(VB, r, L)
         vset_twist(VB, r, add(pw, mw), add(pv, Rf))
+    else:
+        vset_twist(VB, r, mw, Rf)
 
 
 @_internal
@@ -123,16 +133,8 @@ def vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L):
         vstore(VB, i * BW_SIZE + BW_PHI, mf[l, BF_SIZE * i + BF_A] * fw[2] + mf[l, BF_SIZE * i + BF_B] * fv[2])
         k = mi[l, MI_PARENT + i]
         if k >= 0:
-            R, p = vpose(VB, i * BW_SIZE + BW_T, L)
-            Rf = mv(R, fv)
-            mw = add(mv(R, fw), cross(p, Rf))
-            r = k * BW_SIZE + BW_W
-            if got >> k & 1:
-                pw, pv = vtwist(VB, r, L)
-                vset_twist(VB, r, add(pw, mw), add(pv, Rf))
-            else:
-                vset_twist(VB, r, mw, Rf)
-                got |= 1 << k
+            _vsend(VB, i, k, fw, fv, got >> k & 1 != 0, L)
+            got |= 1 << k
 
 
 @_internal

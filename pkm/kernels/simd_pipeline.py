@@ -248,17 +248,24 @@ def vplatform_pose(l, mi, S, mf, lay, VB, L):
 
 
 @_internal
-def vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L):
-    """``e = log(C_p⁻¹ C_d)`` (eq. 96) into rows ``oe … oe + 5`` of ``VM`` by the near-identity branch
-    of :func:`pkm.lie.small.log_pose`. Returns ``(|e|, near, R_p, r_p)``: ``near`` masks the lanes for
-    which that branch is the logarithm; the others' ``e`` is not used (they go to the scalar IK)."""
+def _vrelative(l, mi, S, mf, lay, VB, SMP, L):
+    """The platform pose ``C_p`` and ``C_p⁻¹C_d = (R, p)`` in lanes, with ``vee(R − Rᵀ)/2 = (w0, w1, w2)`` and its
+    squared norm ``ss``: what :func:`vplatform_error` and :func:`vsmall_error` start from."""
     Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, L)
     Rd, rd = vpose(SMP, 0, L)
     R, p = mtm(Rp, Rd), mtv(Rp, sub(rd, rp))
     w0 = 0.5 * (R[7] - R[5])
     w1 = 0.5 * (R[2] - R[6])
     w2 = 0.5 * (R[3] - R[1])
-    ss = w0 * w0 + w1 * w1 + w2 * w2
+    return Rp, rp, R, p, w0, w1, w2, w0 * w0 + w1 * w1 + w2 * w2
+
+
+@_internal
+def vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L):
+    """``e = log(C_p⁻¹ C_d)`` (eq. 96) into rows ``oe … oe + 5`` of ``VM`` by the near-identity branch
+    of :func:`pkm.lie.small.log_pose`. Returns ``(|e|, near, R_p, r_p)``: ``near`` masks the lanes for
+    which that branch is the logarithm; the others' ``e`` is not used (they go to the scalar IK)."""
+    Rp, rp, R, p, w0, w1, w2, ss = _vrelative(l, mi, S, mf, lay, VB, SMP, L)
     c = vmin(1.0, vmax(-1.0, 0.5 * (R[0] + R[4] + R[8] - 1.0)))
     near = (c > 0.0) & (ss < NEAR_IDENTITY * NEAR_IDENTITY)
     c = select(near, c, 1.0)
@@ -283,13 +290,7 @@ def vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, L):
     limbs use it where only such lanes read ``e``: the chord step from a start within ``tol`` (its result moves by
     1e-8 of the step, far below the step's own error) and the acceptance of its iterate at ``CHORD_MARGIN · tol``;
     a lane not ``near`` goes to the scalar IK, as with :func:`vplatform_error`."""
-    Rp, rp = vplatform_pose(l, mi, S, mf, lay, VB, L)
-    Rd, rd = vpose(SMP, 0, L)
-    R, p = mtm(Rp, Rd), mtv(Rp, sub(rd, rp))
-    w0 = 0.5 * (R[7] - R[5])
-    w1 = 0.5 * (R[2] - R[6])
-    w2 = 0.5 * (R[3] - R[1])
-    ss = w0 * w0 + w1 * w1 + w2 * w2
+    Rp, rp, R, p, w0, w1, w2, ss = _vrelative(l, mi, S, mf, lay, VB, SMP, L)
     near = (R[0] + R[4] + R[8] > 1.0) & (ss < SMALL_ROTATION * SMALL_ROTATION)
     vset_twist(VM, oe, (w0, w1, w2), p)
     return vsqrt(ss + dot(p, p)), near, Rp, rp
