@@ -11,8 +11,16 @@ of ``pkm.lie.linalg`` and libm's ``sincos`` remain functions of their own, so th
 between the per-sample loop with the dynamics (``run_range``), the IK (``_solve_affine`` or
 ``_solve_general``) and those helpers.
 
+``--inlined FUNCTION`` splits that function's samples by the source functions inlined into it (inclusive: a
+sample counts for every function of its inline chain), from DWARF line tables: run with ``NUMBA_DEBUGINFO=1``
+and a ``NUMBA_CACHE_DIR`` of its own (numba then compiles with line tables; that build keeps some small
+helpers of ``pkm.lie.small`` out of line, so the shares are approximate), e.g.
+``NUMBA_DEBUGINFO=1 NUMBA_CACHE_DIR=/tmp/dbg python benchmarks/profile_kernel.py --simd --inlined run_lanes``
+(issue 32: where the lanes' time goes, per pipeline piece).
+
 Needs Linux ``perf`` (Debian: ``apt install linux-perf``; in a VM the ``cpu-clock`` event works)
-and binutils' ``nm``. A developer's tool: no figure here is a benchmark result.
+and binutils' ``nm`` (and ``addr2line`` for ``--inlined``). A developer's tool: no figure here is a benchmark
+result.
 """
 
 from __future__ import annotations
@@ -40,6 +48,8 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=25)
     ap.add_argument("--simd", action="store_true", help="the SIMD path (simd=True) instead of the scalar kernel")
     ap.add_argument("--no-t", action="store_true", help="without sample times (they are inferred)")
+    ap.add_argument("--inlined", metavar="FUNCTION", help="split this function's samples by the source functions "
+                    "inlined into it (run with NUMBA_DEBUGINFO=1)")
     args = ap.parse_args(argv)
     perf = shutil.which("perf")
     if perf is None or shutil.which("nm") is None:
@@ -81,6 +91,58 @@ def main(argv=None) -> int:
           f"(while sampled); share of perf samples per function (self time):")
     for name, share in shares.most_common(args.top):
         print(f"  {share:6.2f} %  {name}")
+    if args.inlined:
+        return _inlined(perf, data, args.inlined, args.top)
+    return 0
+
+
+def _inlined(perf, data, target, top) -> int:
+    """``target``'s perf samples by the source functions of each sample's inline chain (``addr2line -i`` on the
+    object code numba emitted for it, which has line tables under ``NUMBA_DEBUGINFO=1``)."""
+    if shutil.which("addr2line") is None:
+        print("profile_kernel: --inlined needs `addr2line` (binutils)", file=sys.stderr)
+        return 2
+    script = subprocess.run([perf, "script", "-i", str(data), "-F", "ip"], capture_output=True, text=True).stdout
+    ips = collections.Counter(int(x, 16) for x in script.split())
+    found = [(a, n, s) for a, n, s in _perfmap.symbols() if _perfmap.demangle(s).endswith("." + target)]
+    if not found:
+        print(f"profile_kernel: no compiled function named {target!r}", file=sys.stderr)
+        return 2
+    address, size, name = max(found, key=lambda f: sum(c for ip, c in ips.items() if f[0] <= ip < f[0] + f[1]))
+    hits = {ip - address: c for ip, c in ips.items() if address <= ip < address + size}
+    for library in _perfmap._LIBRARIES:
+        with tempfile.NamedTemporaryFile(suffix=".o", delete=False) as f:
+            f.write(library._perfmap_object)
+        nm = subprocess.run(["nm", "--defined-only", f.name], capture_output=True, text=True).stdout
+        offsets = [int(line.split()[0], 16) for line in nm.splitlines() if line.endswith(" " + name)]
+        if offsets:
+            break
+        os.unlink(f.name)
+    else:
+        return 2
+    lines = subprocess.run(["addr2line", "-a", "-f", "-i", "-e", f.name],
+                           input="\n".join(hex(offsets[0] + o) for o in hits), capture_output=True, text=True).stdout
+    os.unlink(f.name)
+    chains, current = collections.defaultdict(set), None
+    it = iter(lines.splitlines())
+    for line in it:
+        if line.startswith("0x"):
+            current = int(line, 16) - offsets[0]
+        else:
+            chains[current].add(_perfmap.demangle(line).split(".")[-1])
+            next(it, None)  # (its file:line)
+    total = sum(hits.values())
+    shares = collections.Counter()
+    for offset, count in hits.items():
+        for function in chains.get(offset, ()):
+            shares[function] += count
+    if len(shares) <= 1:
+        print("profile_kernel: no inline information (run with NUMBA_DEBUGINFO=1 and a NUMBA_CACHE_DIR of its own)",
+              file=sys.stderr)
+        return 2
+    print(f"{_perfmap.demangle(name)}: {total} samples; share per inlined source function (inclusive):")
+    for function, count in shares.most_common(top):
+        print(f"  {100 * count / total:6.2f} %  {function}")
     return 0
 
 
