@@ -119,6 +119,8 @@ def _inlined(perf, data, target, top) -> int:
             break
         os.unlink(f.name)
     else:
+        print(f"profile_kernel: the object code of {target!r} was not kept (import _perfmap before numba compiles)",
+              file=sys.stderr)
         return 2
     lines = subprocess.run(["addr2line", "-a", "-f", "-i", "-e", f.name],
                            input="\n".join(hex(offsets[0] + o) for o in hits), capture_output=True, text=True).stdout

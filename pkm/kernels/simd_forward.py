@@ -39,12 +39,13 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.kernels.ik import _dof
-from pkm.kernels.model import LAY_ACTPOS, LAY_CC, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
+from pkm.kernels.model import LAY_ACTPOS, LAY_QIDX, LI_ACTOFF, LI_AFF, LI_NACT, LOOP_TOL, \
     MI_PARENT, BF_A, BF_B, BF_IN, BF_SIZE
 from pkm.kernels.simd_linalg import vcholesky
 from pkm.kernels.simd_dynamics import _vinertia_times, vbackward, vlimb_wrench, vmotion, vparams10
 from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
-                                       vloop_residuals, vm_rows, vplatform_error, vpose, vset_twist, vtwist)
+                                       vloop_residuals, vm_rows, vplatform_error, vpose, vset_twist, vtheta_affine,
+                                       vtwist)
 from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
 from pkm.kernels.simd_general import vdense_h, vg_rows, vmotion_general
 from pkm.kernels.simd_platform import _vinverse
@@ -93,17 +94,6 @@ def fs_rows(L, nmax, dmax, dp, na):
 def _unit(row, i, lanes):
     """Component ``i`` of the unit twist ``e_row`` in every lane."""
     return splat(1.0 if row == i else 0.0, lanes)
-
-
-@_internal
-def _vtheta(l, mi, S, mf, lay, FS, oq, TH, tho, lanes):
-    """``θ = H q + c`` (constant ``H`` over its sparse rows, then ``+ c``, as :func:`pkm.kernels.ik._solve_affine`)."""
-    oh, onz, ocol, occ, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC], s_dmax(lay, S)
-    for i in range(s_n(l, mi, S)):
-        acc = vzero(lanes)
-        for k in range(mi[l, onz + i]):
-            acc = acc + mf[l, oh + dmax * i + k] * vload(FS, oq + mi[l, ocol + dmax * i + k], lanes)
-        vstore(TH, tho + i, acc + mf[l, occ + i])
 
 
 @_internal
@@ -166,7 +156,7 @@ def _vik(l, mi, S, mf, lay, d_static, TH, VB, VM, SMP, FS, tol, max_iter, todo, 
     for it in range(max_iter + 1):
         for j in range(W):
             FS[FS_LEFT, j] = 1.0 if left >> j & 1 else 0.0
-        _vtheta(l, mi, S, mf, lay, FS, oq, TH, tho, lanes)
+        vtheta_affine(l, mi, S, mf, lay, FS, oq, TH, tho, lanes)
         vfk(l, mi, S, mf, TH, tho, VB, it == 0, FK_ALL, lanes)
         perr, near, Rp, rp = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
         lost = left & ~lane_bits(near & (perr < np.inf))  # outside the near-identity logarithm, or not finite

@@ -32,14 +32,14 @@ import numpy as np
 from pkm.kernels.dynamics import OK, _pinv_slot
 from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
-from pkm.kernels.model import (LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
+from pkm.kernels.model import (LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
                                LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, has_joint_terms)
 from pkm.kernels.simd_general import GJ, SMP_H, SMP_H1, prev_rows, vg_rows_after
 from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
 from pkm.kernels.simd_dynamics import vlimb_wrench, vmotion
 from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_residuals, vm_rows, vplatform_pose, vsmall_error)
+                                       vloop_residuals, vm_rows, vplatform_pose, vsmall_error, vtheta_affine)
 from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
@@ -290,7 +290,6 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes):
     sample's solution (the scalar kernel checks every ``θ_i``; the dependent ones follow ``q``). ``p``: the
     history's slot of the previous sample (:func:`run_lanes`)."""
     L, nmax, dmax, oq = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S), lay[LAY_QIDX]
-    oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     h = vload(SMP, SMP_H, lanes)
     h1, both, moved, r, r3 = vstep_ratios(h, vload(SMP, SMP_H1, lanes))
     vstore(SMP, SMP_ROWS + dmax, select(both, r, 0.0))  # the chord matrix's extrapolation ratio
@@ -309,11 +308,7 @@ def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes):
         for c in range(d):
             o = l * nmax + mi[l, oq + c]
             vstore(SMP, SMP_ROWS + c, select(far, vload(HIST, o1 + o, lanes), vload(SMP, SMP_ROWS + c, lanes)))
-        for i in range(s_n(l, mi, S)):  # θ = H q + c (pkm.kernels.ik._h_times, then + c)
-            acc = vzero(lanes)
-            for k in range(mi[l, onz + i]):
-                acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
-            vstore(TH, l * nmax + i, acc + mf[l, occ + i])
+        vtheta_affine(l, mi, S, mf, lay, SMP, SMP_ROWS, TH, l * nmax, lanes)
 
 
 @_piece
@@ -377,7 +372,6 @@ def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes):
     ``P = P₁ + r (P₁ − P₂)`` the extrapolated ``L_p⁺`` of the last two samples (``P₁`` in ``PH``'s slot ``p``,
     :func:`run_lanes`; :func:`pkm.kernels.inverse_dynamics._chord_matrix`), then ``θ = H q + c`` into ``TH``."""
     L, nmax, dmax = mi.shape[0], s_nmax(lay, S), s_dmax(lay, S)
-    oh, onz, ocol, occ = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC]
     rch = vload(SMP, SMP_ROWS + dmax, lanes)
     e = (select(cand, vload(VM, oe, lanes), 0.0), select(cand, vload(VM, oe + 1, lanes), 0.0),
          select(cand, vload(VM, oe + 2, lanes), 0.0), select(cand, vload(VM, oe + 3, lanes), 0.0),
@@ -389,8 +383,4 @@ def _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes):
             p1 = vload(PH, o1 + a * 6 + r, lanes)
             acc = acc + (p1 + rch * (p1 - vload(PH, o2 + a * 6 + r, lanes))) * e[r]
         vstore(SMP, SMP_ROWS + a, vload(TH, l * nmax + mi[l, lay[LAY_QIDX] + a], lanes) + acc)  # q = θ[q_index]
-    for i in range(s_n(l, mi, S)):
-        acc = vzero(lanes)
-        for k in range(mi[l, onz + i]):
-            acc = acc + mf[l, oh + dmax * i + k] * vload(SMP, SMP_ROWS + mi[l, ocol + dmax * i + k], lanes)
-        vstore(TH, l * nmax + i, acc + mf[l, occ + i])
+    vtheta_affine(l, mi, S, mf, lay, SMP, SMP_ROWS, TH, l * nmax, lanes)

@@ -19,7 +19,7 @@ loops), and the pieces that a general limb shares with them (:mod:`pkm.kernels.s
 """
 from __future__ import annotations
 
-from pkm.kernels.model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
+from pkm.kernels.model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
                                LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
                                LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.ik import SERIES_STEP, _sincos_step
@@ -36,7 +36,8 @@ SMALL_ROTATION = 1e-8
 #: :func:`vfk` parts: every body's ``K_i`` and ``T_i`` (the geometry and the dynamics read them), the ``K_i`` only,
 #: the ``K_i`` of the platform's path only.
 FK_ALL, FK_POSES, FK_PATH = 0, 1, 2
-#: Below this step (2⁻²⁷) ``sin Δ`` rounds to Δ and ``cos Δ`` to 1 (:func:`pkm.kernels.ik._sincos_step`: ``Δ²/2 < 2⁻⁵⁴``).
+#: Below this step (2⁻²⁷) ``sin Δ`` rounds to Δ and ``cos Δ`` to 1
+#: (:func:`pkm.kernels.ik._sincos_step`: ``Δ²/2 < 2⁻⁵⁴``).
 TINY_STEP = 2.0 ** -27
 _THIRD, _SEVENTH, _TWELFTH, _INV720 = 1.0 / 3.0, 1.0 / 7.0, 1.0 / 12.0, 1.0 / 720.0
 
@@ -414,6 +415,19 @@ def vgeometry(l, mi, S, lay, d, dp_static, VM, thresh, L):
                 acc = acc + vload(VM, ogi + a * dmax + b, L) * vload(VM, olp + r * dmax + b, L)
             vstore(VM, opi + a * 6 + r, acc)
     return ok
+
+
+@_internal
+def vtheta_affine(l, mi, S, mf, lay, A, oq, TH, tho, L):
+    """``θ = H q + c`` into rows ``tho + i`` of ``TH`` for ``q`` in rows ``oq + c`` of ``A`` (constant ``H`` over its
+    sparse rows, then ``+ c``, as :func:`pkm.kernels.ik._solve_affine`): a constant-``H`` limb's start and chord
+    step (:mod:`pkm.kernels.simd_kernel`) and the lanes' forward-dynamics IK (:mod:`pkm.kernels.simd_forward`)."""
+    oh, onz, ocol, occ, dmax = lay[LAY_HC], lay[LAY_HNZ], lay[LAY_HCOL], lay[LAY_CC], s_dmax(lay, S)
+    for i in range(s_n(l, mi, S)):
+        acc = vzero(L)
+        for k in range(mi[l, onz + i]):
+            acc = acc + mf[l, oh + dmax * i + k] * vload(A, oq + mi[l, ocol + dmax * i + k], L)
+        vstore(TH, tho + i, acc + mf[l, occ + i])
 
 
 @_internal
