@@ -114,7 +114,7 @@ def _keep_geometry(l, mi, S, lay, d, VM, L):
                 vstore(VM, ob + pgyi + o, vload(VM, ogyi + o, L))
 
 
-@_piece
+@_internal
 def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, VM, th, bw, mat, vec, g0, tol, max_iter,
                  thresh, active, sj, status, first, p, fresh, lanes):
     """Sample ``sj[j]`` of limb ``l`` (a general limb) in every lane of ``active`` (bits): the IK (see the
