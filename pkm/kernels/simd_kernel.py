@@ -281,7 +281,7 @@ def _gather_lane(C, v, dv, dts, s, SMP, j, lanes):
     lset(SMP, SMP_H1, j, dts[s - 1] if s >= 1 else 0.0, lanes)
 
 
-@_piece
+@_internal
 def _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes):
     """:func:`pkm.kernels.inverse_dynamics._predict` in lanes, for every limb, into ``TH``: the
     independent coordinates ``q`` extrapolated, ``θ = H q + c`` (constant ``H``, as
