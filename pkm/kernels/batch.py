@@ -173,7 +173,8 @@ def _lane_count(km, N, simd):
 
 #: Calls of :func:`inverse_dynamics_batch` by the path they took, since the process started (tests and
 #: benchmarks read it): ``"simd"`` (segments in lanes; ``"simd<W>"`` by width), ``"scalar"`` (the scalar
-#: kernel only), ``"lane_fallbacks"`` (segments whose lane stopped and ran again on the scalar kernel).
+#: kernel only), ``"lane_fallbacks"`` (segments whose lane stopped and ran again on the scalar kernel),
+#: ``"lane_scalar_ik"`` (a lane's limb and sample whose IK the lanes handed to the scalar solver).
 PATHS = Counter()
 _PATHS_LOCK = Lock()
 
@@ -271,7 +272,8 @@ def inverse_dynamics_batch(robot, X, XD, XDD, wrench=None, gravity=None, *, tol=
             statuses = [st for sts in pool.map(worker, range(workers)) for st in sts]
     run.release_lane_work()
     with _PATHS_LOCK:
-        PATHS.update({"simd": 1, f"simd{lanes}": 1, "lane_fallbacks": run.fallbacks} if lanes else {"scalar": 1})
+        PATHS.update({"simd": 1, f"simd{lanes}": 1, "lane_fallbacks": run.fallbacks, "lane_scalar_ik": run.scalar_ik}
+                     if lanes else {"scalar": 1})
     starts = bounds[1:-1]  # each segment's first sample against the sample before, all at once
     suspect = run.suspects_at(starts) if len(starts) else np.zeros(0, bool)
     rerun = False  # after a re-run the samples before a start may have changed: check it anew
@@ -319,6 +321,7 @@ class _Run:
         self.lane_work = [pooled_lane_work(robot, km, lanes) for _ in range(chunks)] if lanes else None
         self.runs, self._scanned = 0, None  # kernel runs into self.out so far; the last scan
         self.fallbacks = 0  # segments whose lane stopped, run again on the scalar kernel
+        self.scalar_ik = 0  # limb IKs of lane samples solved on the scalar path (status[j, 3])
         self.width = lanes
         self.s0 = s0  # index of sample 0 in the caller's trajectory (streamed blocks), for messages
         self.policy = policy
@@ -381,6 +384,7 @@ class _Run:
         run_lanes(seg_a, seg_e, cold, TH0, lanes_Cs, *self.km, *self.smp, *self.out, *w, *self.args, status,
                   *self.lane_work[c], self.general, simd_lanes(W), self.shape)
         out = []
+        self.scalar_ik += int(status[status[:, 0] != LANE_FAILED, 3].sum())  # (a failed lane's [3]: its value)
         for j, g in enumerate(group):
             if status[j, 0] == LANE_FAILED:
                 self.fallbacks += 1

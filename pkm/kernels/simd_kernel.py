@@ -8,9 +8,10 @@ does for one, with the same results to rounding (tests: ≤ 1e-12 against the re
    configuration or from a given start, with its continuation; the history for the prediction);
 2. then, sample ``k`` of every lane at once, per limb: the predicted start (quintic Hermite or
    Taylor, :func:`pkm.kernels.inverse_dynamics._predict`), forward kinematics and the pose error; a lane
-   whose start is within ``tol`` takes the chord step (the last two samples' ``L_p⁺``, kept in a ring of two
-   slots with the history) and is accepted if that iterate is converged (pose error ≤ ``CHORD_MARGIN · tol``,
-   loops ≤ ``LOOP_TOL``), as the scalar kernel accepts it; **a lane that is not** is solved
+   whose start is within ``CHORD_REACH`` takes chord steps (the last two samples' ``L_p⁺``, kept in a ring of two
+   slots with the history) while each contracts its error, and is accepted at the iterate that is converged
+   (pose error ≤ ``CHORD_MARGIN · tol``, loops ≤ ``LOOP_TOL``), as the scalar kernel accepts it; **a lane that is
+   not** is solved
    on the scalar path (Gauss–Newton from the same start, :func:`pkm.kernels.ik._solve_affine`, then
    from the previous sample's solution), alone, and rejoins the lanes; then the Jacobian,
    ``L_p``, the Gram matrix and ``L_p⁺`` with the singularity check, rates, the RNEA, ``W̄`` and the
@@ -39,7 +40,8 @@ from pkm.kernels.simd_general_limb import general_limb
 from pkm.kernels.simd_lane import lget, lset, prefetch_read
 from pkm.kernels.simd_dynamics import vlimb_wrench, vmotion
 from pkm.kernels.simd_pipeline import (FK_ALL, FK_PATH, s_dmax, s_n, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_residuals, vm_rows, vplatform_pose, vsmall_error, vtheta_affine)
+                                       vloop_residuals, vm_rows, vplatform_error, vplatform_pose, vsmall_error,
+                                       vtheta_affine)
 from pkm.kernels.simd_predict import ring_hist, ring_pinv, vpredict_row, vstep_ratios
 from pkm.kernels.simd_platform import pl_rows, platform_lanes, vstash_limb
 from pkm.kernels.simd_vec import LANES, aligned_zeros, any_lane, lane_bits, select, vabs, vload, vstore, vzero
@@ -53,6 +55,16 @@ LANE_FAILED = -1
 SMP_ROWS = 26
 #: How many samples ahead :func:`run_lanes` brings each lane's per-sample inputs and outputs into the cache.
 PREFETCH = 2
+#: A constant-H limb's start whose pose error is at most ``CHORD_REACH`` (m, rad) takes chord steps in the lanes,
+#: up to ``CHORD_STEPS``, each of which must cut the error to ``CHORD_CONTRACTION`` of the last, until the error is
+#: ``CHORD_MARGIN · tol`` (as the scalar IK accepts an iterate); else the lane's sample goes to the scalar IK. With
+#: ``P`` the last two samples' ``L_p⁺`` extrapolated, a step leaves ``O(|e| h³ + |e|²)`` of a start ``e``: one step from
+#: a start within ``tol`` (a smooth trajectory), two or three from one off by the noise of measured or rounded
+#: samples, whose extrapolation misses by 10–100 times the noise (1e-5 m of noise: starts beyond 1e-4). Those had
+#: each gone to the scalar IK: the Delta ran at the scalar kernel's speed with noise of 1e-12 m (2.3 µs per sample
+#: against 0.4 µs; benchmarks/bench_simd_noise.py). A step from a start this far cannot leave the branch: the
+#: contraction it must show is that of Newton's basin around the predicted solution.
+CHORD_REACH, CHORD_STEPS, CHORD_CONTRACTION = 1e-2, 4, 0.25
 #: Every this many samples a limb's first forward kinematics evaluates its sines and cosines afresh
 #: (:func:`pkm.kernels.simd_vec.vsincos`); in between from the limb's last ones by the angle-addition series
 #: (:func:`pkm.kernels.simd_pipeline.vfk`), so that their rounding never accumulates over more than this many samples.
@@ -199,16 +211,23 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                     _limb_trig(l, mi, S, VB, TRIG, nmax, True, lanes)
                     continue
             vfk(l, mi, S, mf, TH, tho, VB, fresh, FK_PATH, lanes)  # the start's pose error only
-            perr, near, Rp, rp = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+            perr, near, Rp, rp = _pose_error(l, mi, S, mf, lay, VB, SMP, VM, oe, active, lanes)
             # the start θ = H q + c closes the loops at every q: they are checked after the chord step only, at the
             # iterate the lane accepts (as ik._solve_affine checks them at its solution only)
-            cand = near & (perr <= tol)
-            if any_lane(cand):  # the chord step Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
-                _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, cand, p, lanes)
-                vfk(l, mi, S, mf, TH, tho, VB, False, FK_ALL, lanes)
-                perr, near, Rp, rp = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
-                cand = cand & near & (perr <= CHORD_MARGIN * tol)
-                cand = cand & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
+            cand = near & (perr <= CHORD_REACH)
+            if any_lane(cand):  # chord steps Δq = P e with the extrapolated L_p⁺ (inverse_dynamics._chord_matrix)
+                step, conv = cand, cand & ~cand  # stepping, converged: a lane steps while its error contracts
+                for _ in range(CHORD_STEPS):
+                    _chord_lanes(l, mi, S, mf, lay, d, SMP, VM, PH, TH, oe, step, p, lanes)
+                    vfk(l, mi, S, mf, TH, tho, VB, False, FK_ALL, lanes)
+                    last = perr
+                    perr, near, Rp, rp = _pose_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lane_bits(step), lanes)
+                    now = step & near & (perr <= CHORD_MARGIN * tol)
+                    conv = conv | now
+                    step = step & ~now & near & (perr <= CHORD_CONTRACTION * last)
+                    if not any_lane(step):
+                        break
+                cand = conv & (vloop_residuals(l, mi, S, mf, lay, VB, lanes) <= LOOP_TOL)
             taken = lane_bits(cand) & active
             if taken != active:  # the lanes whose start is not converged: the scalar IK, one by one
                 for j in range(W):
@@ -364,6 +383,24 @@ def _store_limb(l, mi, S, lay, d, dp_static, TH, HIST, PH, VM, tho, nmax, L, opi
                 th[i] = lget(TH, tho + i, j, lanes)
                 thd[i] = lget(VM, othd + i, j, lanes)
                 thdd[i] = lget(VM, othdd + i, j, lanes)
+
+
+@_internal
+def _pose_error(l, mi, S, mf, lay, VB, SMP, VM, oe, active, lanes):
+    """A constant-H limb's pose error ``e`` into rows ``oe`` of ``VM``, ``(|e|, near, R_p, r_p)``: to first order
+    (:func:`pkm.kernels.simd_pipeline.vsmall_error`) in each lane whose rotation error is below ``SMALL_ROTATION``,
+    the logarithm (:func:`pkm.kernels.simd_pipeline.vplatform_error`) in the others, evaluated only when one of the
+    ``active`` lanes needs it (a start off by more than ~1e-8, as noisy or rounded samples give). Each lane's ``e``
+    depends on its own pose only, so a lane's result does not depend on the segments beside it."""
+    perr, near, Rp, rp = vsmall_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+    if lane_bits(near) & active == active:
+        return perr, near, Rp, rp
+    e = (vload(VM, oe, lanes), vload(VM, oe + 1, lanes), vload(VM, oe + 2, lanes), vload(VM, oe + 3, lanes),
+         vload(VM, oe + 4, lanes), vload(VM, oe + 5, lanes))
+    plog, nlog, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, oe, lanes)
+    for r in range(6):
+        vstore(VM, oe + r, select(near, e[r], vload(VM, oe + r, lanes)))
+    return select(near, perr, plog), near | nlog, Rp, rp
 
 
 @_internal
