@@ -53,7 +53,7 @@ __all__ = ["run_lanes", "make_lane_work", "pooled_lane_work", "supports", "LANE_
 LANE_FAILED = -1
 #: Rows of the per-step sample scratch: C_d (12), V_p (6), V̇_p (6), h, h1 (then d_max rows of q).
 SMP_ROWS = 26
-#: How many samples ahead :func:`run_lanes` brings each lane's per-sample inputs and outputs into the cache.
+#: How many samples ahead :func:`run_lanes` brings each lane's per-sample inputs into the cache.
 PREFETCH = 2
 #: A constant-H limb's start whose pose error is at most ``CHORD_REACH`` (m, rad) takes chord steps in the lanes,
 #: up to ``CHORD_STEPS``, each of which must cut the error to ``CHORD_CONTRACTION`` of the last, until the error is
@@ -171,9 +171,11 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 active |= 1 << j
             sj[j] = min(seg_a[j] + k, max(seg_e[j] - 1, 0))
             _gather_lane(Cd[sj[j]], Vp[sj[j]], dVp[sj[j]], dts, sj[j], SMP, j, lanes)
-            # the lane's sample PREFETCH steps ahead on its way to the cache; only where every limb has a constant H:
+            # the lane's inputs PREFETCH steps ahead on their way to the cache; only where every limb has a constant H:
             # the general limbs' larger scratch lost more to the hints than the copies gained (IRSBot-2, warm
-            # caches: +8 % CPU time with them, A/B; the Delta: −5 to −17 % with cold caches, neutral warm)
+            # caches: +8 % CPU time with them, A/B; the Delta: −5 to −17 % with cold caches, neutral warm). Not the
+            # outputs (written, not read: their hints cost the Delta 2-3 % at N = 10⁴ on the AVX2 target, ABBA
+            # paired, and nothing at N = 2·10⁵ or streamed 10⁶)
             if general is None and seg_a[j] + k + PREFETCH < seg_e[j]:
                 s = seg_a[j] + k + PREFETCH
                 _prefetch_sample(Cd, s)
@@ -181,13 +183,6 @@ def run_lanes(seg_a, seg_e, cold, TH0, Cs, mi, mf, lay, Mp, d_static, dp_static,
                 _prefetch_sample(dVp, s)
                 _prefetch_sample(Wee, s)
                 _prefetch_sample(dts, s)
-                _prefetch_sample(theta, s)
-                _prefetch_sample(thetad, s)
-                _prefetch_sample(thetadd, s)
-                _prefetch_sample(JIK, s)
-                _prefetch_sample(limbW, s)
-                _prefetch_sample(platW, s)
-                _prefetch_sample(tau, s)
         if active == 0:
             break
         _predict_lanes(mi, S, mf, lay, d_static, SMP, TH, HIST, p, lanes)
