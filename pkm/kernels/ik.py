@@ -37,6 +37,18 @@ CHORD_MARGIN = 1e-2
 #: ``STALL`` (:mod:`pkm.algorithms.inverse_kinematics`): Newton has reached the rounding floor,
 #: which grows with the joint values.
 
+#: The SIMD path (:mod:`pkm.kernels.simd_kernel`): a constant-H limb's start whose pose error is at most
+#: ``CHORD_REACH`` (m, rad) takes chord steps in the lanes, up to ``CHORD_STEPS``, each of which must cut the error
+#: to ``CHORD_CONTRACTION`` of the last, until the error is ``CHORD_MARGIN · tol`` (as the scalar IK accepts an
+#: iterate); else the lane's sample goes to the scalar IK. With
+#: ``P`` the last two samples' ``L_p⁺`` extrapolated, a step leaves ``O(|e| h³ + |e|²)`` of a start ``e``: one step from
+#: a start within ``tol`` (a smooth trajectory), two or three from one off by the noise of measured or rounded
+#: samples, whose extrapolation misses by 10–100 times the noise (1e-5 m of noise: starts beyond 1e-4). Those had
+#: each gone to the scalar IK: the Delta ran at the scalar kernel's speed with noise of 1e-12 m (2.3 µs per sample
+#: against 0.4 µs; benchmarks/bench_simd_noise.py). A step from a start this far cannot leave the branch: the
+#: contraction it must show is that of Newton's basin around the predicted solution. A general limb
+#: (:mod:`pkm.kernels.simd_general_limb`) takes up to ``CHORD_STEPS`` chord steps the same way before its geometry.
+CHORD_REACH, CHORD_STEPS, CHORD_CONTRACTION = 1e-2, 4, 0.25
 
 # Taylor coefficients of sin (d³ … d⁹) and cos (d⁴ … d¹⁰)
 _S3, _S5, _S7, _S9 = -1.0 / 6.0, 1.0 / 120.0, -1.0 / 5040.0, 1.0 / 362880.0

@@ -12,9 +12,10 @@ one such limb and sample (the IK by :func:`pkm.kernels.ik._solve_general`, then
    :func:`pkm.kernels.inverse_dynamics._correct_start`: the result is the step's to ``O(|e|²)``).
    Otherwise a **chord step** (the Newton step of :func:`pkm.kernels.simd_general.vnewton_step` with
    the last sample's ``J_p, L_p⁺, H, G_y⁻¹``, kept per limb, as the affine path's chord step uses the
-   last samples' ``L_p⁺``) — and, if some lane's start was beyond ``tol`` (with times inferred, IRSBot-2's
-   starts are 1e-12…1e-10 and one chord step leaves 1e-14…1e-13), a second chord step from the first
-   one's error (forward kinematics, pose error and loop residuals only) — then the geometry there,
+   last samples' ``L_p⁺``) — and, while some lane's start was beyond ``tol`` (with times inferred, IRSBot-2's
+   starts are 1e-12…1e-10 and one chord step leaves 1e-14…1e-13; noisy or rounded samples miss by more), up to
+   ``CHORD_STEPS − 1`` more chord steps, each from the last one's error (forward kinematics, pose error and loop
+   residuals only), in the lanes whose error contracts (``CHORD_CONTRACTION``) — then the geometry there,
    accepted as :func:`pkm.kernels.ik._converged` accepts an iterate: ``|e| ≤ CHORD_MARGIN · tol``, or at the rounding floor (``|e| ≤ tol ·
    max(1, max|θ|)``) after a step from a start already within ``tol``; loops ≤ ``LOOP_TOL``. (On the
    3R[2US] Delta the floor is ~2e-14, above ``CHORD_MARGIN · tol`` = 1e-14: the scalar kernel accepts
@@ -32,7 +33,7 @@ segment and its successor are run by the scalar kernel (:func:`pkm.kernels.simd_
 """
 from __future__ import annotations
 
-from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_general
+from pkm.kernels.ik import CHORD_CONTRACTION, CHORD_MARGIN, CHORD_STEPS, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
@@ -149,13 +150,18 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
         redo = lane_bits(good) & active != active
         if redo:
             quadratic = near & (perr <= tol)
-            vnewton_step(l, mi, S, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
-            if lane_bits(quadratic | ~near) & active != active:  # a start beyond tol (inferred times): a second
-                vfk(l, mi, S, mf, TH, l * nmax, VB, False, FK_POSES, lanes)  # chord step, from the first one's error
+            step = near
+            vnewton_step(l, mi, S, lay, d, TH, VM, step, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+            for _ in range(CHORD_STEPS - 1):  # starts beyond tol (inferred times, noisy or rounded samples): more
+                if lane_bits(quadratic | ~step) & active == active:  # chord steps, each from the last one's error,
+                    break  # while it contracts
+                last = perr
+                vfk(l, mi, S, mf, TH, l * nmax, VB, False, FK_POSES, lanes)
                 perr, near, _, _ = vplatform_error(l, mi, S, mf, lay, VB, SMP, VM, vm_rows(nmax, dmax)[7], lanes)
                 vloop_values(l, mi, S, mf, lay, VB, VM, ogv, lanes)
-                quadratic = near & (perr <= tol)
-                vnewton_step(l, mi, S, lay, d, TH, VM, near, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
+                step = step & near & ((perr <= tol) | (perr <= CHORD_CONTRACTION * last))
+                quadratic = step & (perr <= tol)
+                vnewton_step(l, mi, S, lay, d, TH, VM, step, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
         else:
             quadratic = good
             perr, gmax, near, reg = vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, False, lanes)

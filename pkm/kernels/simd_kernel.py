@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.kernels.dynamics import OK, _pinv_slot
-from pkm.kernels.ik import CHORD_MARGIN, _dof, _solve_affine
+from pkm.kernels.ik import CHORD_CONTRACTION, CHORD_MARGIN, CHORD_REACH, CHORD_STEPS, _dof, _solve_affine
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT, run_range
 from pkm.kernels.model import (LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX,
                                LAY_QIDX, LI_AFF, LI_NACT, LI_NLOOP, LOOP_TOL, LP_M, LP_SIZE, has_joint_terms)
@@ -55,16 +55,6 @@ LANE_FAILED = -1
 SMP_ROWS = 26
 #: How many samples ahead :func:`run_lanes` brings each lane's per-sample inputs into the cache.
 PREFETCH = 2
-#: A constant-H limb's start whose pose error is at most ``CHORD_REACH`` (m, rad) takes chord steps in the lanes,
-#: up to ``CHORD_STEPS``, each of which must cut the error to ``CHORD_CONTRACTION`` of the last, until the error is
-#: ``CHORD_MARGIN · tol`` (as the scalar IK accepts an iterate); else the lane's sample goes to the scalar IK. With
-#: ``P`` the last two samples' ``L_p⁺`` extrapolated, a step leaves ``O(|e| h³ + |e|²)`` of a start ``e``: one step from
-#: a start within ``tol`` (a smooth trajectory), two or three from one off by the noise of measured or rounded
-#: samples, whose extrapolation misses by 10–100 times the noise (1e-5 m of noise: starts beyond 1e-4). Those had
-#: each gone to the scalar IK: the Delta ran at the scalar kernel's speed with noise of 1e-12 m (2.3 µs per sample
-#: against 0.4 µs; benchmarks/bench_simd_noise.py). A step from a start this far cannot leave the branch: the
-#: contraction it must show is that of Newton's basin around the predicted solution.
-CHORD_REACH, CHORD_STEPS, CHORD_CONTRACTION = 1e-2, 4, 0.25
 #: Every this many samples a limb's first forward kinematics evaluates its sines and cosines afresh
 #: (:func:`pkm.kernels.simd_vec.vsincos`); in between from the limb's last ones by the angle-addition series
 #: (:func:`pkm.kernels.simd_pipeline.vfk`), so that their rounding never accumulates over more than this many samples.

@@ -15,7 +15,10 @@ from pkm.lie import KERNEL_FASTMATH
 # Python exception. fastmath: only "contract" (FMA), for the kernel and every helper it calls, see
 # pkm.lie.KERNEL_FASTMATH. (An earlier kernel, whose pieces LLVM inlined or not by its own
 # heuristics, gave results differing in the last bit between a fresh compile and cached callees;
-# with every piece forceinline or a call, the code and the bits are the same each way.)
+# with every piece forceinline or a call, the code and the bits are the same each way. A call is not
+# proof of that by itself: with the lanes' general-limb stage a _piece, the IRSBot-2's SIMD torques
+# still differed by 5e-15 between the compiling process and later ones; it is forceinline since,
+# tests/test_simd_cache.py.)
 # _nrt=False: no numba runtime, so no reference counting of the arrays passed between the kernel's
 # functions (each NRT_incref/NRT_decref is an opaque call: LLVM spills every live register around
 # it and reloads what it had read from arrays; ~8 % of the Delta's time) and no allocation.
@@ -30,7 +33,9 @@ _jit = njit(**_OPTIONS)
 # words through the stack and hid the callee's constants (sizes, flags) from the caller; inlining
 # _limb_dynamics, the leaves of the IK and the RNEA made the Delta ~20 % faster (A/B alternated).
 # The IK solvers and _build_H stay calls (_piece): inlining them as well gained nothing measurable
-# and made run_range, whose compile the first run waits for, larger.
+# and made run_range, whose compile the first run waits for, larger. The SIMD path's per-step pieces
+# (simd_general_limb.general_limb, simd_kernel._predict_lanes) are inlined into run_lanes: the
+# 3R[2US]'s lanes 4-13 % faster, the Delta's 2-3 % (ABBA paired, benchmarks/README.md).
 _internal = njit(**_OPTIONS, no_cpython_wrapper=True, forceinline=True)
 _piece = njit(**_OPTIONS, no_cpython_wrapper=True)
 
