@@ -16,6 +16,21 @@ ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 
 
+def add_repo_to_path():
+    """This checkout first on ``sys.path`` (then ``benchmarks/``): a benchmark measures the pkm beside it. A script's
+    own directory (``benchmarks/``) is what Python puts first, so ``import pkm`` found whichever pkm the environment
+    had installed: in a second worktree of a venv with an editable install of the first, the first's code was
+    measured and recorded as the second's. Called when this module is imported (every benchmark imports it before
+    pkm); :func:`versions` records the pkm that was imported."""
+    for p in (str(ROOT / "benchmarks"), str(ROOT)):
+        while p in sys.path:
+            sys.path.remove(p)
+        sys.path.insert(0, p)
+
+
+add_repo_to_path()
+
+
 def cpu_info() -> dict:
     """CPU model, vendor, family/model numbers, nominal MHz, logical CPUs (from /proc/cpuinfo) and the
     CPUs this process may use."""
@@ -58,6 +73,16 @@ def versions() -> dict:
             out[key] = getattr(m, "__version__", "installed")
         except ImportError:
             out[key] = None
+    import pkm
+
+    out["pkm_source"] = str(Path(pkm.__file__).resolve().parent)
+    try:
+        import subprocess
+
+        out["pkm_commit"] = subprocess.run(["git", "-C", out["pkm_source"], "rev-parse", "--short", "HEAD"],
+                                           capture_output=True, text=True, timeout=10).stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        out["pkm_commit"] = None
     if out["modern_robotics"] == "installed":
         try:
             from importlib.metadata import version
@@ -151,9 +176,3 @@ def header(title: str, cpu: dict, vers: dict) -> str:
             f"{', '.join(f'{x:.2f}' for x in cpu.get('load_average_at_start', []))}\n"
             f"python {vers['python']}, numpy {vers['numpy']}, numba {vers['numba']}, pin {vers['pin']}, "
             f"modern_robotics {vers['modern_robotics']}\n")
-
-
-def add_repo_to_path():
-    here = str(Path(__file__).resolve().parent)
-    if here not in sys.path:
-        sys.path.insert(0, here)
