@@ -14,7 +14,7 @@ one such limb and sample (the IK by :func:`pkm.kernels.ik._solve_general`, then
    the last sample's ``J_p, L_p⁺, H, G_y⁻¹``, kept per limb, as the affine path's chord step uses the
    last samples' ``L_p⁺``) — and, while some lane's start was beyond ``tol`` (with times inferred, IRSBot-2's
    starts are 1e-12…1e-10 and one chord step leaves 1e-14…1e-13; noisy or rounded samples miss by more), up to
-   ``CHORD_STEPS − 1`` more chord steps, each from the last one's error (forward kinematics, pose error and loop
+   ``GENERAL_CHORD_STEPS − 1`` more chord steps, each from the last one's error (forward kinematics, pose error and loop
    residuals only), in the lanes whose error contracts (``CHORD_CONTRACTION``) — then the geometry there,
    accepted as :func:`pkm.kernels.ik._converged` accepts an iterate: ``|e| ≤ CHORD_MARGIN · tol``, or at the rounding floor (``|e| ≤ tol ·
    max(1, max|θ|)``) after a step from a start already within ``tol``; loops ≤ ``LOOP_TOL``. (On the
@@ -33,7 +33,7 @@ segment and its successor are run by the scalar kernel (:func:`pkm.kernels.simd_
 """
 from __future__ import annotations
 
-from pkm.kernels.ik import CHORD_CONTRACTION, CHORD_MARGIN, CHORD_STEPS, _dof, _solve_general
+from pkm.kernels.ik import CHORD_CONTRACTION, CHORD_MARGIN, GENERAL_CHORD_STEPS, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
 from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
@@ -152,7 +152,7 @@ def general_limb(l, mi, S, mf, lay, d_static, dp_static, Cd, SMP, TH, HIST, VB, 
             quadratic = near & (perr <= tol)
             step = near
             vnewton_step(l, mi, S, lay, d, TH, VM, step, ob, ob + ppi, ob + ph, ob + pgyi, lanes)
-            for _ in range(CHORD_STEPS - 1):  # starts beyond tol (inferred times, noisy or rounded samples): more
+            for _ in range(GENERAL_CHORD_STEPS - 1):  # starts beyond tol (inferred times, noisy or rounded samples): more
                 if lane_bits(quadratic | ~step) & active == active:  # chord steps, each from the last one's error,
                     break  # while it contracts
                 last = perr
