@@ -53,11 +53,43 @@ def _timed(fn):
     return time.perf_counter() - w0, time.process_time() - c0
 
 
-def bench_interleaved(keys, N, rounds, n_states=2000):
-    import numba
+def pin_rnea(n_states=2000):
+    """The peer: a function that calls ``pin.rnea`` on ``n_states`` random states of the Delta's 18-joint tree
+    (``peers.delta_tree_model``), one call each."""
     import pinocchio as pin
 
     import peers
+    import pkm
+
+    model = peers.delta_tree_model(pkm.load(C.ROOT / "robots" / ROBOTS["delta"])).model
+    data, rng, n = model.createData(), np.random.default_rng(1), model.nq
+    pargs = [(model, data, rng.uniform(-np.pi, np.pi, n), rng.normal(size=n), rng.normal(size=n))
+             for _ in range(n_states)]
+
+    def rnea():
+        for a in pargs:
+            pin.rnea(*a)
+    return rnea
+
+
+def run_record(a, **extra) -> dict:
+    """What a SIMD benchmark's JSON records of its run: machine, versions, the lanes' widths, numba's target and
+    the environment that set them, one thread, ``a.samples``, ``a.rounds`` and the load at the start."""
+    from numba.core.registry import cpu_target
+
+    from pkm.kernels.simd_width import simd_width
+
+    return {"cpu": C.cpu_info(), "versions": C.versions(),
+            "lanes": {"constant H": simd_width(), "general limbs": simd_width(True)},
+            "numba_target_cpu": cpu_target.target_context.codegen().magic_tuple()[1],
+            "numba_env": {k: os.environ[k] for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "PKM_SIMD_LANES")
+                          if k in os.environ},
+            **extra, "threads": 1, "N": a.samples, "rounds": a.rounds, "load_at_start": os.getloadavg()}
+
+
+def bench_interleaved(keys, N, rounds, n_states=2000):
+    import numba
+
     import pkm
     from bench_inverse_dynamics import long_trajectory
     from pkm.kernels import batch
@@ -85,18 +117,7 @@ def bench_interleaved(keys, N, rounds, n_states=2000):
                 path = {False: "scalar", True: "SIMD", None: f"default ({took})"}[simd]
                 w = batch._lane_count(robot._packed(), N, True) if simd is not False and took == "SIMD" else 1
                 cands[(key, path, with_t)] = (run, N, simd_ok or simd is False, w)
-    delta = pkm.load(C.ROOT / "robots" / ROBOTS["delta"])
-    pt = peers.delta_tree_model(delta)
-    model, data = pt.model, pt.model.createData()
-    rng = np.random.default_rng(1)
-    n = model.nq
-    pargs = [(model, data, rng.uniform(-np.pi, np.pi, n), rng.normal(size=n), rng.normal(size=n))
-             for _ in range(n_states)]
-
-    def rnea():
-        for a in pargs:
-            pin.rnea(*a)
-    cands[("pin", "rnea", None)] = (rnea, n_states, True, 1)
+    cands[("pin", "rnea", None)] = (pin_rnea(n_states), n_states, True, 1)
     best = {k: [np.inf, np.inf] for k in cands}
     for r in range(rounds):
         for k, (fn, count, *_) in cands.items():
@@ -205,22 +226,15 @@ def main(argv=None):
     ap.add_argument("--no-startup", action="store_true")
     ap.add_argument("--machine")
     a = ap.parse_args(argv)
-    from numba.core.registry import cpu_target
-
     from pkm.kernels.simd_vec import LANES as target
-    from pkm.kernels.simd_width import simd_width, width_file
+    from pkm.kernels.simd_width import width_file
 
-    width = {"constant H": simd_width(), "general limbs": simd_width(True)}
-    cpu, vers = C.cpu_info(), C.versions()
-    triple, cpu_name, _ = cpu_target.target_context.codegen().magic_tuple()
     try:
         record = json.loads(width_file().read_text())
     except (OSError, ValueError):
         record = {}
-    res = {"cpu": cpu, "versions": vers, "lanes": width, "target_lanes": target, "numba_target_cpu": cpu_name,
-           "numba_env": {k: os.environ[k] for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "PKM_SIMD_LANES")
-                         if k in os.environ},
-           "width_record": record, "threads": 1, "N": a.samples, "rounds": a.rounds, "load_at_start": os.getloadavg()}
+    res = run_record(a, target_lanes=target, width_record=record)
+    cpu, width, cpu_name = res["cpu"], res["lanes"], res["numba_target_cpu"]
     log(f"interleaved, {a.rounds} rounds, N = {a.samples}, W = {width} (target {cpu_name}: up to {target})")
     res["interleaved"] = bench_interleaved(a.robots, a.samples, a.rounds)
     if not a.no_big:

@@ -26,16 +26,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _common as C  # noqa: E402
-from bench_simd import NAMES, ROBOTS, _timed, log  # noqa: E402
+from bench_simd import NAMES, ROBOTS, _timed, log, pin_rnea, run_record  # noqa: E402
 
 C.add_repo_to_path()
 
 
 def bench(keys, levels, N, rounds, n_states=2000):
     import numba
-    import pinocchio as pin
 
-    import peers
     import pkm
     from bench_inverse_dynamics import long_trajectory
     from pkm.kernels import batch
@@ -55,16 +53,7 @@ def bench(keys, levels, N, rounds, n_states=2000):
                 tau = run().tau  # compile / load
                 cands[(key, level, "default" if simd is None else "scalar")] = (run, N)
                 info[(key, level, simd)] = (tau, dict(batch.PATHS))
-    delta = pkm.load(C.ROOT / "robots" / ROBOTS["delta"])
-    model = peers.delta_tree_model(delta).model
-    data, rng, n = model.createData(), np.random.default_rng(1), model.nq
-    pargs = [(model, data, rng.uniform(-np.pi, np.pi, n), rng.normal(size=n), rng.normal(size=n))
-             for _ in range(n_states)]
-
-    def rnea():
-        for a in pargs:
-            pin.rnea(*a)
-    cands[("pin", None, "rnea")] = (rnea, n_states)
+    cands[("pin", None, "rnea")] = (pin_rnea(n_states), n_states)
     best = {k: [np.inf, np.inf] for k in cands}
     for r in range(rounds):
         for k, (fn, count) in cands.items():
@@ -94,16 +83,8 @@ def main(argv=None):
     ap.add_argument("--noise", nargs="+", type=float, default=[0.0, 1e-12, 1e-9, 1e-6, 1e-5])
     ap.add_argument("--machine")
     a = ap.parse_args(argv)
-    from numba.core.registry import cpu_target
-
-    from pkm.kernels.simd_width import simd_width
-
-    cpu = C.cpu_info()
-    res = {"cpu": cpu, "versions": C.versions(), "lanes": {"constant H": simd_width(), "general limbs": simd_width(True)},
-           "numba_target_cpu": cpu_target.target_context.codegen().magic_tuple()[1],
-           "numba_env": {k: os.environ[k] for k in ("NUMBA_CPU_NAME", "NUMBA_CPU_FEATURES", "PKM_SIMD_LANES")
-                         if k in os.environ},
-           "threads": 1, "N": a.samples, "rounds": a.rounds, "load_at_start": os.getloadavg()}
+    res = run_record(a)
+    cpu = res["cpu"]
     log(f"interleaved, {a.rounds} rounds, N = {a.samples}, noise {a.noise}")
     res["interleaved"] = bench(a.robots, a.noise, a.samples, a.rounds)
     res["load_at_end"] = os.getloadavg()

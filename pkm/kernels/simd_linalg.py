@@ -22,8 +22,8 @@ def vcholesky(A, oa, oc, d, dmax, oinv, L):
     dependent operations holds one division per column and no square root (on AVX2 the square root and the
     division in a row had been the kernel's slowest stretch, ~5 % of the Delta's samples); then, off that chain,
     ``1 / C_jj = √(1/d_j)`` and ``C_jj = d_j / C_jj`` where the reciprocals are kept (the pivots' reciprocals of the
-    chain reused: no second division), else ``C_jj = √d_j`` and its reciprocal, and ``C_ij = s_ij / C_jj``. The same sums as :func:`pkm.lie.linalg._cholesky_into`'s, rounded
-    differently."""
+    chain reused: no second division), else ``C_jj = √d_j`` and its reciprocal, and ``C_ij = s_ij / C_jj``. The same
+    sums as :func:`pkm.lie.linalg._cholesky_into`'s, rounded differently."""
     ok = splat(1.0, L) > 0.0
     for j in range(d):
         dd = vload(A, oa + j * dmax + j, L)
