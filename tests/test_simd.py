@@ -15,6 +15,7 @@ from pkm.algorithms import manipulator as man
 from pkm.kernels import batch
 from pkm.kernels.simd_general import GJ, vgj_inverse
 from pkm.kernels.simd_kernel import _chord_lanes, supports
+from pkm.kernels.simd_linalg import vcholesky
 from pkm.kernels.simd_pipeline import vplatform_error, vsmall_error
 from pkm.kernels.simd_lane import lget, lset, prefetch_read, prefetch_write
 from pkm.kernels.simd_vec import (aligned_zeros, all_lanes, any_lane, get_lane, host_lanes, lane_bits, lanes,
@@ -228,6 +229,48 @@ def test_lane_inverse_pivots_per_lane(w):
     for k in range(w - 1):
         X = np.array([[A[GJ * GJ + a * GJ + b, k] for b in range(m)] for a in range(m)])
         np.testing.assert_allclose(X @ mats[k], np.eye(m), rtol=0, atol=1e-13)
+
+
+@numba.njit
+def _chol(A, d, inv, L):
+    return lane_bits(vcholesky(A, 0, 36, d, 6, 72 if inv else -1, L))
+
+
+@pytest.mark.parametrize("w", WIDTHS)
+@pytest.mark.parametrize("d", range(1, 7))
+def test_lane_cholesky_against_numpy(w, d):
+    """The lanes' Cholesky factor (the limb geometry's ``L_pᵀL_p = CCᵀ`` and the lanes' ``M_t`` solve) against
+    numpy, each lane its own Gram matrix ``BᵀB`` of a 6 × d ``B``: scales from 1e-5 to 1e4 and condition numbers up
+    to ~1e8 (two nearly dependent columns), so that an error of its elimination shows against ``cond(C)·ε``; the
+    diagonal of ``C⁻¹``; and one lane that is not positive definite, which the mask reports and which gets ``C = I``
+    without touching the others."""
+    rng = np.random.default_rng(100 * d + w)
+    A = aligned_zeros(108, w)
+    mats = []
+    for k in range(w):
+        B = rng.normal(size=(6, d)) * 10.0 ** rng.uniform(-5, 4)
+        if d > 1 and k % 2:
+            B[:, -1] = B[:, 0] + 1e-4 * 10.0 ** rng.uniform(0, 2) * B[:, -1]
+        G = B.T @ B
+        if k == w - 1:
+            G[d - 1, d - 1] = -abs(G[d - 1, d - 1])  # not positive definite at the last pivot
+        mats.append(G)
+        for a in range(d):
+            A[a * 6:a * 6 + d, k] = G[a]
+    for inv in (True, False):
+        B0 = A.copy()
+        assert _chol(B0, d, inv, lanes(w)) == (1 << (w - 1)) - 1
+        for k in range(w):
+            C = np.array([[B0[36 + a * 6 + b, k] if b <= a else 0.0 for b in range(d)] for a in range(d)])
+            if k == w - 1:
+                np.testing.assert_array_equal(C, np.eye(d))
+                continue
+            ref = np.linalg.cholesky(mats[k])
+            bound = 8 * d * np.finfo(float).eps * np.linalg.cond(ref) * np.abs(ref).max()
+            np.testing.assert_allclose(C, ref, rtol=0, atol=bound)
+            if inv:
+                np.testing.assert_allclose([B0[72 + a * 6 + a, k] for a in range(d)], 1 / np.diag(ref),  # a small
+                                           rtol=8 * d * np.finfo(float).eps * np.linalg.cond(mats[k]))  # pivot: cond(G)
 
 
 @pytest.mark.parametrize("name", ["delta_3rr2rrr", "irsbot2"])
