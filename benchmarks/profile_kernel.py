@@ -16,7 +16,10 @@ sample counts for every function of its inline chain), from DWARF line tables: r
 and a ``NUMBA_CACHE_DIR`` of its own (numba then compiles with line tables; that build keeps some small
 helpers of ``pkm.lie.small`` out of line, so the shares are approximate), e.g.
 ``NUMBA_DEBUGINFO=1 NUMBA_CACHE_DIR=/tmp/dbg python benchmarks/profile_kernel.py --simd --inlined run_lanes``
-(issue 32: where the lanes' time goes, per pipeline piece).
+(issue 32: where the lanes' time goes, per pipeline piece). ``--lines`` adds the split by source line (the
+innermost frame), ``--sites F …`` the split of the samples inside each function ``F`` by its own lines (which
+call of a piece costs what: e.g. ``--sites run_lanes vgeometry`` gave the lanes' Cholesky 6.5 % of the Delta's
+samples on the AVX2 target, issue 32's fifth session).
 
 Needs Linux ``perf`` (Debian: ``apt install linux-perf``; in a VM the ``cpu-clock`` event works)
 and binutils' ``nm`` (and ``addr2line`` for ``--inlined``). A developer's tool: no figure here is a benchmark
@@ -50,6 +53,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-t", action="store_true", help="without sample times (they are inferred)")
     ap.add_argument("--inlined", metavar="FUNCTION", help="split this function's samples by the source functions "
                     "inlined into it (run with NUMBA_DEBUGINFO=1)")
+    ap.add_argument("--lines", action="store_true", help="with --inlined: also the source lines of the samples "
+                    "(the innermost frame's)")
+    ap.add_argument("--sites", metavar="FUNCTION", nargs="+", default=(), help="with --inlined: split the samples "
+                    "inside each FUNCTION by its own source lines (where it calls the pieces inlined into it)")
     args = ap.parse_args(argv)
     perf = shutil.which("perf")
     if perf is None or shutil.which("nm") is None:
@@ -92,13 +99,15 @@ def main(argv=None) -> int:
     for name, share in shares.most_common(args.top):
         print(f"  {share:6.2f} %  {name}")
     if args.inlined:
-        return _inlined(perf, data, args.inlined, args.top)
+        return _inlined(perf, data, args.inlined, args.top, args.lines, args.sites)
     return 0
 
 
-def _inlined(perf, data, target, top) -> int:
+def _inlined(perf, data, target, top, lines_too=False, sites=()) -> int:
     """``target``'s perf samples by the source functions of each sample's inline chain (``addr2line -i`` on the
-    object code numba emitted for it, which has line tables under ``NUMBA_DEBUGINFO=1``)."""
+    object code numba emitted for it, which has line tables under ``NUMBA_DEBUGINFO=1``); ``lines_too``: also by
+    the innermost frame's source line; ``sites``: the samples inside each of these functions by its own line
+    (the innermost frame of that function in the chain: the call site of the piece inlined there, or its own code)."""
     if shutil.which("addr2line") is None:
         print("profile_kernel: --inlined needs `addr2line` (binutils)", file=sys.stderr)
         return 2
@@ -125,14 +134,16 @@ def _inlined(perf, data, target, top) -> int:
     lines = subprocess.run(["addr2line", "-a", "-f", "-i", "-e", f.name],
                            input="\n".join(hex(offsets[0] + o) for o in hits), capture_output=True, text=True).stdout
     os.unlink(f.name)
-    chains, current = collections.defaultdict(set), None
+    chains, frames, current = collections.defaultdict(set), collections.defaultdict(list), None
     it = iter(lines.splitlines())
     for line in it:
         if line.startswith("0x"):
             current = int(line, 16) - offsets[0]
         else:
-            chains[current].add(_perfmap.demangle(line).split(".")[-1])
-            next(it, None)  # (its file:line)
+            function = _perfmap.demangle(line).split(".")[-1]
+            chains[current].add(function)
+            where = next(it, "").split(" ")[0]  # file:line (addr2line appends " (discriminator N)")
+            frames[current].append((function, where.rsplit("/", 1)[-1]))  # innermost first
     total = sum(hits.values())
     shares = collections.Counter()
     for offset, count in hits.items():
@@ -145,7 +156,24 @@ def _inlined(perf, data, target, top) -> int:
     print(f"{_perfmap.demangle(name)}: {total} samples; share per inlined source function (inclusive):")
     for function, count in shares.most_common(top):
         print(f"  {100 * count / total:6.2f} %  {function}")
+    if lines_too:
+        print("by the innermost frame's source line:")
+        _print_split(hits, lambda offset: frames[offset][0][1] if frames.get(offset) else None, total, top)
+    for site in sites:
+        print(f"inside {site}, by its own source line:")
+        _print_split(hits, lambda offset: next((w for f, w in frames.get(offset, ()) if f == site), None), total, top)
     return 0
+
+
+def _print_split(hits, key, total, top) -> None:
+    """Each ``hits`` offset's count under ``key(offset)`` (None: left out), the ``top`` shares of ``total``."""
+    split = collections.Counter()
+    for offset, count in hits.items():
+        k = key(offset)
+        if k is not None:
+            split[k] += count
+    for k, count in split.most_common(top):
+        print(f"  {100 * count / total:6.2f} %  {k}")
 
 
 if __name__ == "__main__":
