@@ -385,13 +385,16 @@ def test_platform_stage_in_lanes_equals_the_scalar_one(w):
 
 def test_static_shape_holds_the_sizes_the_lanes_compile_with():
     """``static_shape``: each size as the length − 1 of a tuple (numba knows it when it compiles), ``()``
-    where the limbs or loops differ; checked against the model's arrays for every robot."""
-    from pkm.kernels.model import LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX, LI_N, LI_NLOOP, LP_M, LP_SIZE
+    where the limbs or loops differ; checked against the model's arrays for every robot; the general limbs'
+    dependent variables ``y`` and platform path as bits, checked against the limb models."""
+    from pkm.kernels.model import (LAY_DMAX, LAY_LMAX, LAY_LOOPS, LAY_NMAX, LAY_QIDX, LI_AFF, LI_N, LI_NLOOP, LP_M,
+                                   LP_SIZE, LP_Y)
     from pkm.kernels.simd_pipeline import static_shape
 
-    dynamic = set()
+    dynamic, structured = set(), set()
     for p in FILES:
-        km = _load(p)._packed()
+        robot = _load(p)
+        km = robot._packed()
         mi, lay = km.mi, km.lay
         S = static_shape(km)
         assert [len(S[k]) - 1 for k in range(3)] == [lay[LAY_NMAX], lay[LAY_DMAX], lay[LAY_LMAX]]
@@ -403,24 +406,44 @@ def test_static_shape_holds_the_sizes_the_lanes_compile_with():
             else:
                 assert S[k] == (), (p.stem, k)
                 dynamic.add(k)
+        general = [limb for limb, aff in zip(robot.limbs, mi[:, LI_AFF]) if aff == 0]
+        if not general:
+            assert S[6:] == ((),) * 4
+            continue
+        # the general limbs' dependent variables and platform paths as bits, from the limb models (not from mi)
+        ys = {sum(1 << int(v) for lp in limb.loops for v in lp.y) for limb in general}
+        paths = set()
+        for limb in general:
+            bits, j = 0, limb.platform
+            while j >= 0:
+                bits, j = bits | 1 << j, limb.tree.parent[j]
+            paths.add(bits)
+        assert [len(S[k]) - 1 + 32 * (len(S[k + 1]) - 1) for k in (6, 8)] == [ys.pop(), paths.pop()], p.stem
+        structured.add(p.stem)
+        bad = km.mi.copy()  # a q that is also a y: no partition, so H stays dense (no bits)
+        g = next(l for l in range(len(robot.limbs)) if mi[l, LI_AFF] == 0)
+        bad[g, lay[LAY_QIDX]] = mi[g, lay[LAY_LOOPS] + LP_Y]
+        assert static_shape(km._replace(mi=bad))[6:] == ((),) * 4
     assert 5 in dynamic  # IRSBot-2's limbs have loops of 2 and 4 rows: the lanes read m from mi there
+    assert structured == {"delta_3r2us", "irsbot2"}
     assert static_shape(_load(FILES[[p.stem for p in FILES].index("delta_3r2us")])._packed())[3:] == (
-        (0,) * 10, (0,) * 2, (0,) * 5)  # n_l = 9, one loop of 4 rows (paper Ex. 2)
+        (0,) * 10, (0,) * 2, (0,) * 5, (0,) * 29, (0,) * 2, (0,) * 32, (0,) * 2)  # n_l = 9, one loop of 4 rows
+    # (paper Ex. 2); y = 2…5 (60 = 28 + 32), the path 0…5 (63 = 31 + 32: the platform is body 5)
 
 
 def test_lanes_with_sizes_read_at_run_time_give_the_same_torques(monkeypatch):
-    """The same lanes compiled without the constants (every size read from ``mi``/``lay`` at run time)
-    give the torques of the specialised code (3R[2US] Delta, general loops)."""
+    """The same lanes compiled without the constants (every size read from ``mi``/``lay`` at run time, ``H`` and
+    ``J_p`` dense) give the torques of the specialised code (3R[2US] Delta, general loops)."""
     from pkm.kernels import simd_pipeline
 
     robot = _load(FILES[[p.stem for p in FILES].index("delta_3r2us")])
     X, XD, XDD, t = _long(robot, "smooth", 600)
     fast = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
     real = simd_pipeline.static_shape
-    monkeypatch.setattr(simd_pipeline, "static_shape", lambda km: ((),) * 6)   # (batch imports it per call)
+    monkeypatch.setattr(simd_pipeline, "static_shape", lambda km: ((),) * 10)   # (batch imports it per call)
     slow = robot.inverse_dynamics(X, XD, XDD, t=t, simd=True, threads=1)
     _assert_same(fast, slow, robot, "sizes at run time")
-    assert real(robot._packed()) != ((),) * 6
+    assert all(real(robot._packed()))
 
 
 @pytest.mark.parametrize("name", ["delta_3rr2rrr", "delta_3r2us", "irsbot2"])

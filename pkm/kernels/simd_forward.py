@@ -46,8 +46,8 @@ from pkm.kernels.simd_dynamics import _vinertia_times, vbackward, vlimb_wrench, 
 from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_n, s_nmax, vfk, vgeometry, vh_times, vjacobian_lp,
                                        vloop_residuals, vm_rows, vplatform_error, vpose, vset_twist, vtheta_affine,
                                        vtwist)
-from pkm.kernels.simd_forward_general import vconverged, vht_phi, vik_general
-from pkm.kernels.simd_general import vdense_h, vg_rows, vmotion_general
+from pkm.kernels.simd_forward_general import vconverged, vik_general
+from pkm.kernels.simd_general import vdense_h, vg_rows, vht_phi, vmotion_general
 from pkm.kernels.simd_platform import _vinverse
 from pkm.kernels.simd_vec import lane_bits, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_SIZE, BW_T, BW_W, _internal, _piece

@@ -17,7 +17,7 @@ dynamics' general stage):
   variables; both land ``O(|Δθ|²)`` from the same solution (a start off by ~1e-8 after an RK4 stage:
   both at the rounding floor after the step), so a lane's θ equals the scalar stage's to ~1e-15.
   The geometry of the accepted iterate is the solution's: ``vgeom_general`` is not evaluated again;
-* the passes (:func:`vht_phi`: ``Hᵀφ`` with the dense ``H``, eq. 144; ``θ̈ = H L_p⁺ e_i`` by
+* the passes (:func:`pkm.kernels.simd_general.vht_phi`: ``Hᵀφ``, eq. 144; ``θ̈ = H L_p⁺ e_i`` by
   :func:`pkm.kernels.simd_general.vdense_h`; pass 0 by :func:`pkm.kernels.simd_general.vmotion_general`,
   with ``Ḣq̇ = −G_y⁻¹Ġθ̇``, eq. 46–47, 90–93).
 
@@ -38,10 +38,10 @@ from pkm.kernels.ik import CHORD_MARGIN
 from pkm.kernels.model import LOOP_TOL
 from pkm.kernels.simd_general import vg_rows, vgeom_general, vnewton_step
 from pkm.kernels.simd_pipeline import s_dmax, s_lmax, s_n, s_nmax, vm_rows
-from pkm.kernels.simd_vec import lane_bits, splat, vabs, vload, vmax, vstore, vzero
-from pkm.kernels.work import BW_PHI, BW_SIZE, _internal, _piece
+from pkm.kernels.simd_vec import lane_bits, splat, vabs, vload, vmax
+from pkm.kernels.work import _internal, _piece
 
-__all__ = ["vconverged", "vik_general", "vht_phi"]
+__all__ = ["vconverged", "vik_general"]
 
 
 @_internal
@@ -93,16 +93,3 @@ def vik_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, FS, orow, tol,
         left &= ~far
         prev = perr
     return todo & ~bad & lane_bits(reg)
-
-
-@_internal
-def vht_phi(l, mi, S, lay, d, VB, VM, lanes):
-    """``q = Hᵀφ`` (rows ``q`` of :func:`pkm.kernels.simd_pipeline.vm_rows`) with the dense ``H`` of
-    :func:`pkm.kernels.simd_general.vbuild_H` and the joint forces ``φ`` in ``VB`` (eq. 144's ``H̄ᵀφ``)."""
-    nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
-    oq, oh = vm_rows(nmax, dmax)[12], vg_rows(nmax, dmax, s_lmax(lay, S))[3]
-    for c in range(d):
-        acc = vzero(lanes)
-        for i in range(s_n(l, mi, S)):
-            acc = acc + vload(VM, oh + i * dmax + c, lanes) * vload(VB, i * BW_SIZE + BW_PHI, lanes)
-        vstore(VM, oq + c, acc)

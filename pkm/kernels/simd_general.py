@@ -34,9 +34,9 @@ from pkm.kernels.model import (BF_A, BF_B, BF_SIZE, LAY_LOOPF, LAY_LOOPS, LAY_MA
                                LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N,
                                PF_SIZE)
 from pkm.kernels.simd_dynamics import vrnea, vtwists
-from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, vfk, vgeometry, vjacobian_lp,
-                                       vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times, vplatform_error,
-                                       vpose, vset_twist, vtwist)
+from pkm.kernels.simd_pipeline import (FK_ALL, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, s_ymask, vfk, vgeometry,
+                                       vjacobian_lp, vloop_frame, vloop_residual, vm_rows, vnorm1, vpinv_times,
+                                       vplatform_error, vpose, vset_twist, vtwist)
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vstore, vzero
 from pkm.kernels.work import BW_A, BW_K, BW_PHI, BW_SIZE, BW_V, _internal, _pose_at, _piece, _vec_at
 from pkm.lie.small import Ad, add, cross, dot, mtm, mtv, mv, scale, sub
@@ -247,6 +247,39 @@ def vgj_inverse(A, oa, ox, m, L):
 
 
 @_internal
+def _vlp_static(l, mi, S, lay, d, VM, oh, olp, ym, pm, L):
+    """``L_p = J_pH`` (eq. 80) with ``H``'s structure constant (:func:`pkm.kernels.simd_pipeline.s_ymask`): per
+    column of ``L_p``, from the platform towards the base, a row ``y`` of ``H`` on the path adds its product, the
+    row of ``q_c`` (``H_q = I``) its column of ``J_p``; the terms skipped are exact zeros, so every entry sums the
+    dense product's other terms in its order."""
+    n, nmax, dmax, oq = s_n(l, mi, S), s_nmax(lay, S), s_dmax(lay, S), lay[LAY_QIDX]
+    for c in range(d):
+        v = mi[l, oq + c]
+        a0, a1, a2, a3, a4, a5 = vzero(L), vzero(L), vzero(L), vzero(L), vzero(L), vzero(L)
+        for j in range(n - 1, -1, -1):
+            if pm >> j & 1 == 0:
+                continue
+            if ym >> j & 1:
+                h = vload(VM, oh + j * dmax + c, L)
+            elif j == v:
+                h = splat(1.0, L)
+            else:
+                continue
+            a0 = a0 + vload(VM, j, L) * h
+            a1 = a1 + vload(VM, nmax + j, L) * h
+            a2 = a2 + vload(VM, 2 * nmax + j, L) * h
+            a3 = a3 + vload(VM, 3 * nmax + j, L) * h
+            a4 = a4 + vload(VM, 4 * nmax + j, L) * h
+            a5 = a5 + vload(VM, 5 * nmax + j, L) * h
+        vstore(VM, olp + c, a0)
+        vstore(VM, olp + dmax + c, a1)
+        vstore(VM, olp + 2 * dmax + c, a2)
+        vstore(VM, olp + 3 * dmax + c, a3)
+        vstore(VM, olp + 4 * dmax + c, a4)
+        vstore(VM, olp + 5 * dmax + c, a5)
+
+
+@_internal
 def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
     """:func:`pkm.kernels.ik._build_H` in lanes: ``H`` (eq. 48) into its rows of :func:`vg_rows`,
     each loop's ``G_y⁻¹`` (Gauss–Jordan with partial pivoting by ``select``, see the module
@@ -257,11 +290,13 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
     olp = 6 * nmax
     og, _, _, oh, ogyi, owk, _, _, _, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     z, one = vzero(L), splat(1.0, L)
-    for i in range(n):
+    ym, pm = s_ymask(S)
+    if ym < 0:  # the rows q of H (H_q = I), unless the structure is known when compiling (they are not read then)
+        for i in range(n):
+            for c in range(d):
+                vstore(VM, oh + i * dmax + c, z)
         for c in range(d):
-            vstore(VM, oh + i * dmax + c, z)
-    for c in range(d):
-        vstore(VM, oh + mi[l, oq + c] * dmax + c, one)
+            vstore(VM, oh + mi[l, oq + c] * dmax + c, one)
     ok = one > 0.0
     row = 0
     for lp in range(s_nloop(l, mi, S)):
@@ -286,6 +321,9 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
                     acc = acc + vload(VM, ox + a * GJ + b, L) * vload(VM, og + (row + b) * nmax + v, L)
                 vstore(VM, oh + mi[l, oi + LP_Y + a] * dmax + c, -acc)
         row += m
+    if ym >= 0:
+        _vlp_static(l, mi, S, lay, d, VM, oh, olp, ym, pm, L)
+        return ok
     # L_p = J_p H over the platform's path (the other columns of J_p are zero), the path walked once: every
     # entry sums the same terms in the same order as a walk per entry, which chained a dependent load of the
     # parent index per term (perf: ~15 % of this piece on the 3R[2US] Delta)
@@ -305,9 +343,17 @@ def vbuild_H(l, mi, S, lay, d, VM, thresh, L):
 
 @_internal
 def vdense_h(l, mi, S, lay, d, VM, oh, ox, oy, L):
-    """Rows ``oy + i`` = ``(H x)_i`` with the dense ``H`` of :func:`vbuild_H`, ``x`` in rows ``ox + c``."""
+    """Rows ``oy + i`` = ``(H x)_i`` with the ``H`` of :func:`vbuild_H`, ``x`` in rows ``ox + c``: dense, or with its
+    structure constant (:func:`pkm.kernels.simd_pipeline.s_ymask`) the rows ``y`` only and ``x_c`` in row ``q_c``
+    (the same values: the dense rows' other terms are exact zeros)."""
     dmax = s_dmax(lay, S)
+    ym = s_ymask(S)[0]
+    if ym >= 0:
+        for c in range(d):
+            vstore(VM, oy + mi[l, lay[LAY_QIDX] + c], vload(VM, ox + c, L))
     for i in range(s_n(l, mi, S)):
+        if ym >= 0 and ym >> i & 1 == 0:
+            continue
         acc = vzero(L)
         for c in range(d):
             acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VM, ox + c, L)
@@ -333,11 +379,21 @@ def vgeom_general(l, mi, S, mf, lay, d, dp_static, TH, VB, VM, SMP, thresh, fres
 
 # ----------------------------------------------------------------------------- the Newton step and the rates
 @_internal
-def _e_minus_jy(VM, oe, oy, oj, nmax, n, r, L):
-    """``e_r − (J_p y)_r`` (``J_p`` in rows ``oj + r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``)."""
+def _y_on_path(S):
+    """The bits of the tree variables ``y`` on the platform's path (where ``J_p`` and a vector nonzero only at ``y``
+    can both be nonzero) when the structure is constant, else −1."""
+    ym, pm = s_ymask(S)
+    return ym & pm if ym >= 0 else -1
+
+
+@_internal
+def _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, r, L):
+    """``e_r − (J_p y)_r`` (``J_p`` in rows ``oj + r · n_max + j`` of ``VM``, ``y`` in rows ``oy + j``); ``yp ≥ 0``: the
+    bits of the ``j`` where both can be nonzero (the other terms, exact zeros, skipped)."""
     acc = vload(VM, oe + r, L)
     for j in range(n):
-        acc = acc - vload(VM, oj + r * nmax + j, L) * vload(VM, oy + j, L)
+        if yp < 0 or yp >> j & 1:
+            acc = acc - vload(VM, oj + r * nmax + j, L) * vload(VM, oy + j, L)
     return acc
 
 
@@ -352,9 +408,10 @@ def vnewton_step(l, mi, S, lay, d, TH, VM, mask, oj, opi, oh, ogyi, L):
     _, ogv, _, _, _, _, _, odth, oy, _ = vg_rows(nmax, dmax, s_lmax(lay, S))
     n = s_n(l, mi, S)
     vgy_times(l, mi, S, lay, VM, ogyi, ogv, oy, L)
-    ee = (_e_minus_jy(VM, oe, oy, oj, nmax, n, 0, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 1, L),
-          _e_minus_jy(VM, oe, oy, oj, nmax, n, 2, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 3, L),
-          _e_minus_jy(VM, oe, oy, oj, nmax, n, 4, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, 5, L))
+    yp = _y_on_path(S)
+    ee = (_e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 0, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 1, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 2, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 3, L),
+          _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 4, L), _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, 5, L))
     for a in range(d):
         acc = vzero(L)
         for r in range(6):
@@ -388,7 +445,10 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     aw, av = Ad(RQ, pQ, pw, pv)
     r0, r1, r2 = vload(SMP, 18, L) - aw[0], vload(SMP, 19, L) - aw[1], vload(SMP, 20, L) - aw[2]
     r3, r4, r5 = vload(SMP, 21, L) - av[0], vload(SMP, 22, L) - av[1], vload(SMP, 23, L) - av[2]
+    yp = _y_on_path(S)  # Ḣq̇ is zero off y, J_p off the path
     for i in range(n):
+        if yp >= 0 and yp >> i & 1 == 0:
+            continue
         hd = vload(VM, oy + i, L)
         r0 = r0 - vload(VM, i, L) * hd
         r1 = r1 - vload(VM, nmax + i, L) * hd
@@ -404,8 +464,20 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     for i in range(n):
         vstore(VM, othdd + i, vload(VM, othdd + i, L) + vload(VM, oy + i, L))
     vrnea(l, mi, S, mf, VB, VM, othd, othdd, g0, L)
-    for c in range(d):  # q = Hᵀφ
-        acc = vzero(L)
-        for i in range(n):
-            acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
+    vht_phi(l, mi, S, lay, d, VB, VM, L)
+
+
+@_internal
+def vht_phi(l, mi, S, lay, d, VB, VM, L):
+    """``q = Hᵀφ`` (eq. 144; rows ``q`` of :func:`pkm.kernels.simd_pipeline.vm_rows`) with the ``H`` of
+    :func:`vbuild_H` and the joint forces ``φ`` in ``VB``: dense, or with ``H``'s structure constant ``q_c = φ_{q_c} +
+    Σ_y H_{y,c} φ_y``."""
+    nmax, dmax = s_nmax(lay, S), s_dmax(lay, S)
+    oq, oh = vm_rows(nmax, dmax)[12], vg_rows(nmax, dmax, s_lmax(lay, S))[3]
+    ym = s_ymask(S)[0]
+    for c in range(d):
+        acc = vzero(L) if ym < 0 else vload(VB, mi[l, lay[LAY_QIDX] + c] * BW_SIZE + BW_PHI, L)
+        for i in range(s_n(l, mi, S)):
+            if ym < 0 or ym >> i & 1:
+                acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
         vstore(VM, oq + c, acc)

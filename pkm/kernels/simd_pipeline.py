@@ -20,8 +20,9 @@ loops), and the pieces that a general limb shares with them (:mod:`pkm.kernels.s
 from __future__ import annotations
 
 from pkm.kernels.model import (BF_A, BF_B, BF_P, BF_SIZE, LAY_CC, LAY_DMAX, LAY_HC, LAY_HCOL, LAY_HNZ, LAY_LMAX,
-                               LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QP, LI_N, LI_NLOOP, LI_PLAT, LP_K, LP_M, LP_NN, LP_R,
-                               LP_ROWS, LP_SIZE, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK, PF_ER, PF_N, PF_SIZE)
+                               LAY_LOOPF, LAY_LOOPS, LAY_NMAX, LAY_QIDX, LAY_QP, LI_AFF, LI_DOF, LI_N, LI_NLOOP, LI_PLAT,
+                               LP_K, LP_M, LP_NN, LP_R, LP_ROWS, LP_SIZE, LP_Y, MI_PARENT, PF_C0, PF_DK, PF_DR, PF_EK,
+                               PF_ER, PF_N, PF_SIZE)
 from pkm.kernels.ik import SERIES_STEP, _sincos_step
 from pkm.kernels.simd_linalg import vcholesky
 from pkm.kernels.simd_vec import any_lane, select, splat, vabs, vload, vmax, vmin, vsincos, vsqrt, vstore, vzero
@@ -42,10 +43,20 @@ TINY_STEP = 2.0 ** -27
 _THIRD, _SEVENTH, _TWELFTH, _INV720 = 1.0 / 3.0, 1.0 / 7.0, 1.0 / 12.0, 1.0 / 720.0
 
 
+#: The longest general limb whose ``y`` and path bits :func:`static_shape` makes compile-time constants (two
+#: 5-bit digits).
+STATIC_MASK_BITS = 10
+
+
 def static_shape(km):
     """The robot's sizes as compile-time constants for the SIMD path: ``S = (n_max, d_max, λ_max, n_l, λ_l,
-    m)``, each a tuple of ``value + 1`` zeros (numba knows a tuple's length when it compiles, as
-    ``d_static``), the last three ``()`` when the limbs (or loops) differ in them. With them every
+    m, y, path)``, each a tuple of ``value + 1`` zeros (numba knows a tuple's length when it compiles, as
+    ``d_static``), the last five ``()`` when the limbs (or loops) differ in them; ``y`` and ``path`` are the general
+    limbs' dependent variables and platform path as bits, two such tuples each (:func:`_bits`, ``S[6:8]`` and
+    ``S[8:10]``; ``()`` without general limbs, for trees longer than :data:`STATIC_MASK_BITS` or where ``q`` and ``y``
+    are not a partition of the tree variables, :func:`_partitioned`), the structure of their
+    ``H`` (``H_q = I``) and ``J_p`` (zero off the path) that :mod:`pkm.kernels.simd_general` then skips at compile
+    time (:func:`s_ymask`). With them every
     offset into the scratch and every loop bound over joints and loop rows is a constant: LLVM
     unrolls and folds what it otherwise recomputed per sample from ``mi`` and ``lay`` (3R[2US] Delta
     1.11 → 0.82 µs per sample in one A/B), and compiles faster. The model stays data: ``S`` is
@@ -56,9 +67,48 @@ def static_shape(km):
     def const(values):
         values = set(int(v) for v in values)
         return (0,) * (values.pop() + 1) if len(values) == 1 else ()
+    general = [l for l in ls if mi[l, LI_AFF] == 0]
+    if general and (max(mi[l, LI_N] for l in general) > STATIC_MASK_BITS
+                    or not all(_partitioned(mi, lay, l) for l in general)):
+        general = []  # (a longer tree, or q and y not a partition: H dense)
     return (const([lay[LAY_NMAX]]), const([lay[LAY_DMAX]]), const([lay[LAY_LMAX]]), const(mi[l, LI_N] for l in ls),
             const(mi[l, LI_NLOOP] for l in ls),
-            const(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] for l in ls for lp in range(mi[l, LI_NLOOP])))
+            const(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M] for l in ls for lp in range(mi[l, LI_NLOOP])),
+            *_bits(_y_mask(mi, lay, l) for l in general), *_bits(_path_mask(mi, l) for l in general))
+
+
+def _bits(values):
+    """A bit mask shared by every value as compile-time constants of :func:`static_shape`: its two 5-bit digits
+    ``b`` as tuples of ``b + 1`` zeros (short tuple types, that numba types and passes quickly), else ``((), ())``."""
+    values = set(int(v) for v in values)
+    if len(values) != 1:
+        return (), ()
+    v = values.pop()
+    return (0,) * ((v & 31) + 1), (0,) * ((v >> 5) + 1)
+
+
+def _y_mask(mi, lay, l):
+    """Limb ``l``'s dependent tree variables ``y`` (every loop's) as bits ``1 << i``."""
+    return sum(1 << int(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_Y + a]) for lp in range(mi[l, LI_NLOOP])
+               for a in range(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M]))
+
+
+def _partitioned(mi, lay, l):
+    """Whether limb ``l``'s independent coordinates ``q`` and dependent variables ``y`` are its tree variables, each
+    once (the paper's ``n_l = δ_l + Σ m``; then ``H``'s rows are ``H_q = I`` and ``H_y``, eq. 48)."""
+    q = [int(v) for v in mi[l, lay[LAY_QIDX]:lay[LAY_QIDX] + mi[l, LI_DOF]]]
+    y = [int(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_Y + a]) for lp in range(mi[l, LI_NLOOP])
+         for a in range(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M])]
+    return sorted(q + y) == list(range(int(mi[l, LI_N])))
+
+
+def _path_mask(mi, l):
+    """The tree variables on limb ``l``'s platform path as bits ``1 << i`` (``J_p``'s nonzero columns)."""
+    bits, j = 0, int(mi[l, LI_PLAT])
+    while j >= 0:
+        bits |= 1 << j
+        j = int(mi[l, MI_PARENT + j])
+    return bits
 
 
 @_internal
@@ -95,6 +145,15 @@ def s_nloop(l, mi, S):
 def s_m(l, mi, oi, S):
     """The rows ``m`` of the loop whose record starts at ``mi[l, oi]``."""
     return len(S[5]) - 1 if len(S[5]) > 0 else mi[l, oi + LP_M]
+
+
+@_internal
+def s_ymask(S):
+    """The general limbs' ``y`` bits and path bits ``(y, path)`` as compile-time constants, or ``(−1, −1)`` when the
+    limbs differ in them (:func:`static_shape`)."""
+    if len(S[6]) > 0 and len(S[8]) > 0:
+        return len(S[6]) - 1 + 32 * (len(S[7]) - 1), len(S[8]) - 1 + 32 * (len(S[9]) - 1)
+    return -1, -1
 
 
 @_internal
@@ -344,8 +403,9 @@ def vjacobian_lp(l, mi, S, mf, lay, d, VB, VM, Rp, rp, jp, L):
     z = vzero(L)
     for r in range(6):
         if jp:
-            for j in range(s_n(l, mi, S)):
-                vstore(VM, oj + r * nmax + j, z)
+            if s_ymask(S)[0] < 0:  # (with the structure constant, J_p is read on the path only)
+                for j in range(s_n(l, mi, S)):
+                    vstore(VM, oj + r * nmax + j, z)
         else:
             for c in range(d):
                 vstore(VM, olp + r * dmax + c, z)
