@@ -247,6 +247,13 @@ def vgj_inverse(A, oa, ox, m, L):
 
 
 @_internal
+def _on(bits, i):
+    """Whether variable ``i`` is among ``bits`` (a constant of :func:`pkm.kernels.simd_pipeline.s_ymask`), or every
+    variable when the bits are not known (``−1``: the dense code)."""
+    return bits < 0 or bits >> i & 1 == 1
+
+
+@_internal
 def _vlp_static(l, mi, S, lay, d, VM, oh, olp, ym, pm, L):
     """``L_p = J_pH`` (eq. 80) with ``H``'s structure constant (:func:`pkm.kernels.simd_pipeline.s_ymask`): per
     column of ``L_p``, from the platform towards the base, a row ``y`` of ``H`` on the path adds its product, the
@@ -352,7 +359,7 @@ def vdense_h(l, mi, S, lay, d, VM, oh, ox, oy, L):
         for c in range(d):
             vstore(VM, oy + mi[l, lay[LAY_QIDX] + c], vload(VM, ox + c, L))
     for i in range(s_n(l, mi, S)):
-        if ym >= 0 and ym >> i & 1 == 0:
+        if not _on(ym, i):
             continue
         acc = vzero(L)
         for c in range(d):
@@ -392,7 +399,7 @@ def _e_minus_jy(VM, oe, oy, oj, nmax, n, yp, r, L):
     bits of the ``j`` where both can be nonzero (the other terms, exact zeros, skipped)."""
     acc = vload(VM, oe + r, L)
     for j in range(n):
-        if yp < 0 or yp >> j & 1:
+        if _on(yp, j):
             acc = acc - vload(VM, oj + r * nmax + j, L) * vload(VM, oy + j, L)
     return acc
 
@@ -447,7 +454,7 @@ def vmotion_general(l, mi, S, mf, lay, d, VB, VM, SMP, g0, L):
     r3, r4, r5 = vload(SMP, 21, L) - av[0], vload(SMP, 22, L) - av[1], vload(SMP, 23, L) - av[2]
     yp = _y_on_path(S)  # Ḣq̇ is zero off y, J_p off the path
     for i in range(n):
-        if yp >= 0 and yp >> i & 1 == 0:
+        if not _on(yp, i):
             continue
         hd = vload(VM, oy + i, L)
         r0 = r0 - vload(VM, i, L) * hd
@@ -478,6 +485,6 @@ def vht_phi(l, mi, S, lay, d, VB, VM, L):
     for c in range(d):
         acc = vzero(L) if ym < 0 else vload(VB, mi[l, lay[LAY_QIDX] + c] * BW_SIZE + BW_PHI, L)
         for i in range(s_n(l, mi, S)):
-            if ym < 0 or ym >> i & 1:
+            if _on(ym, i):
                 acc = acc + vload(VM, oh + i * dmax + c, L) * vload(VB, i * BW_SIZE + BW_PHI, L)
         vstore(VM, oq + c, acc)

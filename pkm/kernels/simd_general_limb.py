@@ -36,8 +36,8 @@ from __future__ import annotations
 from pkm.kernels.ik import CHORD_CONTRACTION, CHORD_MARGIN, GENERAL_CHORD_STEPS, _dof, _solve_general
 from pkm.kernels.inverse_dynamics import PREDICT_LIMIT
 from pkm.kernels.model import LAY_LOOPS, LOOP_TOL, LP_SIZE
-from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, prev_rows, vg_rows, vgeom_general, vloop_values,
-                                      vmotion_general, vnewton_step)
+from pkm.kernels.simd_general import (GJ, SMP_H, SMP_H1, _on, _y_on_path, prev_rows, vg_rows, vgeom_general,
+                                      vloop_values, vmotion_general, vnewton_step)
 from pkm.kernels.simd_pipeline import (FK_POSES, s_dmax, s_lmax, s_m, s_n, s_nloop, s_nmax, s_ymask, vfk, vm_rows,
                                        vplatform_error)
 from pkm.kernels.simd_predict import ring_hist, vpredict_row, vstep_ratios
@@ -100,15 +100,15 @@ def _keep_geometry(l, mi, S, lay, d, VM, L):
     _, _, _, oh, ogyi, _, _, _, _, end = vg_rows(nmax, dmax, lmax)
     _, ppi, ph, pgyi, size = prev_rows(nmax, dmax, lmax)
     ob = end + l * size
-    ym, pm = s_ymask(S)  # (constant: the chord step reads J_p's columns y on the path and H's rows y only)
+    ym, yp = s_ymask(S)[0], _y_on_path(S)  # (the chord step reads J_p's columns y on the path and H's rows y only)
     for r in range(6):
         for j in range(n):
-            if ym < 0 or (ym & pm) >> j & 1:
+            if _on(yp, j):
                 vstore(VM, ob + r * nmax + j, vload(VM, r * nmax + j, L))
         for a in range(d):
             vstore(VM, ob + ppi + a * 6 + r, vload(VM, opi + a * 6 + r, L))
     for i in range(n):
-        if ym >= 0 and ym >> i & 1 == 0:
+        if not _on(ym, i):
             continue
         for c in range(d):
             vstore(VM, ob + ph + i * dmax + c, vload(VM, oh + i * dmax + c, L))

@@ -87,19 +87,22 @@ def _bits(values):
     return (0,) * ((v & 31) + 1), (0,) * ((v >> 5) + 1)
 
 
+def _ys(mi, lay, l):
+    """Limb ``l``'s dependent tree variables ``y``, every loop's, in the loops' order."""
+    return [int(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_Y + a]) for lp in range(mi[l, LI_NLOOP])
+            for a in range(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M])]
+
+
 def _y_mask(mi, lay, l):
-    """Limb ``l``'s dependent tree variables ``y`` (every loop's) as bits ``1 << i``."""
-    return sum(1 << int(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_Y + a]) for lp in range(mi[l, LI_NLOOP])
-               for a in range(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M]))
+    """Limb ``l``'s dependent tree variables ``y`` as bits ``1 << i``."""
+    return sum(1 << i for i in _ys(mi, lay, l))
 
 
 def _partitioned(mi, lay, l):
     """Whether limb ``l``'s independent coordinates ``q`` and dependent variables ``y`` are its tree variables, each
     once (the paper's ``n_l = δ_l + Σ m``; then ``H``'s rows are ``H_q = I`` and ``H_y``, eq. 48)."""
     q = [int(v) for v in mi[l, lay[LAY_QIDX]:lay[LAY_QIDX] + mi[l, LI_DOF]]]
-    y = [int(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_Y + a]) for lp in range(mi[l, LI_NLOOP])
-         for a in range(mi[l, lay[LAY_LOOPS] + LP_SIZE * lp + LP_M])]
-    return sorted(q + y) == list(range(int(mi[l, LI_N])))
+    return sorted(q + _ys(mi, lay, l)) == list(range(int(mi[l, LI_N])))
 
 
 def _path_mask(mi, l):
