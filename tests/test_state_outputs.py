@@ -19,7 +19,7 @@ from pkm.algorithms.dynamics import body_mass_properties, kinetic_energy, potent
 from pkm.algorithms.kinematics import body_twists, forward_kinematics
 from pkm.algorithms.manipulator import dynamics_trees
 from pkm.kernels.batch import platform_states
-from pkm.kernels.state_outputs import energies_closure, forest
+from pkm.kernels.state_outputs import energies_closure, energies_closure_limbs, forest
 from pkm.robot import Robot
 from pkm.sim.outputs import Energy
 
@@ -145,3 +145,63 @@ def test_a_distance_loop_and_armature(delta):
         assert abs(pot[s] - sum(potential_energy(t, q, TILTED) for t, q in zip(trees, ths))) <= 1e-12 * max(1.0, abs(p_ref))
         c_ref = max(float(np.max(np.abs(l.constraint_residual(ths[i])))) for i, l in enumerate(limbs))
         assert c_ref > 1e-6 and abs(closure[s] - c_ref) <= 1e-12 * c_ref
+
+
+@pytest.mark.parametrize("which", ["delta", "rus"])
+def test_each_limbs_closure_and_a_nan_that_stays(which, request):
+    """The closure per limb (a single run's ``result.closure`` (K, L)) is each limb's own
+    ``constraint_residual``; a NaN in one limb's variables is NaN for that limb, and for the batch's largest
+    of any limb, whatever the limbs after it give (``np.max``'s rule)."""
+    robot = request.getfixturevalue(which)
+    g0 = np.asarray(robot.spec.gravity, float)
+    X, XD, TH, THD = states(robot, nmax=max(l.n for l in robot.limbs) + 1, seed=3)
+    f = forest(robot, TH.shape[2])
+    _, _, per_limb = energies_closure_limbs(f, TH, THD, g0)
+    assert per_limb.shape == (len(X), len(robot.limbs))
+    for s in range(len(X)):
+        for i, l in enumerate(robot.limbs):
+            ref = float(np.max(np.abs(l.constraint_residual(TH[s, i, :l.n]))))
+            assert ref > 1e-6 and abs(per_limb[s, i] - ref) <= 1e-12 * ref
+    TH[1, 0, 0] = np.nan   # the first limb's first variable: its loop residuals NaN, the other limbs' finite
+    _, _, per_limb = energies_closure_limbs(f, TH, THD, g0)
+    assert np.isnan(per_limb[1, 0]) and np.all(np.isfinite(per_limb[1, 1:])) and np.all(np.isfinite(per_limb[0]))
+    assert np.isnan(energies_closure(f, TH, THD, g0)[2][1])
+
+
+def python_outputs(robot, res):
+    """A run's energies and closure per output as the per-state Python path computes them (:class:`Energy`'s
+    call, :meth:`constraint_residual`), the joint rates from the inverse kinematics at the outputs' task state."""
+    g0 = np.asarray(robot.spec.gravity, float)
+    energy = Energy(robot, g0)
+    sol = robot.inverse_dynamics(res.x, res.xd, np.zeros_like(res.x),
+                                 start=[res.joints[l.name][0] for l in robot.limbs])
+    kin, pot, closure = [], [], []
+    for s in range(len(res.t)):
+        ths = [res.joints[l.name][s] for l in robot.limbs]
+        k, p = energy(ths, [sol.joints_d[l.name][s] for l in robot.limbs], res.x[s], res.xd[s])
+        kin.append(k), pot.append(p)
+        closure.append([float(np.max(np.abs(l.constraint_residual(th)), initial=0.0)) for l, th in zip(robot.limbs, ths)])
+    return np.array(kin), np.array(pot), np.array(closure)
+
+
+@pytest.mark.parametrize("which, form, method", [("delta", "task", "RK4"), ("delta", "task", "DOP853"),
+                                                 ("delta", "actuator", "RK4"), ("delta", "joint", "RK4"),
+                                                 ("rus", "task", "RK4")])
+def test_a_single_runs_energies_and_closure_equal_the_per_output_python_path(which, form, method, request):
+    """``robot.simulate``'s energies and closure, now one numba call over all outputs (the task form's numba
+    RK4, its Python stepping, the actuator and joint forms' outputs), equal the per-output Python path. (The
+    joint form's closure also holds each limb's platform mismatch: compared where it is the loops'.)"""
+    robot = request.getfixturevalue(which)
+    opts = dict(dt=1e-3) if method == "RK4" else dict(rtol=1e-10, atol=1e-12, dt=2e-3)
+    res = robot.simulate("zero", (0.0, 0.05), method=method, form=form, **opts)
+    assert res.form == form and len(res.t) >= 26
+    kin, pot, closure = python_outputs(robot, res)
+    scale = max(1.0, float(np.abs(kin + pot).max()))
+    np.testing.assert_allclose(res.kinetic, kin, rtol=0, atol=1e-10 * scale)
+    np.testing.assert_allclose(res.potential, pot, rtol=0, atol=1e-10 * scale)
+    assert np.ptp(res.kinetic) > 1e-3 * scale   # the platform falls: energies that move, the limbs' rates counted
+    assert res.closure.shape == (len(res.t), len(robot.limbs))
+    if form != "joint":
+        np.testing.assert_allclose(res.closure, closure, rtol=0, atol=1e-13)
+    lost = 0.0 if res.dissipated is None else res.dissipated   # (the joint form keeps no friction account)
+    np.testing.assert_allclose(res.energy_error, res.energy - res.energy[0] - res.work + lost, rtol=0, atol=1e-15 * scale)

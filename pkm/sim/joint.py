@@ -65,6 +65,7 @@ from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platfor
 from pkm.errors import IKError, InputError, SingularityError, fmt_array, fmt_condition
 from pkm.lie import Ad_inv, dexp_inv_se3, log_se3
 from pkm.sim.joint_kernel import JointKernel
+from pkm.sim.outputs import Energy
 from pkm.sim.task import translational_axes
 
 #: The projection iterates until every residual (loop closure, platform mismatch) is ≤ this.
@@ -404,13 +405,18 @@ class JointRhs:
         TH, VT, W = Y[:, :n], Y[:, n:n + d], Y[:, -1]
         X, XDD = np.empty((N, d)), np.empty((N, d))
         U, QD = np.empty((N, robot.n_act)), np.empty((N, robot.n_act))
-        kin, pot = np.empty(N), np.empty(N)
         closure = np.empty((N, len(robot.limbs)))
+        limbs = robot.limbs
+        Q, QD_all = np.zeros((N, len(limbs), max(l.n for l in limbs))), np.zeros((N, len(limbs), max(l.n for l in limbs)))
         for s in range(N):
             U[s], thd, XDD[s], J_IK, X[s] = self.evaluate(T[s], TH[s], VT[s])
             QD[s] = J_IK @ VT[s]
-            kin[s], pot[s] = model.energies(TH[s], thd, X[s], VT[s])
+            for k, l in enumerate(limbs):
+                o = model.offs[k]
+                Q[s, k, :l.n], QD_all[s, k, :l.n] = TH[s, o:o + l.n], thd[o:o + l.n]
             closure[s] = model.closure(TH[s], X[s], jacobian=False)[1]
+        # the energies body by body (model.energies' sums) of all outputs in one call; the platform's twist P_p V_t
+        kin, pot, _ = Energy(robot, model.g0).states(Q, QD_all, X, VT, Vp=VT @ model.P.T)
         E = kin + pot
         proj = np.array(self.projections, dtype=float).reshape(-1, 4)
         info = dict(project=self.do_project, projection_t=proj[:, 0], projection_residual=proj[:, 1],

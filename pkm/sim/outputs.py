@@ -5,7 +5,10 @@ and forces, every limb's tree variables, energies and loop closure (the fields o
 
 The energy is counted body by body from the joint rates (kinetic ``T``) and the centres of mass
 (potential ``V``), independent of the mass matrix either form integrates with, so the balance
-``E − E(0) − W`` checks the integration (:func:`task_energy`).
+``E − E(0) − W`` checks the integration (:func:`task_energy`). The outputs keep each output's tree
+variables and rates; the energies (and the task form's loop closure) of all outputs are then one numba
+call (:meth:`Energy.states`, :mod:`pkm.kernels.state_outputs`, as a batch's members): per output in Python
+they had cost ~2/3 of a Delta's RK4 run.
 """
 from __future__ import annotations
 
@@ -14,6 +17,8 @@ import numpy as np
 from pkm.algorithms.dynamics import kinetic_energy, potential_energy
 from pkm.algorithms.limits import check_limits
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia
+from pkm.kernels.batch import platform_states
+from pkm.kernels.state_outputs import energies_closure_limbs, forest
 
 
 class Energy:
@@ -27,6 +32,22 @@ class Energy:
         p = robot.spec.body(robot.spec.platform)
         self.mass = p.mass
         self.local_com = np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3])
+        self.forests = {}
+
+    def states(self, TH, THD, X, XD, Vp=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(kin, pot, closure)`` at ``K`` states: the limbs' tree variables and rates ``TH``, ``THD``
+        (K, L, n_max), the task coordinates and rates ``X``, ``XD`` (K, d); ``closure`` (K, L) each limb's
+        largest loop residual. One numba call for the limbs (:func:`pkm.kernels.state_outputs.energies_closure_limbs`)
+        and the platform vectorised; equal to :meth:`__call__` per state to rounding (``tests/test_state_outputs.py``).
+        ``Vp`` (K, 6): the platform's body-fixed twists, if the caller has them (the joint form: ``P_p V_t``)."""
+        nmax = TH.shape[2]
+        if nmax not in self.forests:
+            self.forests[nmax] = forest(self.robot, nmax)
+        kin, pot, closure = energies_closure_limbs(self.forests[nmax], TH, THD, self.g0)
+        X, XD = np.ascontiguousarray(X, dtype=float), np.ascontiguousarray(XD, dtype=float)
+        Cp, V, _ = platform_states(self.robot, X, XD, np.zeros_like(X))
+        kp, pp = self.platform(Cp, V if Vp is None else Vp)
+        return kin + kp, pot + pp, closure
 
     def __call__(self, thetas, thetads, x, xd) -> tuple[float, float]:
         robot = self.robot
@@ -54,9 +75,11 @@ class Outputs:
         d, na, L = robot.task_dof, robot.n_act, len(robot.limbs)
         self.X, self.XD, self.XDD = np.empty((N, d)), np.empty((N, d)), np.empty((N, d))
         self.QA, self.QDA, self.U = np.empty((N, na)), np.empty((N, na)), np.empty((N, na))
-        self.kin, self.pot, self.work, self.lost = np.empty(N), np.empty(N), np.empty(N), np.empty(N)
+        self.work, self.lost = np.empty(N), np.empty(N)
         self.closure = np.empty((N, L))
         self.joints = {l.name: np.empty((N, l.n)) for l in robot.limbs}
+        self.rates = {l.name: np.empty((N, l.n)) for l in robot.limbs}
+        self.by_task = np.zeros(N, dtype=bool)   # the outputs whose closure comes from their tree variables
         self.energy = Energy(robot, gravity)
 
     def task(self, k, t, y, rhs):
@@ -72,10 +95,9 @@ class Outputs:
             y[2 * d + 1]
         act = robot._act_limb, robot._act_var
         self.QA[k], self.QDA[k] = th[0][act], thd[0][act]
-        self.kin[k], self.pot[k] = self.energy(thetas, thetads, x, xd)
         for j, l in enumerate(robot.limbs):
-            self.joints[l.name][k] = thetas[j]
-            self.closure[k, j] = float(np.max(np.abs(l.constraint_residual(thetas[j])), initial=0.0))
+            self.joints[l.name][k], self.rates[l.name][k] = thetas[j], thetads[j]
+        self.by_task[k] = True   # energies and closure: fields()
 
     def actuator(self, k, t, y, rhs):
         """Output ``k`` at ``(t, y)`` of the actuator form (``y = (θ_act, θ̇_act, w, w_f)``, ``rhs`` a
@@ -89,14 +111,21 @@ class Outputs:
         model.thetas, model.rho = saved, rho
         self.U[k], self.QA[k], self.QDA[k], self.work[k], self.lost[k] = u, y[:d], y[d:2 * d], y[2 * d], y[2 * d + 1]
         o = model.offs
-        thetads = [thd[o[j]:o[j + 1]] for j in range(len(thetas))]
-        self.kin[k], self.pot[k] = self.energy(thetas, thetads, self.X[k], self.XD[k])
         self.closure[k, :] = closure
+        self.by_task[k] = False
         for j, l in enumerate(self.robot.limbs):
-            self.joints[l.name][k] = thetas[j]
+            self.joints[l.name][k], self.rates[l.name][k] = thetas[j], thd[o[j]:o[j + 1]]
 
     def fields(self) -> dict:
-        """The :class:`pkm.sim.simulate.SimulationResult` fields the outputs fill."""
+        """The :class:`pkm.sim.simulate.SimulationResult` fields the outputs fill (every output written): the
+        energies of all outputs, and the loop closure of the task form's, in one call (:meth:`Energy.states`)."""
+        limbs = self.robot.limbs
+        TH = np.zeros((len(self.X), len(limbs), max(l.n for l in limbs)))
+        THD = np.zeros_like(TH)
+        for j, l in enumerate(limbs):
+            TH[:, j, :l.n], THD[:, j, :l.n] = self.joints[l.name], self.rates[l.name]
+        self.kin, self.pot, closure = self.energy.states(TH, THD, self.X, self.XD)
+        self.closure[self.by_task] = closure[self.by_task]
         E = self.kin + self.pot
         return dict(x=self.X, xd=self.XD, xdd=self.XDD, q_act=self.QA, qd_act=self.QDA, tau=self.U,
                     joints=self.joints, kinetic=self.kin, potential=self.pot, energy=E, work=self.work,

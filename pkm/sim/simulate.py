@@ -348,7 +348,8 @@ def _output_times(method, t0, t1, dt, t_eval):
 
 def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> SimulationResult:
     """The task form's outputs after a whole run (the numba RK4): one batched forward dynamics over
-    the step ends for the joint coordinates, energies body by body (:class:`pkm.sim.outputs.Energy`)."""
+    the step ends for the joint coordinates, energies body by body and the loops' closure in one call
+    (:meth:`pkm.sim.outputs.Energy.states`)."""
     from pkm.sim.outputs import Energy
 
     d, N = robot.task_dof, len(T)
@@ -357,13 +358,7 @@ def _result(robot, rhs, T, Y, method, form, start, wrench, gravity, solver) -> S
     U = np.array([forces(rhs.u, t, x, xd, robot.n_act) for t, x, xd in zip(T, X, XD)]).reshape(N, robot.n_act)
     fd = forward_dynamics(robot, X, XD, U, wrench, gravity, start=start, **solver)
     energy = Energy(robot, robot.spec.gravity if gravity is None else gravity)
-    kin, pot = np.empty(N), np.empty(N)
-    closure = np.zeros((N, len(robot.limbs)))
-    for s in range(N):
-        thetas = [fd.theta[s, k, :limb.n] for k, limb in enumerate(robot.limbs)]
-        kin[s], pot[s] = energy(thetas, [fd.thetad[s, k, :limb.n] for k, limb in enumerate(robot.limbs)], X[s], XD[s])
-        for k, limb in enumerate(robot.limbs):
-            closure[s, k] = float(np.max(np.abs(limb.constraint_residual(thetas[k])), initial=0.0))
+    kin, pot, closure = energy.states(fd.theta, fd.thetad, X, XD)
     E = kin + pot
     return SimulationResult(t=T, x=X, xd=XD, xdd=fd.xdd, q_act=fd.q_act, qd_act=fd.qd_act, tau=U,
                             joints={l.name: fd.theta[:, k, :l.n].copy() for k, l in enumerate(robot.limbs)},
