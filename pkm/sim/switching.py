@@ -65,15 +65,20 @@ class _Watch:
         if self.thetas is not None:
             self.rhs.restart(self.thetas)
 
-    def _evaluate(self, t, y):
-        """``(kappa_I, kappa_II, sign det J_IK)`` at state ``y`` (one evaluation of the form)."""
+    #: Whether the watch reads det J_IK's sign (:meth:`crossed`); else it is not formed (None).
+    SIGN = False
+
+    def _evaluate(self, t, y, sign=True):
+        """``(kappa_I, kappa_II, sign det J_IK)`` at state ``y`` (one evaluation of the form); the sign None
+        unless ``sign`` and the watch reads it (:data:`SIGN`: the pseudo-inverses it takes cost as much as
+        the condition numbers)."""
         Ls = self.jacobians(t, y)
         k = self.cond.kappa(Ls)
-        return k[0], k[1], self.cond.jik_sign(Ls)
+        return k[0], k[1], self.cond.jik_sign(Ls) if sign and self.SIGN else None
 
     def g(self, t, y):
         try:
-            kI, kII, _ = self._evaluate(t, y)
+            kI, kII, _ = self._evaluate(t, y, sign=False)
         except PkmError:
             return np.inf
         self.kappa = (kI, kII)
@@ -166,6 +171,8 @@ class TaskWatch(_Watch):
 class ActuatorWatch(_Watch):
     """The actuator form's watch: ``kappa_II`` (the forward kinematics, type II), and det J_IK's
     sign between accepted steps (a type-II singularity jumped over)."""
+
+    SIGN = True
 
     def jacobians(self, t, y):
         self.rhs.thetas(t, y)
