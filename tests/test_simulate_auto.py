@@ -204,3 +204,38 @@ def test_the_end_effector_wrench_in_every_path():
                 DELTA.simulate("zero", (0.0, 0.05), wrench=wrench, form="task", method="RK4", dt=1e-3)):
         assert np.abs(sim.x - ref.x).max() <= 1e-9, sim.form
         assert np.abs(sim.energy_error).max() <= 1e-8 * np.abs(sim.energy).max(), (sim.form, sim.method)
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "delta_3r2us", "wrist_3rrr", "planar_3rpr", "hexapod_6ups"])
+def test_the_conditions_of_many_states_equal_each_states(name):
+    """:meth:`Conditioning.many` (the actuator form's numba RK4 checks every step end with it) equals
+    :meth:`Conditioning.kappa` and :meth:`Conditioning.jik_sign` state by state: at states from the reference
+    configuration towards the workspace's edge, one with the first limb's actuated column of L_p turned (det J_IK's
+    other sign, the same κ), one with a non-finite L_p (κ_I = inf, sign 0)."""
+    robot = pkm.load(ROBOTS / f"{name}.toml")
+    cond = Conditioning(robot)
+    rng = np.random.default_rng(5)
+    states = []
+    for k in range(40):
+        x = robot.x_ref + (0.002 + 0.2 * k / 40) * rng.uniform(-1, 1, robot.task_dof)
+        try:
+            sol = robot.inverse_kinematics(x, limits=False)
+        except pkm.PkmError:
+            continue
+        states.append(cond.limb_jacobians([sol.joints[l.name][0] for l in robot.limbs]))
+    assert len(states) >= 20
+    turned = [L.copy() for L in states[1]]
+    limb = robot.limbs[0]
+    turned[0][:, list(limb.q_index).index(limb.actuated[0])] *= -1.0
+    states.append(turned)
+    states.append([L.copy() for L in states[0]])
+    states[-1][-1][2, 0] = np.nan
+    Ls = [np.stack([st[j] for st in states]) for j in range(len(robot.limbs))]
+    kI, kII, sign = cond.many(Ls)
+    for s, st in enumerate(states):
+        ref = cond.kappa(st)
+        for got, want in ((kI[s], ref[0]), (kII[s], ref[1])):
+            assert got == want or abs(got - want) <= 1e-9 * want, (s, got, want)
+        assert sign[s] == cond.jik_sign(st), s
+    assert kI[-1] == np.inf and sign[-1] == 0.0 and sign[-2] == -sign[1] != 0.0
+    assert np.all(np.isfinite(kI[:-1])) and np.ptp(kI[:-1]) > 0.1

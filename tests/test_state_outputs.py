@@ -205,3 +205,29 @@ def test_a_single_runs_energies_and_closure_equal_the_per_output_python_path(whi
         np.testing.assert_allclose(res.closure, closure, rtol=0, atol=1e-13)
     lost = 0.0 if res.dissipated is None else res.dissipated   # (the joint form keeps no friction account)
     np.testing.assert_allclose(res.energy_error, res.energy - res.energy[0] - res.work + lost, rtol=0, atol=1e-15 * scale)
+
+
+@pytest.mark.parametrize("name", ["delta_3rr2rrr", "delta_3r2us", "irsbot2", "wrist_3rrr", "hexapod_6ups"])
+def test_the_actuator_forms_output_task_state_from_the_kernel_equals_the_reference(name):
+    """An actuator-form output's ``(x, ẋ, ẍ)`` from the kernel (its platform pose, ``V_p = Z θ̇_act``,
+    ``V̇_p = V̇⁰_p + Z θ̈_act``) equals limb 1's forward kinematics, Jacobian and accelerations by the
+    reference algorithms (:meth:`ActuatorModel.task_state`) at the same assembled state, rotations included."""
+    from pkm.sim.actuator import ActuatorModel, ActuatorRhs
+
+    robot = pkm.load(ROBOTS / f"{name}.toml")
+    model = ActuatorModel(robot, None)
+    rhs = ActuatorRhs(model, lambda t, x, xd: np.zeros(robot.n_act), np.asarray(robot.spec.gravity, float))
+    assert rhs.kernel is not None
+    rng = np.random.default_rng(2)
+    for _ in range(8):
+        x = robot.x_ref + 0.02 * rng.uniform(-1, 1, robot.task_dof)
+        s = robot.inverse_kinematics(x, rng.uniform(-0.5, 0.5, robot.task_dof), limits=False)
+        model.thetas = [s.joints[l.name][0].copy() for l in robot.limbs]
+        model.follow(x)
+        _, (qdd, th, thd, thdd, *_) = rhs.evaluate(0.0, s.q_act[0], s.qd_act[0], energies=False)
+        assert model.thetas is rhs.kernel.views   # the kernel evaluated it
+        got, ref = rhs.task_state(th, thd, thdd, qdd), model.task_state(th, thd, thdd)
+        np.testing.assert_allclose(got[0], x, rtol=0, atol=1e-12)
+        assert np.abs(got[2]).max() > 1e-3   # accelerations worth comparing
+        for a, b in zip(got, ref):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max()))

@@ -99,3 +99,45 @@ class Conditioning:
 
     def __call__(self, thetas) -> tuple[float, float]:
         return self.kappa(self.limb_jacobians(thetas))
+
+    def many(self, Ls) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(kappa_I, kappa_II, sign det J_IK)`` (K,) of :meth:`kappa` and :meth:`jik_sign` at ``K`` states, the
+        limbs' ``L_p`` given per limb stacked over the states (K, 6, δ_l): numpy's stacked SVDs, pseudo-inverses and
+        determinants (the per-state values to rounding; the same rules for non-finite and dependent columns)."""
+        P = self.robot.P_p
+        K = Ls[0].shape[0]
+        finite = np.all([np.all(np.isfinite(L), axis=(1, 2)) for L in Ls], axis=0)
+        scaled = [self.rows[None, :, None] * L * c[None, None, :] for L, c in zip(Ls, self.cols)]
+        kappa_I = np.max([_condition2_many(L, np.all(np.isfinite(L), axis=(1, 2))) for L in scaled], axis=0)
+        kappa_II = np.ones(K)
+        if len(Ls) > 1:
+            C = np.zeros((K, 6 * (len(Ls) - 1), self.zoffs[-1]))
+            for k in range(1, len(Ls)):
+                C[:, 6 * (k - 1):6 * k, self.zoffs[k]:self.zoffs[k + 1]] = scaled[k]
+                C[:, 6 * (k - 1):6 * k, self.zoffs[0]:self.zoffs[1]] -= scaled[0]
+            C = C[:, :, self.free]
+            kappa_II = _condition2_many(C, np.all(np.isfinite(C), axis=(1, 2)))
+        sign = np.zeros(K)
+        if np.any(finite):
+            rows = []
+            for limb, L in zip(self.robot.limbs, Ls):
+                F = np.linalg.pinv(L[finite]) @ P
+                rows += [F[:, list(limb.q_index).index(a)] for a in limb.actuated]
+            J = np.stack(rows, axis=1)
+            if J.shape[1] == J.shape[2]:
+                sign[finite] = np.sign(np.linalg.det(J))
+        return kappa_I, kappa_II, sign
+
+
+def _condition2_many(A, finite) -> np.ndarray:
+    """:func:`condition2` of each ``A[k]`` (K, r, c); inf where ``finite`` is False."""
+    K, r, c = A.shape
+    out = np.full(K, np.inf)
+    if c == 0:
+        return np.ones(K)
+    if r < c or not np.any(finite):
+        return out
+    s = np.linalg.svd(A[finite], compute_uv=False)
+    good = s[:, -1] > 0.0
+    out[np.flatnonzero(finite)[good]] = s[good, 0] / s[good, -1]
+    return out

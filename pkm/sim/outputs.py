@@ -107,7 +107,7 @@ class Outputs:
         saved, rho = model.thetas, model.rho
         u, (qdd, thetas, thd, thdd, _, _, closure) = rhs.evaluate(t, y[:d], y[d:2 * d], energies=False)
         rhs.nfev -= 1
-        self.X[k], self.XD[k], self.XDD[k] = model.task_state(thetas, thd, thdd)
+        self.X[k], self.XD[k], self.XDD[k] = rhs.task_state(thetas, thd, thdd, qdd)
         model.thetas, model.rho = saved, rho
         self.U[k], self.QA[k], self.QDA[k], self.work[k], self.lost[k] = u, y[:d], y[d:2 * d], y[2 * d], y[2 * d + 1]
         o = model.offs

@@ -99,15 +99,19 @@ def actuator_run(robot, uf, T, x0, xd0, start, wrench, g0, solver, max_condition
     outputs = Outputs(robot, N, g0)
     cond = Conditioning(robot)
     limit = (1.0 - MARGIN) * max_condition
-    last = None   # det J_IK's sign at the last step end
+    Ls = [np.empty((N, 6, l.dof)) for l in robot.limbs]
     for s in range(N):
         model.thetas = [theta[s, j, :l.n].copy() for j, l in enumerate(robot.limbs)]
         try:
             outputs.actuator(s, T[s], Y[s], act)   # the Python stepping's evaluation there: its L_p too
-            kI, kII = cond.kappa(model.Ls)
-            sign = cond.jik_sign(model.Ls)
         except PkmError:
             return None
+        for j, L in enumerate(model.Ls):
+            Ls[j][s] = L
+    kappa_I, kappa_II, signs = cond.many(Ls)   # the watch's checks at every step end, in the stepping's order:
+    last = None   # det J_IK's sign at the last step end
+    for s in range(N):
+        kI, kII, sign = kappa_I[s], kappa_II[s], signs[s]
         if not kII <= limit:
             return None
         if last and sign and sign != last and not kI >= (1.0 + MARGIN) * K_SWITCH:   # the watch's "crossed"
