@@ -231,3 +231,26 @@ def test_the_actuator_forms_output_task_state_from_the_kernel_equals_the_referen
         assert np.abs(got[2]).max() > 1e-3   # accelerations worth comparing
         for a, b in zip(got, ref):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-13 * max(1.0, np.abs(b).max()))
+
+
+@pytest.mark.parametrize("name", ["wrist_3rrr", "hexapod_6ups", "planar_3rpr", "irsbot2"])
+def test_energy_states_equal_the_per_state_call_with_rotations(name):
+    """:meth:`Energy.states` (a single run's outputs) equals :meth:`Energy.__call__` per state on task spaces with
+    rotations too (the platform's pose and twist from :func:`platform_states`, not ``platform_twist`` per state)."""
+    robot = pkm.load(ROBOTS / f"{name}.toml")
+    energy = Energy(robot, np.asarray(robot.spec.gravity, float))
+    rng = np.random.default_rng(0)
+    X = robot.x_ref + 0.05 * rng.uniform(-1, 1, (6, robot.task_dof))
+    XD = rng.uniform(-1, 1, (6, robot.task_dof))
+    sol = robot.inverse_dynamics(X, XD, np.zeros_like(X))
+    TH = np.zeros((6, len(robot.limbs), max(l.n for l in robot.limbs)))
+    THD = np.zeros_like(TH)
+    for i, l in enumerate(robot.limbs):
+        TH[:, i, :l.n], THD[:, i, :l.n] = sol.joints[l.name], sol.joints_d[l.name]
+    kin, pot, closure = energy.states(TH, THD, X, XD)
+    for s in range(6):
+        k, p = energy([TH[s, i, :l.n] for i, l in enumerate(robot.limbs)],
+                      [THD[s, i, :l.n] for i, l in enumerate(robot.limbs)], X[s], XD[s])
+        scale = max(1.0, abs(k) + abs(p))
+        assert abs(kin[s] - k) <= 1e-13 * scale and abs(pot[s] - p) <= 1e-13 * scale and k > 1e-6
+    assert np.all(closure <= 1e-12)
