@@ -23,7 +23,8 @@ that the error, its located time and any fallback are exactly the Python path's:
   above ``(1 − MARGIN) · max_condition`` or det J_IK's sign changed from the last step end's with
   no limb within ``(1 + MARGIN)`` of :data:`pkm.sim.switching.K_SWITCH` of its own singularity
   (through zero, not through ∞: the watch's "crossed") — the Python watch checks exactly these
-  states, at the same step ends;
+  states, at the same step ends (here all step ends' condition numbers at once,
+  :meth:`pkm.sim.conditioning.Conditioning.many`, then read in step order with the limits);
 * the joint form (:func:`joint_run`, with the projection or without it, ``project=False``): the numba RK4
   with the reference's step acceptance (:func:`pkm.kernels.joint_projection.joint_rk4_projected`) failing
   anywhere: a limb's ``G_y``/``L_p`` beyond the kernel's threshold (where the Python path's kernel
