@@ -58,7 +58,7 @@ from __future__ import annotations
 import numpy as np
 
 from pkm.algorithms import constraints as cons
-from pkm.algorithms.dynamics import inverse_dynamics, kinetic_energy, mass_matrix, potential_energy
+from pkm.algorithms.dynamics import inverse_dynamics, mass_matrix
 from pkm.algorithms.kinematics import body_accelerations, body_jacobians, body_twists, forward_kinematics
 from pkm.algorithms.limb import SINGULARITY_THRESHOLD, _check_condition
 from pkm.algorithms.manipulator import dynamics_trees, platform_inertia, platform_residual
@@ -171,21 +171,6 @@ class JointModel:
             phi = phi - self.wrench
         b += P.T @ phi
         return thd_all, M_t, b, J_IK, x
-
-    def energies(self, theta, thd, x, Vt):
-        """Kinetic and potential energy, body by body (independent of ``M_t``)."""
-        if getattr(self, "_platform", None) is None:   # (the spec's body expands the mounted limbs: once)
-            p = self.robot.spec.body(self.robot.spec.platform)
-            self._platform = (p, np.linalg.solve(p.frame[:3, :3], p.com - p.frame[:3, 3]))
-        p, local_com = self._platform
-        Vp = self.P @ Vt
-        T = 0.5 * Vp @ self.Mp @ Vp
-        Cp = self.robot.platform_pose(x)
-        V = -p.mass * self.g0 @ (Cp[:3, :3] @ local_com + Cp[:3, 3])
-        for k, (th, dth) in enumerate(zip(self.split(theta), self.split(thd))):
-            T += kinetic_energy(self.trees[k], th, dth)
-            V += potential_energy(self.trees[k], th, self.g0)
-        return T, V
 
     # ------------------------------------------------------------------ closure and projection
     def closure(self, theta, x, jacobian=True):
@@ -415,7 +400,7 @@ class JointRhs:
                 o = model.offs[k]
                 Q[s, k, :l.n], QD_all[s, k, :l.n] = TH[s, o:o + l.n], thd[o:o + l.n]
             closure[s] = model.closure(TH[s], X[s], jacobian=False)[1]
-        # the energies body by body (model.energies' sums) of all outputs in one call; the platform's twist P_p V_t
+        # the energies body by body of all outputs in one call (Energy.states); the platform's twist P_p V_t
         kin, pot, _ = Energy(robot, model.g0).states(Q, QD_all, X, VT, Vp=VT @ model.P.T)
         E = kin + pot
         proj = np.array(self.projections, dtype=float).reshape(-1, 4)
