@@ -74,11 +74,12 @@ def layout(robot):
 
 def closure_matrix(Ls, zoffs) -> np.ndarray:
     """``C`` (6(L − 1) × Σδ_l) of ``C z = 0``, every limb moving the one platform: ``L_l q̇_l −
-    L_1 q̇_1 = 0`` for ``l ≥ 2`` (eq. 80; module docstring), from the limbs' ``L_p``."""
-    C = np.zeros((6 * (len(Ls) - 1), zoffs[-1]))
+    L_1 q̇_1 = 0`` for ``l ≥ 2`` (eq. 80; module docstring), from the limbs' ``L_p`` (6 × δ_l, or stacked
+    over states (…, 6, δ_l): then ``C`` (…, 6(L − 1), Σδ_l))."""
+    C = np.zeros(Ls[0].shape[:-2] + (6 * (len(Ls) - 1), zoffs[-1]))
     for k in range(1, len(Ls)):
-        C[6 * (k - 1):6 * k, zoffs[k]:zoffs[k + 1]] = Ls[k]
-        C[6 * (k - 1):6 * k, zoffs[0]:zoffs[1]] -= Ls[0]
+        C[..., 6 * (k - 1):6 * k, zoffs[k]:zoffs[k + 1]] = Ls[k]
+        C[..., 6 * (k - 1):6 * k, zoffs[0]:zoffs[1]] -= Ls[0]
     return C
 
 

@@ -106,16 +106,13 @@ class Conditioning:
         determinants (the per-state values to rounding; the same rules for non-finite and dependent columns)."""
         P = self.robot.P_p
         K = Ls[0].shape[0]
-        finite = np.all([np.all(np.isfinite(L), axis=(1, 2)) for L in Ls], axis=0)
+        each = [np.all(np.isfinite(L), axis=(1, 2)) for L in Ls]   # (the scaling keeps an entry finite or not)
+        finite = np.all(each, axis=0)
         scaled = [self.rows[None, :, None] * L * c[None, None, :] for L, c in zip(Ls, self.cols)]
-        kappa_I = np.max([_condition2_many(L, np.all(np.isfinite(L), axis=(1, 2))) for L in scaled], axis=0)
+        kappa_I = np.max([_condition2_many(L, f) for L, f in zip(scaled, each)], axis=0)
         kappa_II = np.ones(K)
         if len(Ls) > 1:
-            C = np.zeros((K, 6 * (len(Ls) - 1), self.zoffs[-1]))
-            for k in range(1, len(Ls)):
-                C[:, 6 * (k - 1):6 * k, self.zoffs[k]:self.zoffs[k + 1]] = scaled[k]
-                C[:, 6 * (k - 1):6 * k, self.zoffs[0]:self.zoffs[1]] -= scaled[0]
-            C = C[:, :, self.free]
+            C = closure_matrix(scaled, self.zoffs)[:, :, self.free]
             kappa_II = _condition2_many(C, np.all(np.isfinite(C), axis=(1, 2)))
         sign = np.zeros(K)
         if np.any(finite):

@@ -392,7 +392,8 @@ class JointRhs:
         U, QD = np.empty((N, robot.n_act)), np.empty((N, robot.n_act))
         closure = np.empty((N, len(robot.limbs)))
         limbs = robot.limbs
-        Q, QD_all = np.zeros((N, len(limbs), max(l.n for l in limbs))), np.zeros((N, len(limbs), max(l.n for l in limbs)))
+        Q = np.zeros((N, len(limbs), max(l.n for l in limbs)))
+        QD_all = np.zeros_like(Q)
         for s in range(N):
             U[s], thd, XDD[s], J_IK, X[s] = self.evaluate(T[s], TH[s], VT[s])
             QD[s] = J_IK @ VT[s]
