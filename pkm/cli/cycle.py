@@ -34,6 +34,11 @@ back, down). --out writes the trajectory CSV (t, x…, xd…, xdd… and s, sd, 
 what pkm inverse-dynamics --trajectory file --file reads as it is); --plot the phase plane (s, ṡ) with
 the limit curve and the torques and speeds against their limits.
 
+Between the samples the path acceleration s̈ is constant on each step (the CSV's sdd at the step's start):
+the limits hold at both ends of every step and where an actuator turns back inside one; inside the steps
+the torques differ by the grid's discretisation error, printed as "inside the steps up to" (a warning above
+1 %: give more --points).
+
 --jerk J limits the jerk of every task coordinate of the platform [m/s³; rad/s³ for angles], measured on
 the trajectory's samples: |xdd_i(t_k+1) - xdd_i(t_k)| <= J (t_k+1 - t_k) for each coordinate i (the jerk a
 controller interpolating the accelerations sees; it tends to |d³x_i/dt³| as --points grows), the motion leaving
@@ -222,7 +227,10 @@ def run(args: argparse.Namespace) -> int:
         unit = "m/s³" if all(n in ("x", "y", "z") for n in robot.task.coordinate_names()) else "m/s³, rad/s³ for angles"
         print(f"  jerk limit {res.jerk_limit:.4g} ({unit}) on every task coordinate (sample to sample), largest jerk "
               f"{100 * res.jerk_ratio:.2f} % of it")
-    print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} %")
+    print(f"  largest use of a limit {100 * float(np.max(res.ratio)):.2f} %, least {100 * float(np.min(res.ratio)):.2f} % "
+          f"(samples); at the steps' ends {100 * float(np.max(res.end_ratio)):.2f} %, least of either end "
+          f"{100 * float(np.min(np.maximum(res.ratio[:-1], res.end_ratio))):.2f} %; inside the steps up to "
+          f"{100 * res.between_ratio:.2f} %")
     print("  active limits (samples): " + ", ".join(f"{k} {n}" for k, n in res.active_counts().items()))
     if args.check is not None:
         _check(robot, res, args.check)

@@ -44,7 +44,7 @@ import numpy as np
 from pkm.errors import InputError, PkmError
 
 from pkm.planning.coefficients import path_dynamics
-from pkm.planning.constraints import gear_sides, motor_coefficients, speed_bound
+from pkm.planning.constraints import crossing_rows, gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
 from pkm.planning.result import PieceProfile, profile_times
 
@@ -377,8 +377,16 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     pd = path_dynamics(robot, path, n, grid=grid)
     xmax = speed_bound(pd, gains, limits)
 
+    ds = np.diff(pd.s)
+    on, off = np.ones_like(pd.a, dtype=bool), np.zeros_like(pd.a, dtype=bool)
+
     def rows(x, u):
-        return motor_rows(pd, gains, drives, limits, x, u)
+        """:func:`motor_rows` and, where an actuator turns back inside a step, the motor torque at the turn with
+        either gear side on either side of it (:func:`pkm.planning.constraints.crossing_rows` twice: an inner
+        approximation, as the other rows), the turn's state from the step's start ``(u_k, x_k)``."""
+        parts = [motor_rows(pd, gains, drives, limits, x, u), crossing_rows(pd, gains, drives, limits, ds, (on, off)),
+                 crossing_rows(pd, gains, drives, limits, ds, (off, on))]
+        return tuple(np.concatenate([r[k] for r in parts], axis=1) for k in range(3))
 
     zero = np.zeros(pd.s.size)
     static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message
@@ -389,4 +397,5 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     mvc = np.sqrt(static_sets(*rows(x, u), xmax)[:, 1])
     return PieceProfile(path=path, s=s + s0, s_local=s, t=t + t0, sd=sd, sdd=u, x=pd.x, xd=pd.dx * sd[:, None],
                         xdd=pd.dx * u[:, None] + pd.ddx * x[:, None], grid_s=s + s0, mvc=mvc,
-                        controllable=np.full(s.size, np.nan), iterations=prof.iterations, inserted=())
+                        controllable=np.full(s.size, np.nan), iterations=prof.iterations, inserted=(),
+                        between="linear")

@@ -2,6 +2,7 @@
 its CSV (:meth:`CycleResult.write_csv`, the format ``pkm inverse-dynamics --trajectory file`` reads)."""
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +16,10 @@ __all__ = ["PieceProfile", "CycleResult"]
 ACTIVE = 0.01
 #: The result is refused where the recomputed motor torques or speeds exceed a limit by more than this.
 OVERSHOOT = 1e-3
+#: Where inside each step (fractions of its Δs) the use of the limits is measured besides its two ends.
+BETWEEN = (0.25, 0.5, 0.75)
+#: A warning where the use inside a step exceeds a limit by more than this (a grid too coarse for the path).
+BETWEEN_WARN = 1e-2
 
 
 @dataclass(frozen=True, eq=False)
@@ -22,7 +27,9 @@ class PieceProfile:
     """One rest-to-rest path of the route: samples ``s`` (global) / ``s_local``, ``t``, ``sd``, ``sdd``, ``x``,
     ``xd``, ``xdd``; the grid ``grid_s`` with the maximum velocity curve ``mvc`` (ṡ_max of the static
     limits) and the controllable sets' upper end ``controllable``; outer ``iterations``; ``inserted``:
-    indices of the switching samples added between grid points."""
+    indices of the switching samples added between grid points; ``between``: how ``s̈`` runs between samples,
+    ``"constant"`` over each step (TOPP-RA: ``ṡ²`` linear in ``s``, the step's ``s̈`` the sample's at its start)
+    or ``"linear"`` in ``s`` (the jerk-limited programme)."""
 
     path: object
     s: np.ndarray
@@ -38,6 +45,7 @@ class PieceProfile:
     controllable: np.ndarray
     iterations: int
     inserted: tuple
+    between: str = "constant"
 
 
 @dataclass(frozen=True, eq=False)
@@ -50,7 +58,15 @@ class CycleResult:
     ``torque_limit``, ``speed_limit`` (n_act,), ``ratio`` (N,) the largest use of any limit at each sample
     and ``active`` (N,) its name (``"torque <actuator> upper"``/``"lower"``, ``"speed <actuator>"``,
     ``"velocity <joint>"``); ``pieces`` (:class:`PieceProfile`) with the limit curves; ``jerk_limit`` the jerk limit
-    of a jerk-limited result (else None) and ``jerk_ratio`` the largest sample jerk (:meth:`jerk`) over it."""
+    of a jerk-limited result (else None) and ``jerk_ratio`` the largest sample jerk (:meth:`jerk`) over it.
+
+    Between the samples the motion is each piece's (:attr:`PieceProfile.between`). ``end_ratio`` (N−1,) and
+    ``end_active`` are the largest use and its limit at the END of each step (the state arriving at the next
+    sample with the step's ``s̈``; for constant ``s̈`` it differs from the next sample's own): the limits hold
+    at both ends of every step (refused beyond ``1 + OVERSHOOT``) and one is active at either end (bang–bang).
+    ``between_ratio`` is the largest use inside the steps (at the fractions :data:`BETWEEN`), at
+    ``between_t``: the discretisation's own error, which shrinks as ``(Δs)²`` (a RuntimeWarning above
+    ``1 + BETWEEN_WARN``: use more points)."""
 
     robot_name: str
     actuator_names: tuple
@@ -68,6 +84,10 @@ class CycleResult:
     ratio: np.ndarray
     active: tuple
     pieces: tuple
+    end_ratio: np.ndarray | None = None
+    end_active: tuple = ()
+    between_ratio: float = float("nan")
+    between_t: float = float("nan")
     jerk_limit: float | None = None
     jerk_ratio: float | None = None
 
@@ -83,23 +103,36 @@ class CycleResult:
         names = tuple(robot.task.coordinate_names())
         traj = Trajectory(t=cat["t"], x=cat["x"], xd=cat["xd"], xdd=cat["xdd"], names=names)
         res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, limits=False)   # checked below
-        if robot.drives is not None and limits.side == "motor":
-            tau, speed = np.asarray(res.tau_motor), np.asarray(res.speed_motor)
-        else:
-            tau, speed = np.asarray(res.tau), np.asarray(res.qd_act)
-        ratios, labels = _ratios(robot, tau, speed, np.asarray(res.qd_act), limits)
-        best = np.argmax(ratios, axis=1)
-        ratio = ratios[np.arange(len(best)), best]
+        tau, speed = _sides(robot, limits, res)
+        ratio, best, labels = _use(robot, tau, speed, res, limits)
         if float(np.max(ratio)) > 1.0 + OVERSHOOT:
             k = int(np.argmax(ratio))
             raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[best[k]]} by "
                            f"{100 * (ratio[k] - 1):.2g} % at t = {traj.t[k]:.4g} s: use more points")
+        # inside and at the end of every step (one more batched inverse dynamics)
+        inner = robot.inverse_dynamics(*(np.concatenate(v) for v in zip(*(_step_states(p) for p in pieces))),
+                                       limits=False)
+        use, where, _ = _use(robot, *_sides(robot, limits, inner), inner, limits)
+        use, where = use.reshape(-1, len(BETWEEN) + 1), where.reshape(-1, len(BETWEEN) + 1)
+        end = use[:, -1]
+        if float(np.max(end)) > 1.0 + OVERSHOOT:
+            k = int(np.argmax(end))
+            raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[where[k, -1]]} by "
+                           f"{100 * (end[k] - 1):.2g} % at the end of the step to t = {traj.t[k + 1]:.4g} s: "
+                           f"use more points")
+        k, j = np.unravel_index(int(np.argmax(use[:, :-1])), use[:, :-1].shape)
+        between, t_between = float(use[k, j]), float(traj.t[k] + BETWEEN[j] * (traj.t[k + 1] - traj.t[k]))
+        if not between <= 1.0 + BETWEEN_WARN:
+            warnings.warn(f"{robot.name}: between the samples the time-optimal motion uses {labels[where[k, j]]} up "
+                          f"to {100 * between:.4g} % near t = {t_between:.4g} s (the samples' steps too long for the "
+                          f"path's dynamics there): use more points", RuntimeWarning, stacklevel=3)
         T = float(traj.t[-1])
         ppm = 60.0 * route.picks / T if route.picks else None
         return cls(robot_name=robot.name, actuator_names=tuple(robot.actuator_names), side=limits.side,
                    trajectory=traj, s=cat["s"], sd=cat["sd"], sdd=cat["sdd"], cycle_time=T, picks_per_minute=ppm,
                    tau_motor=tau, speed_motor=speed, torque_limit=limits.torque, speed_limit=limits.speed,
-                   ratio=ratio, active=tuple(labels[b] for b in best), pieces=tuple(pieces))
+                   ratio=ratio, active=tuple(labels[b] for b in best), pieces=tuple(pieces), end_ratio=end,
+                   end_active=tuple(labels[b] for b in where[:, -1]), between_ratio=between, between_t=t_between)
 
     def jerk(self) -> np.ndarray:
         """The trajectory's finite-difference jerk ``(ẍ_{k+1} − ẍ_k) / (t_{k+1} − t_k)`` (N−1, d) per task
@@ -126,6 +159,36 @@ class CycleResult:
             f.write(",".join(cols) + "\n")
             for row in data:
                 f.write(",".join(repr(float(v)) for v in row) + "\n")
+
+
+def _step_states(p: PieceProfile):
+    """``(x, ẋ, ẍ)`` of piece ``p`` at the fractions :data:`BETWEEN` of each step and at its end (steps × 4 rows, in
+    order), the motion between samples as ``p.between``: ``s̈`` constant (``ṡ² = x_k + 2 u_k σ``) or linear in ``s``
+    (``ṡ² = x_k + 2 u_k σ + (u_{k+1} − u_k) σ²/Δ``) over the step's ``σ ∈ [0, Δ]``; its end at the next sample's ``ṡ²``."""
+    s, x, u = p.s_local, p.sd ** 2, p.sdd
+    f = np.array(BETWEEN + (1.0,))
+    sig = np.diff(s)[:, None] * f
+    du = np.diff(u)[:, None] if p.between == "linear" else np.zeros((s.size - 1, 1))
+    us = u[:-1, None] + du * f
+    xs = x[:-1, None] + 2.0 * u[:-1, None] * sig + du * sig * f
+    xs[:, -1] = x[1:]
+    X, D1, D2 = p.path.evaluate((s[:-1, None] + sig).ravel())
+    xs, us = np.maximum(xs, 0.0).ravel(), us.ravel()
+    return X, D1 * np.sqrt(xs)[:, None], D1 * us[:, None] + D2 * xs[:, None]
+
+
+def _sides(robot, limits, res):
+    """The torques and speeds the limits bound: motor side with drives, else joint side."""
+    if robot.drives is not None and limits.side == "motor":
+        return np.asarray(res.tau_motor), np.asarray(res.speed_motor)
+    return np.asarray(res.tau), np.asarray(res.qd_act)
+
+
+def _use(robot, tau, speed, res, limits):
+    """The largest use of any limit per row, its column and the columns' labels."""
+    ratios, labels = _ratios(robot, tau, speed, np.asarray(res.qd_act), limits)
+    best = np.argmax(ratios, axis=1)
+    return ratios[np.arange(len(best)), best], best, labels
 
 
 def _ratios(robot, tau, speed, qd, limits):
