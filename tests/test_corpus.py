@@ -59,7 +59,8 @@ def check_run(argv, *, ok: bool | None = None) -> tuple[int, str, str]:
     error line, never a traceback or an 'internal error'. ``ok``: the status expected (None: either)."""
     code, out, err = run(*argv)
     lines = [l for l in err.splitlines() if l.strip() and "%|" not in l   # tqdm bars are not errors,
-             and not l.startswith("pkm: compiling kernels (first run only")]  # nor the compile message
+             and not l.startswith("pkm: compiling kernels (first run only")  # nor the compile message,
+             and not l.startswith("pkm: warning: ")]                          # nor a warning
     assert "Traceback" not in err and "internal error" not in err, (argv, err[-2000:])
     assert code in (0, 2), (argv, code, err[-2000:])
     if ok is not None:

@@ -4,6 +4,8 @@ independent forward–backward integration of the phase plane written here (Bobr
 coefficients from separate inverse dynamics calls."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -17,7 +19,7 @@ from pkm.trajectory.files import read_csv
 from test_corpus import _garbage, check_run, run
 
 ROBOTS = {"delta": "examples/delta_servo.toml", "irsbot2": "examples/irsbot2_servo.toml"}
-N = 1000   # grid points of a cycle (the result is within 0.1 % of the converged cycle time at this N)
+N = 1000   # grid points of a cycle (the result is 0.5 % above the converged cycle time at this N: 3000 points)
 
 
 def _start(robot):
@@ -109,15 +111,70 @@ def test_coefficients_reproduce_inverse_dynamics(case):
 
 
 # ---------------------------------------------------------------------- acceptance
-def test_limits_held_and_one_active_at_every_sample(case):
+def _step_states(res, fractions):
+    """(x, ẋ, ẍ) at ``fractions`` of every step of a bang–bang result (``s̈`` constant on the step, ``ṡ²`` linear in
+    ``s``), from the pieces' samples alone; a fraction of 1 is the step's end (the next sample's ``ṡ``)."""
+    out = []
+    f = np.asarray(fractions, dtype=float)
+    for p in res.pieces:
+        s, x, u = p.s_local, p.sd ** 2, p.sdd
+        sig = np.diff(s)[:, None] * f
+        xs = np.where(f == 1.0, x[1:, None], np.maximum(x[:-1, None] + 2.0 * u[:-1, None] * sig, 0.0)).ravel()
+        X, D1, D2 = p.path.evaluate((s[:-1, None] + sig).ravel())
+        out.append((X, D1 * np.sqrt(xs)[:, None], D1 * np.repeat(u[:-1], f.size)[:, None] + D2 * xs[:, None]))
+    return [np.concatenate(v) for v in zip(*out)]
+
+
+def test_limits_held_at_both_ends_of_every_step_and_one_active_at_either(case):
+    """Every sample and every step's end (the state arriving at the next sample with the step's s̈) within the
+    limits, and a limit active (within 1 %) in every step: bang–bang (at one of its ends, or inside it where an
+    actuator turns back and the gear's side flips)."""
     robot, _, res = case
     tr = res.trajectory
     use = _uses(robot, tr.x, tr.xd, tr.xdd, t=tr.t)
-    assert np.max(use) <= 1 + 1e-3
-    assert np.min(use) >= 0.99, np.flatnonzero(use < 0.99)     # bang–bang: a limit at every sample
-    assert np.allclose(use, res.ratio, atol=1e-9)
+    end = _uses(robot, *_step_states(res, [1.0]))
+    assert np.max(use) <= 1 + 1e-3 and np.max(end) <= 1 + 1e-3
+    inside = _uses(robot, *_step_states(res, np.arange(1, 33) / 32)).reshape(-1, 32)
+    assert np.allclose(inside[:, -1], end)
+    step = np.maximum(use[:-1], np.max(inside, axis=1))
+    assert np.min(step) >= 0.99, np.flatnonzero(step < 0.99)     # bang–bang: a limit in every step
+    assert np.mean(np.maximum(use[:-1], end) >= 0.99) > 0.99       # almost always at an end
+    assert np.allclose(use, res.ratio, atol=1e-9) and np.allclose(end, res.end_ratio, atol=1e-9)
     assert res.picks_per_minute == pytest.approx(60.0 / res.cycle_time)
     assert res.cycle_time == pytest.approx(tr.t[-1])
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e-3])
+@pytest.mark.parametrize("name", sorted(ROBOTS))
+def test_torques_inside_the_steps_converge_with_the_grid(name, shift):
+    """Inside the steps (32 points each, evaluated here) the torques exceed a limit only by the discretisation's
+    error, which shrinks with the grid (the actuators turn back and the gear's side flips inside steps: checked at
+    the points alone, the torque past a turn exceeded the limit by 42 % at every grid size); the result's own
+    figure (``between_ratio``, 3 points per step) agrees. Pick point as the file's and 1 mm off."""
+    robot = pkm.load(ROBOTS[name])
+    route = pick_place_route(_start(robot) + shift)
+    fractions = np.arange(1, 33) / 32
+    excess = []
+    for n in (500, 1000, 2000):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)   # (500 points: the grid is coarse for the Delta)
+            res = pkm.time_optimal(robot, route, n=n)
+        use = _uses(robot, *_step_states(res, fractions))
+        excess.append(float(np.max(use)) - 1.0)
+        assert res.between_ratio <= np.max(use) + 1e-9 and res.between_ratio >= np.max(use) - 2e-3
+    assert excess[1] <= 5e-3 and excess[2] <= 1e-3, excess
+    assert excess[2] <= 0.6 * excess[1] <= 0.36 * excess[0], excess
+
+
+def test_a_coarse_grid_warns_of_the_torques_between_its_samples():
+    robot = pkm.load(ROBOTS["delta"])
+    route = pick_place_route(_start(robot))
+    with pytest.warns(RuntimeWarning, match=r"between the samples .* uses torque .* use more points"):
+        res = pkm.time_optimal(robot, route, n=300)
+    assert res.between_ratio > 1.01
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert pkm.time_optimal(robot, route, n=N).between_ratio < 1.005
 
 
 def test_one_percent_faster_violates_a_limit(case):
@@ -146,7 +203,8 @@ def test_cli_csv_replayed_by_inverse_dynamics(case, tmp_path):
     assert tau.shape[1] == robot.n_act == speed.shape[1]
     use = np.maximum(np.max(np.abs(tau) / robot.drives.peak_torque, axis=1),
                      np.max(np.abs(speed) / robot.drives.max_speed, axis=1))
-    assert np.max(use) <= 1 + 1e-3 and np.min(use) >= 0.99
+    assert np.max(use) <= 1 + 1e-3 and np.allclose(use, res.ratio, atol=1e-6)
+    assert "at the steps' ends" in out and "inside the steps up to" in out
 
 
 # ---------------------------------------------------------------------- independent solution
@@ -379,7 +437,9 @@ def test_coarse_grid_without_drives_stays_within_joint_side_limits():
     tr = res.trajectory
     out = robot.inverse_dynamics(tr.x, tr.xd, tr.xdd, t=tr.t)
     assert np.max(np.abs(out.tau)) <= 50.0 * (1 + 1e-3) and np.max(np.abs(out.qd_act)) <= 10.0 * (1 + 1e-3)
-    assert np.mean(res.ratio >= 0.99) > 0.97
+    end = robot.inverse_dynamics(*_step_states(res, [1.0]))
+    assert np.max(np.abs(end.tau)) <= 50.0 * (1 + 1e-3) and np.max(np.abs(end.qd_act)) <= 10.0 * (1 + 1e-3)
+    assert np.mean(np.maximum(res.ratio[:-1], res.end_ratio) >= 0.99) > 0.97
 
 
 def test_refused_models_are_one_line_errors(tmp_path):
