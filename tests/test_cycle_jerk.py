@@ -30,7 +30,7 @@ def _start(robot):
 def delta():
     robot = pkm.load(DELTA)
     route = pick_place_route(_start(robot))
-    free = pkm.time_optimal(robot, route, n=1000)       # bang–bang, 0.5 % above its converged cycle time
+    free = pkm.time_optimal(robot, route, n=3000)       # bang–bang, 0.3 % above 16000 points' 0.2422 s
     limited = {J: pkm.time_optimal(robot, route, n=N, jerk=J) for J in JERKS}
     return robot, route, free, limited
 
@@ -64,12 +64,11 @@ def test_cycle_time_monotone_in_jerk_and_approaches_the_bang_bang_one(delta):
     _, _, free, limited = delta
     times = [limited[J].cycle_time for J in JERKS]
     assert all(a > b for a, b in zip(times, times[1:])), times
-    # never faster than the unconstrained optimum (beyond the two grids' discretisation, 0.2 %) where its motion
-    # holds the limits between the samples too (the largest limit on 400 points does not: its s̈ swings within a
-    # step and the torques between the samples reach 117 %, warned: the bang–bang result holds them, 0.14 %)
-    honest = [limited[J].cycle_time for J in JERKS if limited[J].between_ratio <= 1.01]
-    assert len(honest) >= 2 and min(honest) >= free.cycle_time * (1 - 2e-3), (times, free.cycle_time)
-    assert free.between_ratio <= 1.002
+    # never faster than the unconstrained optimum (beyond the two grids' discretisation, 0.2 %), both holding the
+    # limits between their samples too (the jerk-limited programme within 1 % with its midpoint rows; 17 % without)
+    assert min(times) >= free.cycle_time * (1 - 2e-3), (times, free.cycle_time)
+    assert all(limited[J].between_ratio <= 1.02 for J in JERKS), [limited[J].between_ratio for J in JERKS]
+    assert free.between_ratio <= 1.001
     # and within 1 % of it for a large jerk limit
     assert abs(times[-1] - free.cycle_time) <= 0.01 * free.cycle_time, (times, free.cycle_time)
     # a real jerk limit costs time: 5000 m/s³ far more than 1 %
