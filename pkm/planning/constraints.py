@@ -132,40 +132,44 @@ def step_end_rows(rows, end, ds):
 
 
 def crossing_rows(pd, gains, drives, limits: Limits, ds, sides):
-    """Rows (N, 8 n_act) at each point for the step that starts there: where actuator ``j``'s ``q'`` changes sign
+    """Rows (N, 8 w) at each point for the step that starts there: where actuator ``j``'s ``q'`` changes sign
     inside the step (the actuator turns back: ``q̇ = q' ṡ`` passes zero whatever ``ṡ > 0``), its motor torque at
     the turn, just before it (the gear's side of the step's start, ``sides[0]``, and Coulomb friction of the
     motion's sign there) and just after it (the side at the step's end, ``sides[1]``, friction of the other
     sign): ``τ_m = k (a u + b x + c + f) + m q'' x`` with ``f`` either 0 or the full Coulomb force (the smooth
     Coulomb term ramps between them within ``coulomb_speed`` of the turn; viscous friction is 0 there) and the
     coefficients interpolated linearly to the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step, whose state is
-    ``x_i + 2 φ Δ u_i``. Where no actuator turns, ``0 ≤ T``. Checked at the points alone, the motor torque just
-    past a turn exceeded the limit by 42 % at every grid size (the Delta with 400 W servos, pick-and-place)."""
+    ``x_i + 2 φ Δ u_i``. ``w``: the most actuators turning in one step (0 where none turns on the path; the rows
+    of a step with fewer read ``0 ≤ T``). Checked at the points alone, the motor torque just past a turn
+    exceeded the limit by 42 % at every grid size (the Delta with 400 W servos, pick-and-place)."""
     n, m = pd.dq.shape
-    A, B, C = (np.zeros((n, 8 * m)) for _ in range(3))
-    C[:] = -np.tile(limits.torque, 8)
-    if drives is None or n < 2:
-        return A, B, C
-    q0, q1 = pd.dq[:-1], pd.dq[1:]
-    turn = q0 * q1 < 0.0
+    turn = np.zeros((n, m), dtype=bool)
+    if drives is not None and n >= 2:
+        turn[:-1] = pd.dq[:-1] * pd.dq[1:] < 0.0
+    w = int(np.max(np.sum(turn, axis=1), initial=0))
+    if w == 0:
+        return np.zeros((n, 0)), np.zeros((n, 0)), np.zeros((n, 0))
+    q0, q1 = pd.dq, np.concatenate([pd.dq[1:], pd.dq[-1:]])
     with np.errstate(divide="ignore", invalid="ignore"):
         phi = np.where(turn, q0 / (q0 - q1), 0.0)
-    at = {k: (1.0 - phi) * getattr(pd, k)[:-1] + phi * getattr(pd, k)[1:] for k in ("a", "b", "c", "ddq")}
-    ds = np.broadcast_to(np.asarray(ds, dtype=float), (n - 1,))[:, None]
-    T = limits.torque
+    at = {k: (1.0 - phi) * getattr(pd, k) + phi * np.concatenate([getattr(pd, k)[1:], getattr(pd, k)[-1:]])
+          for k in ("a", "b", "c", "ddq")}
+    ds = np.append(np.broadcast_to(np.asarray(ds, dtype=float), (n - 1,)), 0.0)[:, None]
+    T = np.broadcast_to(limits.torque, (n, m))
+    A, B, C = (np.zeros((n, 8, m)) for _ in range(3))
     o = 0
-    for side, q in ((sides[0][:-1], q0), (sides[1][1:], q1)):
+    for side, q in ((sides[0], q0), (np.concatenate([sides[1][1:], sides[1][-1:]]), q1)):
         k = np.where(side, gains.k_drive, gains.k_brake)
         mm = np.where(side, gains.m_drive, gains.m_brake)
         for f in (0.0, np.sign(q) * drives.coulomb):
             al, be, ga = k * at["a"], k * at["b"] + mm * at["ddq"], k * (at["c"] + f)
             for sign in (1.0, -1.0):
-                cols = slice(o * m, (o + 1) * m)
-                A[:-1, cols] = np.where(turn, sign * (al + 2.0 * phi * ds * be), 0.0)
-                B[:-1, cols] = np.where(turn, sign * be, 0.0)
-                C[:-1, cols] = np.where(turn, sign * ga - T, -T)
+                A[:, o] = np.where(turn, sign * (al + 2.0 * phi * ds * be), 0.0)
+                B[:, o] = np.where(turn, sign * be, 0.0)
+                C[:, o] = np.where(turn, sign * ga - T, -T)
                 o += 1
-    return A, B, C
+    pick = np.argsort(~turn, axis=1, kind="stable")[:, None, :w]   # the turning actuators first
+    return tuple(np.take_along_axis(v, pick, axis=2).reshape(n, 8 * w) for v in (A, B, C))
 
 
 def speed_bound(pd, gains, limits: Limits) -> np.ndarray:

@@ -73,15 +73,30 @@ def u_bounds(Lp, Lr, Up, Ur, x):
     return np.max(Lp * x + Lr, axis=-1), np.min(Up * x + Ur, axis=-1)
 
 
+def _packed(P, R, valid):
+    """``P``, ``R`` (N, m) with each row's valid entries first, and their counts (N,)."""
+    order = np.argsort(~valid, axis=1, kind="stable")
+    return (np.take_along_axis(P, order, axis=1), np.take_along_axis(R, order, axis=1)), np.sum(valid, axis=1)
+
+
 def static_sets(A, B, C, xmax) -> np.ndarray:
     """The static sets ``X_i`` (N, 2): the ``x`` at which some ``u`` meets every row, ``0 ≤ x ≤ xmax``; a point
     with none (or none at rest at the path's ends) is a one-line PkmError."""
     Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
     N = Lp.shape[0]
-    k = (Lp[:, :, None] - Up[:, None, :]).reshape(N, -1)
-    r = (Ur[:, None, :] - Lr[:, :, None]).reshape(N, -1)
-    r = np.where(np.isnan(r), np.inf, r)
-    lo, hi = _interval(k, r, np.zeros(N), np.asarray(xmax, dtype=float))
+    lo, hi = np.zeros(N), np.array(np.broadcast_to(np.asarray(xmax, dtype=float), (N,)))
+    # every pair of a lower and an upper bound, over each point's valid bounds only (packed first): the rows of
+    # the steps' turns (pkm.planning.constraints.crossing_rows) are valid at a few points, empty elsewhere
+    (Lp, Lr), nl = _packed(Lp, Lr, Lr != -np.inf)
+    (Up, Ur), nu = _packed(Up, Ur, Ur != np.inf)
+    for a, b in set(zip(nl.tolist(), nu.tolist())):
+        if a == 0 or b == 0:
+            continue   # no pair: no bound on x
+        at = np.flatnonzero((nl == a) & (nu == b))
+        k = (Lp[at, :a, None] - Up[at, None, :b]).reshape(at.size, -1)
+        r = (Ur[at, None, :b] - Lr[at, :a, None]).reshape(at.size, -1)
+        r = np.where(np.isnan(r), np.inf, r)
+        lo[at], hi[at] = _interval(k, r, lo[at], hi[at])
     lo, hi = _interval(Xb, -Xc, lo, hi)
     bad = np.flatnonzero(~(hi >= lo - SLACK * np.maximum(1.0, np.abs(hi))))
     if bad.size:
