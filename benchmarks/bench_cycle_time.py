@@ -6,8 +6,8 @@ For each robot (default: examples/delta_servo.toml and examples/irsbot2_servo.to
 from its file's pick point (25 mm up, 305 mm across, 25 mm down and back, 12.5 mm corner blends: two
 rest-to-rest paths, ``--points`` grid points in all), best of ``--rounds``, in ms:
 
-* ``coefficients``: :func:`pkm.planning.coefficients.path_dynamics` of both paths (one batched inverse
-  dynamics over 3N samples per path);
+* ``coefficients``: :func:`pkm.planning.coefficients.path_dynamics` of both paths at the grid points and at the
+  steps' midpoints (two batched inverse dynamics over 3N samples each per path);
 * ``solve``: :func:`pkm.planning.solve.profile` of both paths (pkm's closed-form reachability inside the
   outer iteration that keeps friction and gear efficiency exact; iterations reported);
 * ``one pass pkm`` / ``one pass toppra``: one reachability solve of the final rows (the same LP data) by pkm
@@ -35,6 +35,14 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT = ["examples/delta_servo.toml", "examples/irsbot2_servo.toml"]
 
 
+def _coefficients(robot, path, n):
+    """The coefficients at the grid points and at the steps' midpoints, as :func:`pkm.time_optimal` computes them."""
+    from pkm.planning.coefficients import path_dynamics
+
+    pd = path_dynamics(robot, path, n)
+    return pd, path_dynamics(robot, path, n - 1, grid=0.5 * (pd.s[:-1] + pd.s[1:]))
+
+
 def _best(fn, rounds):
     best, out = np.inf, None
     for _ in range(rounds):
@@ -60,7 +68,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     import pkm
     from pkm.planning import pick_place_route
-    from pkm.planning.coefficients import motor_gains, path_dynamics
+    from pkm.planning.coefficients import motor_gains
     from pkm.planning.constraints import resolve_limits
     from pkm.planning.reachability import reachability
     from pkm.planning.solve import _points, profile
@@ -82,8 +90,10 @@ def main(argv=None) -> int:
         counts = _points(args.points, route)
         limits, gains = resolve_limits(robot), motor_gains(robot.drives, robot.n_act)
         pkm.time_optimal(robot, route, n=args.points)   # warm: kernels loaded, caches filled
-        t_coef, pds = _best(lambda: [path_dynamics(robot, p, m) for p, m in zip(route.paths, counts)], args.rounds)
-        t_solve, profs = _best(lambda: [profile(pd, robot.drives, limits, gains) for pd in pds], args.rounds)
+        t_coef, pds = _best(lambda: [_coefficients(robot, p, m) for p, m in zip(route.paths, counts)], args.rounds)
+        t_solve, profs = _best(lambda: [profile(pd, robot.drives, limits, gains, mid=mid) for pd, mid in pds],
+                               args.rounds)
+        pds = [pd for pd, _ in pds]
         iters = [pr[3] for pr in profs]
         final = [(pd, pr[1], pr[2]) for pd, pr in zip(pds, profs)]
 

@@ -148,9 +148,10 @@ def test_limits_held_at_both_ends_of_every_step_and_one_active_at_either(case):
 @pytest.mark.parametrize("name", sorted(ROBOTS))
 def test_torques_inside_the_steps_converge_with_the_grid(name, shift):
     """Inside the steps (32 points each, evaluated here) the torques exceed a limit only by the discretisation's
-    error, which shrinks with the grid (the actuators turn back and the gear's side flips inside steps: checked at
-    the points alone, the torque past a turn exceeded the limit by 42 % at every grid size); the result's own
-    figure (``between_ratio``, 3 points per step) agrees. Pick point as the file's and 1 mm off."""
+    error, within the 1e-3 of the samples at the default 1000 points and shrinking with the grid (the actuators
+    turn back and the gear's side flips inside steps: checked at the points alone, the torque past a turn exceeded
+    the limit by 42 % at every grid size); the result's own figure (``between_ratio``) agrees. Pick point as the
+    file's and 1 mm off."""
     robot = pkm.load(ROBOTS[name])
     route = pick_place_route(_start(robot) + shift)
     fractions = np.arange(1, 33) / 32
@@ -161,9 +162,11 @@ def test_torques_inside_the_steps_converge_with_the_grid(name, shift):
             res = pkm.time_optimal(robot, route, n=n)
         use = _uses(robot, *_step_states(res, fractions))
         excess.append(float(np.max(use)) - 1.0)
-        assert res.between_ratio <= np.max(use) + 1e-9 and res.between_ratio >= np.max(use) - 2e-3
-    assert excess[1] <= 5e-3 and excess[2] <= 1e-3, excess
-    assert excess[2] <= 0.6 * excess[1] <= 0.36 * excess[0], excess
+        assert res.between_ratio <= np.max(use) + 1e-9
+        if n >= 1000:   # (a coarser grid's turns are narrow spikes between the result's own points)
+            assert res.between_ratio >= np.max(use) - 2e-4
+    assert excess[1] <= 1e-3 and excess[2] <= 5e-4, excess
+    assert excess[2] <= 0.5 * excess[0], excess   # (below 1e-3 the turns' places make it uneven)
 
 
 def test_a_coarse_grid_warns_of_the_torques_between_its_samples():

@@ -209,26 +209,28 @@ def _mid_state(x, u, ds):
 
 
 def _mid_matrix(mid, xb, ub, ds, n):
-    """The rows ``mid(x̄, ū)`` at the steps' midpoints (:func:`_mid_state`) in ``(x_k, u_k, u_{k+1})``, each divided by
-    its ``|C|``; the rows that bound nothing (no coefficient) left out. Without them the programme's ``s̈`` zigzags
-    from sample to sample at a large jerk limit, holding the limits at the samples, and the torques between them
-    reached 117 % (the Delta with 400 W servos, 1e5 m/s³ on 400 points)."""
+    """The rows ``mid(x̄, ū)`` → ``(A, B, C, φ)`` (N−1, r) inside the steps, each at its fraction ``φ`` of its step
+    (the state there ``((1 − φ) u_k + φ u_{k+1}, x_k + Δ_k φ ((2 − φ) u_k + φ u_{k+1}))``, ``s̈`` linear on the step), in
+    ``(x_k, u_k, u_{k+1})``, each divided by its ``|C|``; the rows that bound nothing (no coefficient) left out.
+    Without the midpoints' the programme's ``s̈`` zigzagged from sample to sample at a large jerk limit, holding the
+    limits at the samples, and the torques between them reached 117 % (the Delta with 400 W servos, 1e5 m/s³ on
+    400 points); with the turns' at the step's start state, 105 % at a turn."""
     from scipy.sparse import coo_matrix
 
-    A, B, C = mid(xb, ub)
+    A, B, C, P = mid(xb, ub)
     live = (A != 0.0) | (B != 0.0)
     k, j = np.nonzero(live)
-    a, b, c, d = A[k, j], B[k, j], C[k, j], ds[k]
+    a, b, c, f, d = A[k, j], B[k, j], C[k, j], P[k, j], ds[k]
     sc = 1.0 / np.maximum(np.abs(c), 1e-300)
     rr = np.repeat(np.arange(k.size), 3)
     cc = np.column_stack([k, n + k, n + k + 1]).ravel()
-    vv = np.column_stack([b * sc, (0.5 * a + 0.75 * d * b) * sc, (0.5 * a + 0.25 * d * b) * sc]).ravel()
+    vv = np.column_stack([b, (1.0 - f) * a + d * f * (2.0 - f) * b, f * a + d * f * f * b]).ravel() * np.repeat(sc, 3)
     return coo_matrix((vv, (rr, cc)), shape=(k.size, 2 * n)), -c * sc
 
 
 def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region, mid=None):
     """One linear programme around ``(xb, ub)`` (``ds`` the grid's steps); ``(x, u)``, or None where HiGHS finds none.
-    ``mid``: rows at the steps' midpoints (:func:`_mid_matrix`), or None."""
+    ``mid``: rows inside the steps (:func:`_mid_matrix`), or None."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix, csr_matrix, diags, vstack
 
@@ -314,7 +316,8 @@ def jerk_profile(rows, xmax, d1, d2, s, jerk: float, mid=None) -> JerkProfile:
     ``rows(x, u)`` → ``(A, B, C)`` (N, m): the limits ``A u + B x + C ≤ 0`` at the profile ``(x, u)`` (the solver
     freezes them at each iterate); ``xmax`` (N,) the speed bound of ``x = ṡ²``; ``d1``, ``d2`` (N, d) the path's
     ``x'`` and ``x''`` at the grid points; ``jerk`` the limit ``J`` of every coordinate's jerk; ``mid(x, u)`` →
-    ``(A, B, C)`` (N−1, m'): the limits at the steps' midpoints (:func:`_mid_state`), or None."""
+    ``(A, B, C, φ)`` (N−1, m'): limits inside the steps, each at its fraction ``φ`` of its step (:func:`_mid_matrix`),
+    or None."""
     d1, d2 = np.atleast_2d(np.asarray(d1, dtype=float)), np.atleast_2d(np.asarray(d2, dtype=float))
     xmax = np.asarray(xmax, dtype=float)
     s = np.asarray(s, dtype=float)
@@ -413,21 +416,22 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     on, off = np.ones_like(pd.a, dtype=bool), np.zeros_like(pd.a, dtype=bool)
 
     def rows(x, u):
-        """:func:`motor_rows` and, where an actuator turns back inside a step, the motor torque at the turn with
-        either gear side on either side of it (:func:`pkm.planning.constraints.crossing_rows` twice: an inner
-        approximation, as the other rows), the turn's state from the step's start ``(u_k, x_k)``."""
-        parts = [motor_rows(pd, gains, drives, limits, x, u), crossing_rows(pd, gains, drives, limits, ds, (on, off)),
-                 crossing_rows(pd, gains, drives, limits, ds, (off, on))]
-        return tuple(np.concatenate([r[k] for r in parts], axis=1) for k in range(3))
+        return motor_rows(pd, gains, drives, limits, x, u)
 
     # the coefficients at the steps' midpoints (one more batched inverse dynamics): interpolated from the grid's,
     # they missed the torque there by 4 % of the limit where a corner blend's curvature changes (b by 55 % in a step)
     mid = path_dynamics(robot, path, grid.size - 1, grid=0.5 * (grid[:-1] + grid[1:]))
 
     def mid_rows(x, u):
-        """:func:`motor_rows` at the steps' midpoints, at the state there (:func:`_mid_state`)."""
+        """:func:`motor_rows` at the steps' midpoints, at the state there (:func:`_mid_state`), and where an actuator
+        turns back inside a step, the motor torque at the turn with either gear side on either side of it
+        (:func:`pkm.planning.constraints.crossing_rows` twice: an inner approximation, as the other rows): (A, B, C, φ)."""
         xm, um = _mid_state(x, u, ds)
-        return motor_rows(mid, gains, drives, limits, xm, um, rest=False)
+        A, B, C = motor_rows(mid, gains, drives, limits, xm, um, rest=False)
+        parts = [(A, B, C, np.full(A.shape, 0.5))]
+        parts += [tuple(v[:-1] for v in crossing_rows(pd, gains, drives, limits, ds, sides, at_turn=True))
+                  for sides in ((on, off), (off, on))]
+        return tuple(np.concatenate([r[k] for r in parts], axis=1) for k in range(4))
 
     zero = np.zeros(pd.s.size)
     static_sets(*rows(zero, zero), xmax)     # a point that cannot be run at any speed: the TOPP-RA message

@@ -17,7 +17,9 @@ ACTIVE = 0.01
 #: The result is refused where the recomputed motor torques or speeds exceed a limit by more than this.
 OVERSHOOT = 1e-3
 #: Where inside each step (fractions of its Δs) the use of the limits is measured besides its two ends.
-BETWEEN = (0.25, 0.5, 0.75)
+BETWEEN = tuple(k / 8 for k in range(1, 8))
+#: ... and in the steps where an actuator turns back (its gear's side and Coulomb friction flip there).
+TURN = tuple(k / 32 for k in range(1, 32))
 #: A warning where the use inside a step exceeds a limit by more than this (a grid too coarse for the path).
 BETWEEN_WARN = 1e-2
 
@@ -64,7 +66,8 @@ class CycleResult:
     ``end_active`` are the largest use and its limit at the END of each step (the state arriving at the next
     sample with the step's ``s̈``; for constant ``s̈`` it differs from the next sample's own): the limits hold
     at both ends of every step (refused beyond ``1 + OVERSHOOT``) and one is active at either end (bang–bang).
-    ``between_ratio`` is the largest use inside the steps (at the fractions :data:`BETWEEN`), at
+    ``between_ratio`` is the largest use inside the steps (at the fractions :data:`BETWEEN`, :data:`TURN` where an
+    actuator turns back), at
     ``between_t``: the discretisation's own error, which shrinks as ``(Δs)²`` (a RuntimeWarning above
     ``1 + BETWEEN_WARN``: use more points)."""
 
@@ -109,21 +112,14 @@ class CycleResult:
             k = int(np.argmax(ratio))
             raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[best[k]]} by "
                            f"{100 * (ratio[k] - 1):.2g} % at t = {traj.t[k]:.4g} s: use more points")
-        # inside and at the end of every step (one more batched inverse dynamics)
-        inner = robot.inverse_dynamics(*(np.concatenate(v) for v in zip(*(_step_states(p) for p in pieces))),
-                                       limits=False)
-        use, where, _ = _use(robot, *_sides(robot, limits, inner), inner, limits)
-        use, where = use.reshape(-1, len(BETWEEN) + 1), where.reshape(-1, len(BETWEEN) + 1)
-        end = use[:, -1]
+        end, end_at, between, between_at, t_between = _inside(robot, pieces, limits, np.asarray(res.qd_act), traj.t)
         if float(np.max(end)) > 1.0 + OVERSHOOT:
             k = int(np.argmax(end))
-            raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[where[k, -1]]} by "
+            raise PkmError(f"{robot.name}: the time-optimal motion exceeds {labels[end_at[k]]} by "
                            f"{100 * (end[k] - 1):.2g} % at the end of the step to t = {traj.t[k + 1]:.4g} s: "
                            f"use more points")
-        k, j = np.unravel_index(int(np.argmax(use[:, :-1])), use[:, :-1].shape)
-        between, t_between = float(use[k, j]), float(traj.t[k] + BETWEEN[j] * (traj.t[k + 1] - traj.t[k]))
         if not between <= 1.0 + BETWEEN_WARN:
-            warnings.warn(f"{robot.name}: between the samples the time-optimal motion uses {labels[where[k, j]]} up "
+            warnings.warn(f"{robot.name}: between the samples the time-optimal motion uses {labels[between_at]} up "
                           f"to {100 * between:.4g} % near t = {t_between:.4g} s (the samples' steps too long for the "
                           f"path's dynamics there): use more points", RuntimeWarning, stacklevel=3)
         T = float(traj.t[-1])
@@ -132,7 +128,7 @@ class CycleResult:
                    trajectory=traj, s=cat["s"], sd=cat["sd"], sdd=cat["sdd"], cycle_time=T, picks_per_minute=ppm,
                    tau_motor=tau, speed_motor=speed, torque_limit=limits.torque, speed_limit=limits.speed,
                    ratio=ratio, active=tuple(labels[b] for b in best), pieces=tuple(pieces), end_ratio=end,
-                   end_active=tuple(labels[b] for b in where[:, -1]), between_ratio=between, between_t=t_between)
+                   end_active=tuple(labels[b] for b in end_at), between_ratio=between, between_t=t_between)
 
     def jerk(self) -> np.ndarray:
         """The trajectory's finite-difference jerk ``(ẍ_{k+1} − ẍ_k) / (t_{k+1} − t_k)`` (N−1, d) per task
@@ -161,18 +157,41 @@ class CycleResult:
                 f.write(",".join(repr(float(v)) for v in row) + "\n")
 
 
-def _step_states(p: PieceProfile):
-    """``(x, ẋ, ẍ)`` of piece ``p`` at the fractions :data:`BETWEEN` of each step and at its end (steps × 4 rows, in
-    order), the motion between samples as ``p.between``: ``s̈`` constant (``ṡ² = x_k + 2 u_k σ``) or linear in ``s``
-    (``ṡ² = x_k + 2 u_k σ + (u_{k+1} − u_k) σ²/Δ``) over the step's ``σ ∈ [0, Δ]``; its end at the next sample's ``ṡ²``."""
+def _inside(robot, pieces, limits, qd, t):
+    """The use of the limits inside the steps and at their ends (one batched inverse dynamics): at each step's end
+    ``(N−1,)`` and its limit's column; the largest inside (at :data:`BETWEEN`, and at :data:`TURN` in the steps
+    where an actuator turns back, ``qd`` the samples' actuator rates), its column and time."""
+    turn = np.any(qd[:-1] * qd[1:] < 0.0, axis=1)
+    first = np.cumsum([0] + [p.s.size - 1 for p in pieces])
+    f = BETWEEN + (1.0,)
+    parts = [_step_states(p, f) for p in pieces]
+    parts += [_step_states(p, TURN, np.flatnonzero(turn[a:b])) for p, a, b in zip(pieces, first[:-1], first[1:])]
+    out = robot.inverse_dynamics(*(np.concatenate(v) for v in zip(*parts)), limits=False)
+    use, col, _ = _use(robot, *_sides(robot, limits, out), out, limits)
+    n = (first[-1]) * len(f)
+    reg, rcol = use[:n].reshape(-1, len(f)), col[:n].reshape(-1, len(f))
+    fine, fcol = use[n:].reshape(-1, len(TURN)), col[n:].reshape(-1, len(TURN))
+    k, j = np.unravel_index(int(np.argmax(reg[:, :-1])), reg[:, :-1].shape)
+    best = (float(reg[k, j]), int(rcol[k, j]), float(t[k] + BETWEEN[j] * (t[k + 1] - t[k])))
+    if fine.size and float(np.max(fine)) > best[0]:
+        i, j = np.unravel_index(int(np.argmax(fine)), fine.shape)
+        k = int(np.flatnonzero(turn)[i])
+        best = (float(fine[i, j]), int(fcol[i, j]), float(t[k] + TURN[j] * (t[k + 1] - t[k])))
+    return reg[:, -1], rcol[:, -1], *best
+
+
+def _step_states(p: PieceProfile, fractions, steps=None):
+    """``(x, ẋ, ẍ)`` of piece ``p`` at ``fractions`` of each step (or of the steps ``steps``), in order; the motion
+    between samples as ``p.between``: ``s̈`` constant (``ṡ² = x_k + 2 u_k σ``) or linear in ``s`` (``ṡ² = x_k +
+    2 u_k σ + (u_{k+1} − u_k) σ²/Δ``) over the step's ``σ ∈ [0, Δ]``; at a fraction 1 the next sample's ``ṡ²``."""
     s, x, u = p.s_local, p.sd ** 2, p.sdd
-    f = np.array(BETWEEN + (1.0,))
-    sig = np.diff(s)[:, None] * f
-    du = np.diff(u)[:, None] if p.between == "linear" else np.zeros((s.size - 1, 1))
-    us = u[:-1, None] + du * f
-    xs = x[:-1, None] + 2.0 * u[:-1, None] * sig + du * sig * f
-    xs[:, -1] = x[1:]
-    X, D1, D2 = p.path.evaluate((s[:-1, None] + sig).ravel())
+    k = np.arange(s.size - 1) if steps is None else np.asarray(steps, dtype=int)
+    f = np.array(fractions, dtype=float)
+    sig = (s[k + 1] - s[k])[:, None] * f
+    du = (u[k + 1] - u[k])[:, None] if p.between == "linear" else np.zeros((k.size, 1))
+    us = u[k, None] + du * f
+    xs = np.where(f == 1.0, x[k + 1, None], x[k, None] + 2.0 * u[k, None] * sig + du * sig * f)
+    X, D1, D2 = p.path.evaluate((s[k, None] + sig).ravel())
     xs, us = np.maximum(xs, 0.0).ravel(), us.ravel()
     return X, D1 * np.sqrt(xs)[:, None], D1 * us[:, None] + D2 * xs[:, None]
 

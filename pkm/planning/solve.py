@@ -23,11 +23,13 @@ the switch are the exact ones (each gear side where it holds), at both ends of b
 
 **Between the samples** ``s̈`` is constant on each step (TOPP-RA's steps: ``ṡ²`` linear in ``s``). The rows hold
 the limits at both ends of every step (:func:`pkm.planning.constraints.step_end_rows`, TOPP-RA's
-"interpolation" discretisation) and where an actuator turns back inside a step (the gear's side and Coulomb
-friction flip there: :func:`pkm.planning.constraints.crossing_rows`), so every step meets a limit at one of
-its ends or at a turn: bang–bang. Inside a step the torques differ from the rows' by the discretisation's
-error, ``O(Δs²)``, which :class:`CycleResult` measures (``between_ratio``; a RuntimeWarning above 1 %): on the
-Delta with 400 W servos 0.14 % over the limit at 1000 points, 0.04 % at 3000. (Checked at the samples alone,
+"interpolation" discretisation), at its midpoint (:func:`pkm.planning.constraints.step_mid_rows`, from the
+coefficients there: one more batched inverse dynamics) and where an actuator turns back inside a step (the
+gear's side and Coulomb friction flip there: :func:`pkm.planning.constraints.crossing_rows`), so every step
+meets a limit at one of its ends or at a turn: bang–bang. Elsewhere inside a step the torques differ from the
+rows' by the discretisation's error, which :class:`CycleResult` measures (``between_ratio``; a RuntimeWarning
+above 1 %): on the Delta and the IRSBot-2 with servos 0.04–0.07 % over the limit at 1000 points, 0.7–0.9 % at
+400. (Checked at the samples alone,
 the torques at the steps' ends exceeded the limits by up to 33 % and past a turn by 42 % at any grid size.)
 The cycle time converges from above, as ``1/N``: 0.2442 s at 1000 points, 0.2430 s at 3000, 0.2422 s at 16000.
 
@@ -46,7 +48,7 @@ from pkm.errors import InputError, PkmError
 from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
 from pkm.planning.constraints import (crossing_rows, exact_u_interval, gear_sides, resolve_limits, speed_bound,
-                                     step_end_rows, torque_rows)
+                                     step_end_rows, step_mid_rows, torque_rows)
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
 from pkm.planning.result import CycleResult, PieceProfile, profile_times
@@ -92,25 +94,27 @@ def _points(n, route: Route) -> list[int]:
 
 def _solve_piece(robot, path, n, limits, gains, solve=reachability):
     pd = path_dynamics(robot, path, n)
-    return (pd, *profile(pd, robot.drives, limits, gains, solve))
+    mid = path_dynamics(robot, path, n - 1, grid=0.5 * (pd.s[:-1] + pd.s[1:]))
+    return (pd, *profile(pd, robot.drives, limits, gains, solve, mid))
 
 
-def profile(pd, drives, limits, gains, solve=reachability):
+def profile(pd, drives, limits, gains, solve=reachability, mid=None):
     """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
-    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile).
+    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile); ``mid``:
+    the coefficients at the steps' midpoints (their rows: :func:`pkm.planning.constraints.step_mid_rows`), or None.
     Returns the Profile, its final rows, the speed bound and the number of iterations."""
     n = pd.s.size
     ds = pd.s[1] - pd.s[0]
     xmax = speed_bound(pd, gains, limits)
     x = np.zeros(n)
     u = np.zeros(n)
-    sides = _sides(pd, drives, x, u)
+    sides = _sides(pd, drives, x, u, mid, ds)
     nonlinear = drives is not None and bool(np.any(drives.viscous) or np.any(drives.coulomb)
                                             or np.any(drives.efficiency < 1))
     for it in range(1, MAX_ITERATIONS + 1):
-        A, B, C = _rows(pd, gains, drives, limits, x, sides, ds)
+        A, B, C = _rows(pd, gains, drives, limits, x, sides, ds, mid)
         prof = solve(A, B, C, xmax, ds)
-        new_sides = _sides(pd, drives, prof.x, prof.u)
+        new_sides = _sides(pd, drives, prof.x, prof.u, mid, ds)
         sd_old, sd_new = np.sqrt(x), np.sqrt(prof.x)
         change = float(np.max(np.abs(sd_new - sd_old))) / max(float(np.max(sd_new)), 1e-300)
         x, u = prof.x, prof.u
@@ -121,21 +125,25 @@ def profile(pd, drives, limits, gains, solve=reachability):
     else:
         raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
                        f"and gear efficiency frozen at the previous profile)")
-    return prof, _rows(pd, gains, drives, limits, x, sides, ds), xmax, it
+    return prof, _rows(pd, gains, drives, limits, x, sides, ds, mid), xmax, it
 
 
-def _sides(pd, drives, x, u):
-    """The gear's sides at each point (its own ``s̈``) and at each point as the end of the step arriving there
-    (the step's ``s̈``): the two sets of rows of :func:`pkm.planning.constraints.step_end_rows`."""
-    return gear_sides(pd, drives, x, u), gear_sides(pd, drives, x, np.r_[u[:1], u[:-1]])
+def _sides(pd, drives, x, u, mid=None, ds=0.0):
+    """The gear's sides at each point (its own ``s̈``), at each point as the end of the step arriving there (the
+    step's ``s̈``) and at the steps' midpoints (``mid``, or None): the rows' sides in :func:`_rows`."""
+    at_mid = None if mid is None else gear_sides(mid, drives, 0.5 * (x[:-1] + x[1:]), u[:-1])
+    return gear_sides(pd, drives, x, u), gear_sides(pd, drives, x, np.r_[u[:1], u[:-1]]), at_mid
 
 
-def _rows(pd, gains, drives, limits, x, sides, ds):
-    """The torque rows of the steps (:mod:`pkm.planning.constraints`): at each point, at its step's end and where
-    an actuator turns back inside it."""
-    rows = step_end_rows(torque_rows(pd, gains, drives, limits, x, sides[0]),
-                         torque_rows(pd, gains, drives, limits, x, sides[1]), ds)
-    return tuple(np.concatenate([a, b], axis=1) for a, b in zip(rows, crossing_rows(pd, gains, drives, limits, ds, sides)))
+def _rows(pd, gains, drives, limits, x, sides, ds, mid=None):
+    """The torque rows of the steps (:mod:`pkm.planning.constraints`): at each point, at its step's end, at its
+    midpoint (where ``mid`` is given) and where an actuator turns back inside it."""
+    rows = [step_end_rows(torque_rows(pd, gains, drives, limits, x, sides[0]),
+                          torque_rows(pd, gains, drives, limits, x, sides[1]), ds),
+            crossing_rows(pd, gains, drives, limits, ds, sides)]
+    if mid is not None:
+        rows.append(step_mid_rows(torque_rows(mid, gains, drives, limits, 0.5 * (x[:-1] + x[1:]), sides[2]), ds))
+    return tuple(np.concatenate([r[k] for r in rows], axis=1) for k in range(3))
 
 
 def _switches(pd, prof, rows, xmax, gains, drives, limits):
