@@ -130,8 +130,12 @@ def test_pkm_compile_runs_the_scalar_and_the_simd_kernels(monkeypatch):
     monkeypatch.setattr(type(robot), "simulate", lambda self, *a, **k: None)
     batches = []
     monkeypatch.setattr(type(robot), "simulate_batch", lambda self, u, span, x0, **k: batches.append(len(x0)))
+    import pkm.planning.reachability as reach
+
+    passes = []   # pkm cycle's passes (numba, pkm.kernels.reachability)
+    monkeypatch.setattr(reach, "reachability", lambda *a: passes.append(len(a)))
     warm(robot)
-    assert sorted(calls, key=str) == [False, True]
+    assert sorted(calls, key=str) == [False, True] and passes == [5]
     # robot.simulate_batch's SIMD lanes too, a full call of them, where the batch runs any
     from pkm.cli.compile import batch_lanes
     from pkm.sim.batch_lanes import min_members

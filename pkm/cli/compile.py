@@ -32,8 +32,11 @@ def warm(robot) -> None:
     on the scalar batch kernel (what trajectories shorter than
     :data:`pkm.kernels.batch.SIMD_MIN_SAMPLES` run) and in SIMD lanes (the longer ones, where the
     robot is supported), the EOM, the forward-dynamics RK4 kernel over two steps, the actuator
-    form's and the joint form's kernels and RK4s, and a batch of simulations in SIMD lanes."""
+    form's and the joint form's kernels and RK4s, a batch of simulations in SIMD lanes, and the time-optimal
+    planner's passes (``pkm cycle``; the same for every robot)."""
     import numpy as np
+
+    from pkm.planning.reachability import reachability
 
     from pkm.sim.actuator_kernel import warm as warm_actuator_form
     from pkm.sim.joint_kernel import warm as warm_joint_form
@@ -47,6 +50,7 @@ def warm(robot) -> None:
         robot.simulate("hold", (0.0, 2e-3), method="RK4", dt=1e-3)
     warm_actuator_form(robot)   # the actuator form's kernels (form="actuator", "auto")
     warm_joint_form(robot)   # the joint form's (form="joint")
+    reachability(np.ones((2, 1)), np.zeros((2, 1)), -np.ones((2, 1)), np.ones(2), 0.1)   # s̈ ≤ 1, ṡ² ≤ 1
     width = batch_lanes(robot)
     if width:   # robot.simulate_batch's SIMD lanes (20–40 s to compile on a busy 2-core machine)
         robot.simulate_batch("hold", (0.0, 2e-3), np.repeat(robot.x_ref[None, :], width, axis=0), dt=1e-3,

@@ -3,8 +3,10 @@ Approach to Time-Optimal Path Parameterization Based on Reachability Analysis", 
 implemented here for one path coordinate: every step's LP in ``(u, x)`` is solved in closed form.
 
 Variables on a grid ``s_0 < … < s_{N−1}`` (uniform step ``Δ``): ``x_i = ṡ_i²`` and ``u_i = s̈`` on
-``[s_i, s_{i+1}]``, with ``x_{i+1} = x_i + 2Δ u_i`` (constant ``s̈`` per step). Constraints at each point
-(the paper's collocation): rows ``A_ij u_i + B_ij x_i + C_ij ≤ 0`` and ``0 ≤ x_i ≤ x̄_i``.
+``[s_i, s_{i+1}]``, with ``x_{i+1} = x_i + 2Δ u_i`` (constant ``s̈`` per step). Constraints at each point:
+rows ``A_ij u_i + B_ij x_i + C_ij ≤ 0`` and ``0 ≤ x_i ≤ x̄_i`` (the point's own limits, the paper's
+collocation, and those of its step's end, midpoint and turns written in ``(u_i, x_i)``:
+:mod:`pkm.planning.constraints`).
 
 For fixed ``x`` each row bounds ``u`` above (``A > 0``) or below (``A < 0``) by an affine function of
 ``x``, or bounds ``x`` alone (``A = 0``); eliminating ``u`` (Fourier–Motzkin: every lower bound ≤ every
@@ -16,16 +18,16 @@ upper bound) leaves an interval of ``x`` — the LPs of TOPP-RA in closed form:
 * forward pass (greedy): ``x_0 = 0``, ``u_i`` the largest admissible ``u`` keeping ``x_{i+1} ∈ K_{i+1}``.
 
 O(N m) for m rows per point; the result is time-optimal for the discretised problem (the paper's
-Theorem). The end point's ``u`` (no step follows it) is its fastest admissible deceleration at rest.
+Theorem). The static sets are numpy; the two passes run in numba (:mod:`pkm.kernels.reachability`). The end point's ``u`` (no step follows it) is its fastest admissible deceleration at rest.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from pkm.errors import PkmError
+from pkm.kernels.reachability import controllable_sets, greedy_forward
 
 __all__ = ["Profile", "reachability", "static_sets", "u_bounds"]
 
@@ -116,41 +118,13 @@ def reachability(A, B, C, xmax, ds: float) -> Profile:
     N = A.shape[0]
     Lp, Lr, Up, Ur, Xb, Xc = _split(A, B, C)
     X = static_sets(A, B, C, xmax)
-    inv = 1.0 / (2.0 * ds)
-    # per point the valid bounds as Python floats: the passes are sequential, m is small
-    lows = [[(p, r) for p, r in zip(pp, rr) if r != -math.inf] for pp, rr in zip(Lp.tolist(), Lr.tolist())]
-    ups = [[(p, r) for p, r in zip(pp, rr) if r != math.inf] for pp, rr in zip(Up.tolist(), Ur.tolist())]
-    Xl = X.tolist()
-    K = [(0.0, 0.0)] * N
-    for i in range(N - 2, -1, -1):
-        klo, khi = K[i + 1]
-        a, b = Xl[i]
-        # L_p(x) ≤ (khi − x)/(2Δ) and (klo − x)/(2Δ) ≤ U_q(x)
-        for k, r in [(p + inv, khi * inv - q) for p, q in lows[i]] + [(-inv - p, q - klo * inv) for p, q in ups[i]]:
-            if k > 0.0:
-                b = min(b, r / k)
-            elif k < 0.0:
-                a = max(a, r / k)
-            elif r < 0.0:
-                a, b = math.inf, -math.inf
-        if not b >= a - SLACK * max(1.0, abs(b)):
-            raise PkmError(f"the path cannot be run: no controllable speed at point {i} of {N} (the limits "
-                           f"cannot stop the motion before the end)")
-        K[i] = (max(0.0, min(a, b)), max(0.0, b))
+    K, x, u = np.empty((N, 2)), np.empty(N), np.empty(N)
+    # the two passes: pkm.kernels.reachability (numba; the arithmetic of the closed-form LPs above)
+    i = controllable_sets(*(np.ascontiguousarray(v) for v in (Lp, Lr, Up, Ur, X)), 1.0 / (2.0 * ds), SLACK, K)
+    if i >= 0:
+        raise PkmError(f"the path cannot be run: no controllable speed at point {i} of {N} (the limits "
+                       f"cannot stop the motion before the end)")
     if K[0][0] > SLACK:
         raise PkmError("the path cannot be run from rest within the limits")
-    x = [0.0] * N
-    u = [0.0] * N
-    for i in range(N - 1):
-        xi = x[i]
-        L = max((p * xi + r for p, r in lows[i]), default=-math.inf)
-        U = min((p * xi + r for p, r in ups[i]), default=math.inf)
-        klo, khi = K[i + 1]
-        ui = max(min(U, (khi - xi) * inv), L, (klo - xi) * inv)
-        u[i] = ui
-        x[i + 1] = min(max(xi + 2.0 * ds * ui, klo), khi)
-    L = max((r for p, r in lows[-1]), default=-math.inf)
-    U = min((r for p, r in ups[-1]), default=math.inf)
-    u[-1] = L if math.isfinite(L) else min(U, 0.0)
-    x, u, K = np.array(x), np.array(u), np.array(K)
+    greedy_forward(*(np.ascontiguousarray(v) for v in (Lp, Lr, Up, Ur)), K, float(ds), x, u)
     return Profile(x=x, u=u, K=K, X=X)
