@@ -157,8 +157,9 @@ def crossing_rows(pd, gains, drives, limits: Limits, ds, sides, at_turn: bool = 
     coefficients interpolated linearly to the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step, whose state is
     ``x_i + 2 φ Δ u_i``. ``w``: the most actuators turning in one step (0 where none turns on the path; the rows
     of a step with fewer read ``0 ≤ T``). ``at_turn``: the rows in ``(s̈, ṡ²)`` at the turn instead, and ``φ``
-    per row (A, B, C, φ), for a motion whose ``s̈`` varies in the step. Checked at the points alone, the motor torque just past a turn
-    exceeded the limit by 42 % at every grid size (the Delta with 400 W servos, pick-and-place)."""
+    per row (A, B, C, φ), for a motion whose ``s̈`` varies in the step. Checked at the points alone, the motor
+    torque just past a turn exceeded the limit by 42 % at every grid size (the Delta with 400 W servos,
+    pick-and-place)."""
     n, m = pd.dq.shape
     turn = np.zeros((n, m), dtype=bool)
     if drives is not None and n >= 2:

@@ -18,7 +18,8 @@ upper bound) leaves an interval of ``x`` — the LPs of TOPP-RA in closed form:
 * forward pass (greedy): ``x_0 = 0``, ``u_i`` the largest admissible ``u`` keeping ``x_{i+1} ∈ K_{i+1}``.
 
 O(N m) for m rows per point; the result is time-optimal for the discretised problem (the paper's
-Theorem). The static sets are numpy; the two passes run in numba (:mod:`pkm.kernels.reachability`). The end point's ``u`` (no step follows it) is its fastest admissible deceleration at rest.
+Theorem). The static sets are numpy; the two passes run in numba (:mod:`pkm.kernels.reachability`). The end
+point's ``u`` (no step follows it) is its fastest admissible deceleration at rest.
 """
 from __future__ import annotations
 

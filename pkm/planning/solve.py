@@ -15,7 +15,7 @@ the exact motor torque. The motor torques of the result are then recomputed with
 
 **Switches.** Where the greedy forward pass turns from accelerating to braking inside a step (the step's
 ``s̈`` lies strictly between its bounds), a sample is added at the switching point ``s*``: the largest
-admissible ``s̈`` from ``s_i`` up to ``s*``, found by bisection so that braking from ``s*`` to
+admissible ``s̈`` from ``s_i`` up to ``s*``, found by regula falsi so that braking from ``s*`` to
 ``x_{i+1}`` needs exactly the least admissible ``s̈`` there (coefficients interpolated linearly between
 the grid points for the search, then the switching sample's braking bound from its own coefficients, one
 more inverse dynamics), or ``s*`` on the speed limit where the acceleration reaches it first. The bounds at
@@ -29,8 +29,8 @@ gear's side and Coulomb friction flip there: :func:`pkm.planning.constraints.cro
 meets a limit at one of its ends or at a turn: bang–bang. Elsewhere inside a step the torques differ from the
 rows' by the discretisation's error, which :class:`CycleResult` measures (``between_ratio``; a RuntimeWarning
 above 1 %): on the Delta and the IRSBot-2 with servos 0.04–0.07 % over the limit at 1000 points, 0.7–0.9 % at
-400. (Checked at the samples alone,
-the torques at the steps' ends exceeded the limits by up to 33 % and past a turn by 42 % at any grid size.)
+400. (Checked at the samples alone, the torques at the steps' ends exceeded the limits by up to 33 % and past
+a turn by 42 % at any grid size.)
 The cycle time converges from above, as ``1/N``: 0.2442 s at 1000 points, 0.2430 s at 3000, 0.2422 s at 16000.
 
 **Jerk limit** (``jerk=J``): bang–bang ``s̈`` has unbounded jerk, so a jerk-limited motion is solved instead by
@@ -314,7 +314,8 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
                 u[k - 1] = min(u[k - 1], exact_u_interval(point, gains, robot.drives, limits, x[k], u[k - 1])[1])
                 lo, hi = exact_u_interval(point, gains, robot.drives, limits, x[k], u[k])
                 lo, hi = max(lo, ends[k][0]), min(hi, ends[k][1])   # and the braking step's end
-                if lo <= hi and u[k - 1] > before[k]:   # braking from the switch at its limit; on the speed limit: kept within
+                if lo <= hi and u[k - 1] > before[k]:   # braking from the switch at its limit (on the speed
+                    # limit: kept within)
                     u[k] = min(max(u[k], lo), hi) if k in on_speed else lo
                 else:          # beyond the true limit curve there (a coarse grid's interpolation): left out
                     drop.append(k)
