@@ -65,7 +65,7 @@ def test_cycle_time_monotone_in_jerk_and_approaches_the_bang_bang_one(delta):
     times = [limited[J].cycle_time for J in JERKS]
     assert all(a > b for a, b in zip(times, times[1:])), times
     # never faster than the unconstrained optimum (beyond the two grids' discretisation, 0.2 %), both holding the
-    # limits between their samples too (the jerk-limited programme within 1.5 % with its midpoint and turn rows on 400
+    # limits between their samples too (the jerk-limited programme within 1 % with its midpoint and turn rows on 400
     # points; 17 % without)
     assert min(times) >= free.cycle_time * (1 - 2e-3), (times, free.cycle_time)
     assert all(limited[J].between_ratio <= 1.02 for J in JERKS), [limited[J].between_ratio for J in JERKS]

@@ -25,8 +25,8 @@ from pkm.errors import InputError, PkmError
 #: (which refuses any rate beyond them) replays it.
 VELOCITY_MARGIN = 1e-9
 
-__all__ = ["Limits", "resolve_limits", "torque_rows", "step_end_rows", "step_mid_rows", "crossing_rows", "speed_bound",
-           "gear_sides"]
+__all__ = ["Limits", "resolve_limits", "torque_rows", "step_end_rows", "step_mid_rows", "turns", "turn_coefficients",
+           "exact_turns", "crossing_rows", "speed_bound", "gear_sides"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,48 +147,86 @@ def step_mid_rows(rows, ds):
             np.concatenate([C, -np.abs(C[-1:]) - 1.0]))
 
 
-def crossing_rows(pd, gains, drives, limits: Limits, ds, sides, at_turn: bool = False):
-    """Rows (N, 8 w) at each point for the step that starts there: where actuator ``j``'s ``q'`` changes sign
-    inside the step (the actuator turns back: ``q̇ = q' ṡ`` passes zero whatever ``ṡ > 0``), its motor torque at
-    the turn, just before it (the gear's side of the step's start, ``sides[0]``, and Coulomb friction of the
-    motion's sign there) and just after it (the side at the step's end, ``sides[1]``, friction of the other
-    sign): ``τ_m = k (a u + b x + c + f) + m q'' x`` with ``f`` either 0 or the full Coulomb force (the smooth
-    Coulomb term ramps between them within ``coulomb_speed`` of the turn; viscous friction is 0 there) and the
-    coefficients interpolated linearly to the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step, whose state is
-    ``x_i + 2 φ Δ u_i``. ``w``: the most actuators turning in one step (0 where none turns on the path; the rows
-    of a step with fewer read ``0 ≤ T``). ``at_turn``: the rows in ``(s̈, ṡ²)`` at the turn instead, and ``φ``
-    per row (A, B, C, φ), for a motion whose ``s̈`` varies in the step. Checked at the points alone, the motor
-    torque just past a turn exceeded the limit by 42 % at every grid size (the Delta with 400 W servos,
-    pick-and-place)."""
+def turns(pd):
+    """``(turn, φ)`` (N, n_act): where actuator ``j``'s ``q'`` changes sign inside the step from point ``i`` (it turns
+    back there) and at which fraction of the step, ``φ = q'_i / (q'_i − q'_{i+1})`` (linear in ``q'``)."""
     n, m = pd.dq.shape
     turn = np.zeros((n, m), dtype=bool)
-    if drives is not None and n >= 2:
+    if n >= 2:
         turn[:-1] = pd.dq[:-1] * pd.dq[1:] < 0.0
-    w = int(np.max(np.sum(turn, axis=1), initial=0))
+    q1 = np.concatenate([pd.dq[1:], pd.dq[-1:]])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return turn, np.where(turn, pd.dq / (pd.dq - q1), 0.0)
+
+
+def turn_coefficients(pd, at=None):
+    """The coefficients ``a, b, c, ddq`` (N, n_act) at the turns of :func:`turns` (elsewhere: anything): linear
+    between the step's points, or where ``at`` is given (``(points, PathDynamics at the turns' path points)``
+    with ``points`` (T,) the row of each turn ``(i, j)`` in ``np.nonzero(turn)`` order) computed there."""
+    turn, phi = turns(pd)
+    out = {k: (1.0 - phi) * getattr(pd, k) + phi * np.concatenate([getattr(pd, k)[1:], getattr(pd, k)[-1:]])
+           for k in ("a", "b", "c", "ddq")}
+    if at is not None:
+        rows, exact = at
+        i, j = np.nonzero(turn)
+        for k in out:
+            out[k][i, j] = getattr(exact, k)[rows, j]
+    return out
+
+
+def exact_turns(robot, path, pd):
+    """The coefficients at the actuators' turns inside the steps of ``pd`` on ``path`` (:func:`turns`) computed
+    there, one small batched inverse dynamics (:func:`turn_coefficients`; None where nothing turns)."""
+    from pkm.planning.coefficients import path_dynamics_at
+
+    turn, phi = turns(pd)
+    i, j = np.nonzero(turn)
+    if i.size == 0 or robot.drives is None:
+        return None
+    where, rows = np.unique(pd.s[i] + phi[i, j] * (pd.s[i + 1] - pd.s[i]), return_inverse=True)
+    return turn_coefficients(pd, (rows, path_dynamics_at(robot, path, where)))
+
+
+def crossing_rows(pd, gains, drives, limits: Limits, ds, sides, at_turn: bool = False, coef=None):
+    """Rows (N, 12 w) at each point for the step that starts there: where actuator ``j``'s ``q'`` changes sign
+    inside the step (the actuator turns back: ``q̇ = q' ṡ`` passes zero whatever ``ṡ > 0``), its motor torque at
+    the turn, just before it (Coulomb friction of the motion's sign there) and just after it (of the other sign):
+    ``τ_m = k (a u + b x + c + f) + m q'' x`` with ``f`` either 0 or the full Coulomb force (the smooth Coulomb
+    term ramps between them within ``coulomb_speed`` of the turn; viscous friction is 0 there), the coefficients
+    interpolated linearly to the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step, whose state is
+    ``x_i + 2 φ Δ u_i``. The gear's side: for ``q̇ > 0`` the motor torque is the larger of the driving and the
+    braking one (the smaller for ``q̇ < 0``), so its bound on that side is both rows (exact); the bound on the
+    other side takes the side of the step's start (``sides[0]``, before the turn) or end (``sides[1]``, after
+    it). ``w``: the most actuators turning in one step (0 where none turns on the path; the rows of a step with
+    fewer read ``0 ≤ T``). ``at_turn``: the rows in ``(s̈, ṡ²)`` at the turn instead, and ``φ`` per row
+    (A, B, C, φ), for a motion whose ``s̈`` varies in the step. Checked at the points alone, the motor torque
+    just past a turn exceeded the limit by 42 % at every grid size (the Delta with 400 W servos, pick-and-place);
+    with coefficients interpolated to the turn, by 0.12 % (IRSBot-2, 1000 points): ``coef``, the coefficients
+    at the turns (:func:`turn_coefficients`; default: interpolated)."""
+    n, m = pd.dq.shape
+    turn, phi = turns(pd)
+    w = int(np.max(np.sum(turn, axis=1), initial=0)) if drives is not None else 0
     if w == 0:
         return (np.zeros((n, 0)),) * (4 if at_turn else 3)
     q0, q1 = pd.dq, np.concatenate([pd.dq[1:], pd.dq[-1:]])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        phi = np.where(turn, q0 / (q0 - q1), 0.0)
-    at = {k: (1.0 - phi) * getattr(pd, k) + phi * np.concatenate([getattr(pd, k)[1:], getattr(pd, k)[-1:]])
-          for k in ("a", "b", "c", "ddq")}
+    at = turn_coefficients(pd) if coef is None else coef
     ds = np.append(np.broadcast_to(np.asarray(ds, dtype=float), (n - 1,)), 0.0)[:, None]
     T = np.broadcast_to(limits.torque, (n, m))
-    A, B, C = (np.zeros((n, 8, m)) for _ in range(3))
+    A, B, C = (np.zeros((n, 12, m)) for _ in range(3))
     o = 0
     for side, q in ((sides[0], q0), (np.concatenate([sides[1][1:], sides[1][-1:]]), q1)):
-        k = np.where(side, gains.k_drive, gains.k_brake)
-        mm = np.where(side, gains.m_drive, gains.m_brake)
-        for f in (0.0, np.sign(q) * drives.coulomb):
-            al, be, ga = k * at["a"], k * at["b"] + mm * at["ddq"], k * (at["c"] + f)
-            for sign in (1.0, -1.0):
+        sg = np.sign(q)   # the convex side of the motor torque: +1 its upper bound, −1 its lower
+        ks, ms = np.where(side, gains.k_drive, gains.k_brake), np.where(side, gains.m_drive, gains.m_brake)
+        for f in (0.0, sg * drives.coulomb):
+            for k, mm, sign in ((gains.k_drive, gains.m_drive, sg), (gains.k_brake, gains.m_brake, sg), (ks, ms, -sg)):
+                al, be, ga = k * at["a"], k * at["b"] + mm * at["ddq"], k * (at["c"] + f)
                 A[:, o] = np.where(turn, sign * (al + (0.0 if at_turn else 2.0 * phi * ds * be)), 0.0)
                 B[:, o] = np.where(turn, sign * be, 0.0)
                 C[:, o] = np.where(turn, sign * ga - T, -T)
                 o += 1
     pick = np.argsort(~turn, axis=1, kind="stable")[:, None, :w]   # the turning actuators first
     out = (A, B, C, np.broadcast_to(phi[:, None, :], A.shape)) if at_turn else (A, B, C)
-    return tuple(np.take_along_axis(v, pick, axis=2).reshape(n, 8 * w) for v in out)
+    return tuple(np.take_along_axis(v, pick, axis=2).reshape(n, 12 * w) for v in out)
 
 
 def speed_bound(pd, gains, limits: Limits) -> np.ndarray:

@@ -46,7 +46,7 @@ import numpy as np
 from pkm.errors import InputError, PkmError
 
 from pkm.planning.coefficients import path_dynamics
-from pkm.planning.constraints import crossing_rows, gear_sides, motor_coefficients, speed_bound
+from pkm.planning.constraints import crossing_rows, exact_turns, gear_sides, motor_coefficients, speed_bound
 from pkm.planning.reachability import static_sets
 from pkm.planning.result import PieceProfile, profile_times
 
@@ -421,6 +421,7 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
     # the coefficients at the steps' midpoints (one more batched inverse dynamics): interpolated from the grid's,
     # they missed the torque there by 4 % of the limit where a corner blend's curvature changes (b by 55 % in a step)
     mid = path_dynamics(robot, path, grid.size - 1, grid=0.5 * (grid[:-1] + grid[1:]))
+    turn_coef = exact_turns(robot, path, pd)   # and at the actuators' turns
 
     def mid_rows(x, u):
         """:func:`motor_rows` at the steps' midpoints, at the state there (:func:`_mid_state`), and where an actuator
@@ -429,7 +430,7 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
         xm, um = _mid_state(x, u, ds)
         A, B, C = motor_rows(mid, gains, drives, limits, xm, um, rest=False)
         parts = [(A, B, C, np.full(A.shape, 0.5))]
-        parts += [tuple(v[:-1] for v in crossing_rows(pd, gains, drives, limits, ds, sides, at_turn=True))
+        parts += [tuple(v[:-1] for v in crossing_rows(pd, gains, drives, limits, ds, sides, at_turn=True, coef=turn_coef))
                   for sides in ((on, off), (off, on))]
         return tuple(np.concatenate([r[k] for r in parts], axis=1) for k in range(4))
 

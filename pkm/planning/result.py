@@ -158,35 +158,67 @@ class CycleResult:
 
 
 def _inside(robot, pieces, limits, qd, t):
-    """The use of the limits inside the steps and at their ends (one batched inverse dynamics): at each step's end
-    ``(N−1,)`` and its limit's column; the largest inside (at :data:`BETWEEN`, and at :data:`TURN` in the steps
-    where an actuator turns back, ``qd`` the samples' actuator rates), its column and time."""
+    """The use of the limits inside the steps and at their ends: at each step's end ``(N−1,)`` and its limit's
+    column; the largest inside, its column and time. Inside: at :data:`BETWEEN`, and in the steps where an actuator
+    turns back (``qd`` the samples' actuator rates) at :data:`TURN` and then at the turn itself (:func:`_at_turns`:
+    the gear's side flips there and Coulomb friction within ``coulomb_speed`` of it, a spike narrower than a
+    32nd of a step on a coarse grid)."""
     turn = np.any(qd[:-1] * qd[1:] < 0.0, axis=1)
     first = np.cumsum([0] + [p.s.size - 1 for p in pieces])
     f = BETWEEN + (1.0,)
-    parts = [_step_states(p, f) for p in pieces]
-    parts += [_step_states(p, TURN, np.flatnonzero(turn[a:b])) for p, a, b in zip(pieces, first[:-1], first[1:])]
+    steps = [np.flatnonzero(turn[a:b]) for a, b in zip(first[:-1], first[1:])]
+    parts = [_step_states(p, f) for p in pieces] + [_step_states(p, TURN, k) for p, k in zip(pieces, steps)]
     out = robot.inverse_dynamics(*(np.concatenate(v) for v in zip(*parts)), limits=False)
     use, col, _ = _use(robot, *_sides(robot, limits, out), out, limits)
     n = (first[-1]) * len(f)
     reg, rcol = use[:n].reshape(-1, len(f)), col[:n].reshape(-1, len(f))
-    fine, fcol = use[n:].reshape(-1, len(TURN)), col[n:].reshape(-1, len(TURN))
     k, j = np.unravel_index(int(np.argmax(reg[:, :-1])), reg[:, :-1].shape)
     best = (float(reg[k, j]), int(rcol[k, j]), float(t[k] + BETWEEN[j] * (t[k + 1] - t[k])))
-    if fine.size and float(np.max(fine)) > best[0]:
-        i, j = np.unravel_index(int(np.argmax(fine)), fine.shape)
-        k = int(np.flatnonzero(turn)[i])
-        best = (float(fine[i, j]), int(fcol[i, j]), float(t[k] + TURN[j] * (t[k + 1] - t[k])))
+    if np.any(turn):
+        q = np.asarray(out.qd_act)[n:].reshape(-1, len(TURN), qd.shape[1])
+        where, fr = _at_turns(robot, q, qd, np.flatnonzero(turn))
+        parts = [_step_states(p, fr[(where >= a) & (where < b)], where[(where >= a) & (where < b)] - a)
+                 for p, a, b in zip(pieces, first[:-1], first[1:])]
+        at = robot.inverse_dynamics(*(np.concatenate(v) for v in zip(*parts)), limits=False)
+        u2, c2, _ = _use(robot, *_sides(robot, limits, at), at, limits)
+        u2, c2 = u2.reshape(fr.shape), c2.reshape(fr.shape)
+        i, j = np.unravel_index(int(np.argmax(u2)), u2.shape)
+        if u2[i, j] > best[0]:
+            k = int(where[i])
+            best = (float(u2[i, j]), int(c2[i, j]), float(t[k] + fr[i, j] * (t[k + 1] - t[k])))
     return reg[:, -1], rcol[:, -1], *best
 
 
+def _at_turns(robot, q, qd, steps):
+    """Where in the steps ``steps`` (their rates ``q`` at :data:`TURN`, ``qd`` at the samples) each actuator that
+    turns back has the rates ``±{0, ¼, ½, 1, 2, 4} v_c`` on either side of the turn (``v_c`` its
+    ``coulomb_speed``; the fractions interpolated linearly between the rates the step's points have there): the
+    step of each (M,) and the fractions (M, 12)."""
+    vc = np.full(qd.shape[1], 1e-3) if robot.drives is None else np.asarray(robot.drives.coulomb_speed, dtype=float)
+    grid = np.array((0.0,) + TURN + (1.0,))
+    levels = np.array([1e-9, 0.25, 0.5, 1.0, 2.0, 4.0])
+    where, out = [], []
+    for i, k in enumerate(steps):
+        rates = np.vstack([qd[k], q[i], qd[k + 1]])
+        for a in np.flatnonzero(qd[k] * qd[k + 1] < 0.0):
+            r = rates[:, a]
+            c = int(np.flatnonzero(r[:-1] * r[1:] <= 0.0)[0])     # the first bracket of the turn
+            r0, r1 = r[c], r[c + 1]
+            targets = np.concatenate([np.sign(r0) * levels * vc[a], np.sign(r1) * levels * vc[a]])
+            f = grid[c] + (targets - r0) / (r1 - r0) * (grid[c + 1] - grid[c]) if r1 != r0 else np.full(12, grid[c])
+            where.append(k)
+            out.append(np.clip(f, 0.0, 1.0))
+    return np.array(where, dtype=int), np.array(out).reshape(-1, 12)
+
+
 def _step_states(p: PieceProfile, fractions, steps=None):
-    """``(x, ẋ, ẍ)`` of piece ``p`` at ``fractions`` of each step (or of the steps ``steps``), in order; the motion
+    """``(x, ẋ, ẍ)`` of piece ``p`` at ``fractions`` (F,) of each step (or of the steps ``steps``; or (steps, F) per
+    step), in order; the motion
     between samples as ``p.between``: ``s̈`` constant (``ṡ² = x_k + 2 u_k σ``) or linear in ``s`` (``ṡ² = x_k +
     2 u_k σ + (u_{k+1} − u_k) σ²/Δ``) over the step's ``σ ∈ [0, Δ]``; at a fraction 1 the next sample's ``ṡ²``."""
     s, x, u = p.s_local, p.sd ** 2, p.sdd
     k = np.arange(s.size - 1) if steps is None else np.asarray(steps, dtype=int)
-    f = np.array(fractions, dtype=float)
+    f = np.array(fractions, dtype=float)   # (F,) for every step, or (steps, F)
     sig = (s[k + 1] - s[k])[:, None] * f
     du = (u[k + 1] - u[k])[:, None] if p.between == "linear" else np.zeros((k.size, 1))
     us = u[k, None] + du * f

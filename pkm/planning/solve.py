@@ -28,7 +28,7 @@ coefficients there: one more batched inverse dynamics) and where an actuator tur
 gear's side and Coulomb friction flip there: :func:`pkm.planning.constraints.crossing_rows`), so every step
 meets a limit at one of its ends or at a turn: bang–bang. Elsewhere inside a step the torques differ from the
 rows' by the discretisation's error, which :class:`CycleResult` measures (``between_ratio``; a RuntimeWarning
-above 1 %): on the Delta and the IRSBot-2 with servos 0.04–0.07 % over the limit at 1000 points, 0.7–0.9 % at
+above 1 %): on the Delta and the IRSBot-2 with servos 0.04 % over the limit at 1000 points, 0.5 % at
 400. (Checked at the samples alone, the torques at the steps' ends exceeded the limits by up to 33 % and past
 a turn by 42 % at any grid size.)
 The cycle time converges from above, as ``1/N``: 0.2442 s at 1000 points, 0.2430 s at 3000, 0.2422 s at 16000.
@@ -47,8 +47,8 @@ from pkm.errors import InputError, PkmError
 
 from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
-from pkm.planning.constraints import (crossing_rows, exact_u_interval, gear_sides, resolve_limits, speed_bound,
-                                     step_end_rows, step_mid_rows, torque_rows)
+from pkm.planning.constraints import (crossing_rows, exact_turns, exact_u_interval, gear_sides, resolve_limits,
+                                     speed_bound, step_end_rows, step_mid_rows, torque_rows)
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
 from pkm.planning.result import CycleResult, PieceProfile, profile_times
@@ -95,13 +95,15 @@ def _points(n, route: Route) -> list[int]:
 def _solve_piece(robot, path, n, limits, gains, solve=reachability):
     pd = path_dynamics(robot, path, n)
     mid = path_dynamics(robot, path, n - 1, grid=0.5 * (pd.s[:-1] + pd.s[1:]))
-    return (pd, *profile(pd, robot.drives, limits, gains, solve, mid))
+    return (pd, *profile(pd, robot.drives, limits, gains, solve, mid, exact_turns(robot, path, pd)))
 
 
-def profile(pd, drives, limits, gains, solve=reachability, mid=None):
+
+def profile(pd, drives, limits, gains, solve=reachability, mid=None, turn_coef=None):
     """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
     the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile); ``mid``:
-    the coefficients at the steps' midpoints (their rows: :func:`pkm.planning.constraints.step_mid_rows`), or None.
+    the coefficients at the steps' midpoints (their rows: :func:`pkm.planning.constraints.step_mid_rows`), or None;
+    ``turn_coef``: those at the actuators' turns (:func:`exact_turns`), or None (interpolated).
     Returns the Profile, its final rows, the speed bound and the number of iterations."""
     n = pd.s.size
     ds = pd.s[1] - pd.s[0]
@@ -112,7 +114,7 @@ def profile(pd, drives, limits, gains, solve=reachability, mid=None):
     nonlinear = drives is not None and bool(np.any(drives.viscous) or np.any(drives.coulomb)
                                             or np.any(drives.efficiency < 1))
     for it in range(1, MAX_ITERATIONS + 1):
-        A, B, C = _rows(pd, gains, drives, limits, x, sides, ds, mid)
+        A, B, C = _rows(pd, gains, drives, limits, x, sides, ds, mid, turn_coef)
         prof = solve(A, B, C, xmax, ds)
         new_sides = _sides(pd, drives, prof.x, prof.u, mid, ds)
         sd_old, sd_new = np.sqrt(x), np.sqrt(prof.x)
@@ -125,7 +127,7 @@ def profile(pd, drives, limits, gains, solve=reachability, mid=None):
     else:
         raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
                        f"and gear efficiency frozen at the previous profile)")
-    return prof, _rows(pd, gains, drives, limits, x, sides, ds, mid), xmax, it
+    return prof, _rows(pd, gains, drives, limits, x, sides, ds, mid, turn_coef), xmax, it
 
 
 def _sides(pd, drives, x, u, mid=None, ds=0.0):
@@ -135,12 +137,12 @@ def _sides(pd, drives, x, u, mid=None, ds=0.0):
     return gear_sides(pd, drives, x, u), gear_sides(pd, drives, x, np.r_[u[:1], u[:-1]]), at_mid
 
 
-def _rows(pd, gains, drives, limits, x, sides, ds, mid=None):
+def _rows(pd, gains, drives, limits, x, sides, ds, mid=None, turn_coef=None):
     """The torque rows of the steps (:mod:`pkm.planning.constraints`): at each point, at its step's end, at its
     midpoint (where ``mid`` is given) and where an actuator turns back inside it."""
     rows = [step_end_rows(torque_rows(pd, gains, drives, limits, x, sides[0]),
                           torque_rows(pd, gains, drives, limits, x, sides[1]), ds),
-            crossing_rows(pd, gains, drives, limits, ds, sides)]
+            crossing_rows(pd, gains, drives, limits, ds, sides, coef=turn_coef)]
     if mid is not None:
         rows.append(step_mid_rows(torque_rows(mid, gains, drives, limits, 0.5 * (x[:-1] + x[1:]), sides[2]), ds))
     return tuple(np.concatenate([r[k] for r in rows], axis=1) for k in range(3))
