@@ -27,6 +27,18 @@ def _max(a, b):
     return b if b > a else a
 
 
+@njit(cache=True, inline="always")
+def _cut(a, b, k, r):
+    """``[a, b] ∩ {x : k x ≤ r}``."""
+    if k > 0.0:
+        b = _min(b, r / k)
+    elif k < 0.0:
+        a = _max(a, r / k)
+    elif r < 0.0:
+        a, b = np.inf, -np.inf
+    return a, b
+
+
 @njit(cache=True, nogil=True)
 def controllable_sets(Lp, Lr, Up, Ur, X, inv, slack, K):
     """The backward pass: ``K`` (N, 2) the controllable sets from ``K_{N−1} = {0}``, within the static sets ``X``
@@ -39,22 +51,10 @@ def controllable_sets(Lp, Lr, Up, Ur, X, inv, slack, K):
         a, b = X[i, 0], X[i, 1]
         for j in range(m):   # L_p(x) ≤ (khi − x)/(2Δ)
             if Lr[i, j] != -np.inf:
-                k, r = Lp[i, j] + inv, khi * inv - Lr[i, j]
-                if k > 0.0:
-                    b = _min(b, r / k)
-                elif k < 0.0:
-                    a = _max(a, r / k)
-                elif r < 0.0:
-                    a, b = np.inf, -np.inf
+                a, b = _cut(a, b, Lp[i, j] + inv, khi * inv - Lr[i, j])
         for j in range(m):   # (klo − x)/(2Δ) ≤ U_q(x)
             if Ur[i, j] != np.inf:
-                k, r = -inv - Up[i, j], Ur[i, j] - klo * inv
-                if k > 0.0:
-                    b = _min(b, r / k)
-                elif k < 0.0:
-                    a = _max(a, r / k)
-                elif r < 0.0:
-                    a, b = np.inf, -np.inf
+                a, b = _cut(a, b, -inv - Up[i, j], Ur[i, j] - klo * inv)
         if not b >= a - slack * _max(1.0, abs(b)):
             return i
         K[i, 0] = _max(0.0, _min(a, b))
