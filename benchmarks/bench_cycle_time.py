@@ -7,8 +7,8 @@ from its file's pick point (25 mm up, 305 mm across, 25 mm down and back, 12.5 m
 rest-to-rest paths, ``--points`` grid points in all), best of ``--rounds``, in ms:
 
 * ``coefficients``: :func:`pkm.planning.coefficients.path_dynamics` of both paths at the grid points, at the
-  steps' midpoints and at the actuators' turns (three batched inverse dynamics per path, 3N samples each and a
-  few);
+  points a quarter, half and three quarters into each step and at the actuators' turns (three batched inverse
+  dynamics per path: 3N, 9N samples and a few);
 * ``solve``: :func:`pkm.planning.solve.profile` of both paths (pkm's closed-form reachability inside the
   outer iteration that keeps friction and gear efficiency exact; iterations reported);
 * ``one pass pkm`` / ``one pass toppra``: one reachability solve of the final rows (the same LP data) by pkm
@@ -41,9 +41,10 @@ def _coefficients(robot, path, n):
     :func:`pkm.time_optimal` computes them."""
     from pkm.planning.coefficients import path_dynamics
     from pkm.planning.constraints import exact_turns
+    from pkm.planning.solve import inside_coefficients
 
     pd = path_dynamics(robot, path, n)
-    return pd, path_dynamics(robot, path, n - 1, grid=0.5 * (pd.s[:-1] + pd.s[1:])), exact_turns(robot, path, pd)
+    return pd, inside_coefficients(robot, path, pd), exact_turns(robot, path, pd)
 
 
 def _best(fn, rounds):
@@ -94,8 +95,8 @@ def main(argv=None) -> int:
         limits, gains = resolve_limits(robot), motor_gains(robot.drives, robot.n_act)
         pkm.time_optimal(robot, route, n=args.points)   # warm: kernels loaded, caches filled
         t_coef, pds = _best(lambda: [_coefficients(robot, p, m) for p, m in zip(route.paths, counts)], args.rounds)
-        t_solve, profs = _best(lambda: [profile(pd, robot.drives, limits, gains, mid=mid, turn_coef=tc)
-                                        for pd, mid, tc in pds], args.rounds)
+        t_solve, profs = _best(lambda: [profile(pd, robot.drives, limits, gains, inside=ins, turn_coef=tc)
+                                        for pd, ins, tc in pds], args.rounds)
         pds = [pd for pd, _, _ in pds]
         iters = [pr[3] for pr in profs]
         final = [(pd, pr[1], pr[2]) for pd, pr in zip(pds, profs)]

@@ -162,7 +162,7 @@ def test_torques_inside_the_steps_converge_with_the_grid(name, shift):
             res = pkm.time_optimal(robot, route, n=n)
         use = _uses(robot, *_step_states(res, fractions))
         excess.append(float(np.max(use)) - 1.0)
-        assert res.between_ratio <= np.max(use) + 1e-9
+        assert res.between_ratio <= 1 + 1e-2   # (no warning; the result's own points include the turns')
         if n >= 1000:   # (a coarser grid's turns are narrow spikes between the points evaluated here)
             assert res.between_ratio >= np.max(use) - 2e-4
             assert res.between_ratio <= 1 + (1e-3 if n == 1000 else 5e-4)   # its own points include the turns

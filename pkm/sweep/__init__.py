@@ -225,7 +225,7 @@ def _label(traj: dict) -> str:
 MAX_POINTS = 100_000
 #: Grid points of each point's time-optimal parametrisation (``sweep(time_optimal=True)``): a coarser
 #: grid gives a longer cycle; examples/delta_servo.toml's pick-and-place: 0.2500 s on 200 points, 0.2465
-#: on 400, 0.2442 on 1000 (0.8 % above 16000 points' 0.2422 s; the torques inside the steps 0.04 % over the
+#: on 400, 0.2442 on 1000 (0.8 % above 16000 points' 0.2422 s; the torques inside the steps 0.01 % over the
 #: limit at most, 0.5 % on 400), ~0.2 s per point.
 CYCLE_POINTS = 1000
 _ADDRESS = re.compile(r"(?:(?:tcp|tls|ws|wss|ucx)://)?(?:\[[0-9A-Fa-f:.%\w]+\]|[A-Za-z0-9_.-]+):(\d{1,5})")
