@@ -170,6 +170,19 @@ def test_torques_inside_the_steps_converge_with_the_grid(name, shift):
     assert excess[2] <= 0.5 * excess[0], excess   # (below 1e-3 the turns' places make it uneven)
 
 
+def test_a_speed_limited_cycle_holds_the_speeds_inside_the_steps():
+    """A motor torque limit far above the servos' peak: the motor speeds bind over long stretches, held inside the
+    steps too (0.22 % over between the samples with the points' speed bounds alone), and no switching samples
+    inserted along them (one every third sample when the speed rows inside the steps came)."""
+    robot = pkm.load(ROBOTS["delta"])
+    res = pkm.time_optimal(robot, pick_place_route(_start(robot)), torque_limit=50.0, n=N)
+    out = robot.inverse_dynamics(*_step_states(res, np.arange(1, 33) / 32), limits=False)
+    speed = np.max(np.abs(out.speed_motor) / robot.drives.max_speed, axis=1)
+    assert np.max(speed) <= 1 + 1e-3 and np.mean(speed >= 0.99) > 0.3, (np.max(speed), np.mean(speed >= 0.99))
+    assert res.between_ratio <= 1 + 1e-3
+    assert sum(len(p.inserted) for p in res.pieces) <= 10
+
+
 def test_a_coarse_grid_warns_of_the_torques_between_its_samples():
     robot = pkm.load(ROBOTS["delta"])
     route = pick_place_route(_start(robot))

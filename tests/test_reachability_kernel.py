@@ -78,7 +78,7 @@ def test_the_same_bits_on_a_cycles_rows(robot_file):
     route = pick_place_route(np.array([w["xyz".index(c)] for c in robot.task.coordinate_names()]))
     limits, gains = resolve_limits(robot), motor_gains(robot.drives, robot.n_act)
     for path, n in zip(route.paths, _points(600, route)):
-        pd, prof, rows, xmax, _ = _solve_piece(robot, path, n, limits, gains)
+        pd, prof, rows, xmax, _, _ = _solve_piece(robot, path, n, limits, gains)
         assert _same(*rows, xmax, pd.s[1] - pd.s[0])
         assert np.max(prof.x) > 0.1
 
