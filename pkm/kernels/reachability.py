@@ -3,7 +3,7 @@
 The rows at each point are affine bounds of ``u = s̈`` in ``x = ṡ²``: lower ``u ≥ Lp x + Lr`` and upper
 ``u ≤ Up x + Ur`` (N, m) each, an invalid entry ``Lr = −inf`` / ``Ur = +inf`` (slope 0): what
 :func:`pkm.planning.reachability._split` gives. In Python the passes looped over each point's valid bounds as
-lists and took 80 % of a ``pkm.time_optimal`` call once the rows of the steps' ends, midpoints and turns came
+lists and took 80 % of a ``pkm.time_optimal`` call once the rows of the steps' ends, insides and turns came
 (12–15 ms per pass at 1000 points); the arithmetic here is the same, operation for operation (the same
 ``max``/``min`` order, so the same bits).
 """

@@ -7,7 +7,7 @@
   which the rows are exact): ``α u + β x + γ ∓ T ≤ 0`` with ``α = k a + m q'``, ``β = k b + m q''``,
   ``γ = k (c + f)``.
 * **Between the samples** (the step from each point to the next run at the point's ``s̈``): the torque rows
-  of the step's end (:func:`step_end_rows`), of its midpoint (:func:`step_mid_rows`) and of the actuators'
+  of the step's end (:func:`step_end_rows`), of points inside it (:func:`step_inside_rows`) and of the actuators'
   turns inside it (:func:`crossing_rows`).
 * **Speed**: ``|n q' ṡ| ≤ W`` (motor speed; joint rate without drives) and the robot file's actuator
   velocity limits ``|q' ṡ| ≤ v``: ``x ≤ (W / |n q'|)²``.
@@ -20,12 +20,13 @@ import numpy as np
 
 from pkm.algorithms.limits import limit_table
 from pkm.errors import InputError, PkmError
+from pkm.planning.coefficients import path_dynamics_at
 
 #: The robot file's velocity limits are kept this fraction inside, so that inverse dynamics along the result
 #: (which refuses any rate beyond them) replays it.
 VELOCITY_MARGIN = 1e-9
 
-__all__ = ["Limits", "resolve_limits", "torque_rows", "step_end_rows", "step_mid_rows", "turns", "turn_coefficients",
+__all__ = ["Limits", "resolve_limits", "torque_rows", "step_end_rows", "step_inside_rows", "turns", "turn_coefficients",
            "exact_turns", "crossing_rows", "speed_bound", "gear_sides"]
 
 
@@ -133,7 +134,7 @@ def step_end_rows(rows, end, ds):
     return np.concatenate([A, A2], axis=1), np.concatenate([B, B2], axis=1), np.concatenate([C, C2], axis=1)
 
 
-def step_mid_rows(rows, ds, frac: float = 0.5):
+def step_inside_rows(rows, ds, frac: float):
     """The rows ``rows`` (A, B, C) (N−1, r) of a point inside each step, at ``frac`` of it, evaluated there (its own
     coefficients, in ``(s̈, ṡ²)`` there), as rows at each step's start point for its ``s̈ = u_i``: the state there
     is ``(u_i, x_i + 2 frac Δ u_i)``, so the row is ``(A + 2 frac Δ B, B, C)``; the last point (no step) gets
@@ -149,6 +150,11 @@ def step_mid_rows(rows, ds, frac: float = 0.5):
             np.concatenate([C, -np.abs(C[-1:]) - 1.0]))
 
 
+def _next(v):
+    """Each point's next point's row of ``v`` (N, ...), the last point's own for the last."""
+    return np.concatenate([v[1:], v[-1:]])
+
+
 def turns(pd):
     """``(turn, φ)`` (N, n_act): where actuator ``j``'s ``q'`` changes sign inside the step from point ``i`` (it turns
     back there) and at which fraction of the step, ``φ = q'_i / (q'_i − q'_{i+1})`` (linear in ``q'``)."""
@@ -156,9 +162,8 @@ def turns(pd):
     turn = np.zeros((n, m), dtype=bool)
     if n >= 2:
         turn[:-1] = pd.dq[:-1] * pd.dq[1:] < 0.0
-    q1 = np.concatenate([pd.dq[1:], pd.dq[-1:]])
     with np.errstate(divide="ignore", invalid="ignore"):
-        return turn, np.where(turn, pd.dq / (pd.dq - q1), 0.0)
+        return turn, np.where(turn, pd.dq / (pd.dq - _next(pd.dq)), 0.0)
 
 
 def turn_coefficients(pd, at=None):
@@ -166,8 +171,7 @@ def turn_coefficients(pd, at=None):
     between the step's points, or where ``at`` is given (``(points, PathDynamics at the turns' path points)``
     with ``points`` (T,) the row of each turn ``(i, j)`` in ``np.nonzero(turn)`` order) computed there."""
     turn, phi = turns(pd)
-    out = {k: (1.0 - phi) * getattr(pd, k) + phi * np.concatenate([getattr(pd, k)[1:], getattr(pd, k)[-1:]])
-           for k in ("a", "b", "c", "ddq")}
+    out = {k: (1.0 - phi) * getattr(pd, k) + phi * _next(getattr(pd, k)) for k in ("a", "b", "c", "ddq")}
     if at is not None:
         rows, exact = at
         i, j = np.nonzero(turn)
@@ -179,8 +183,6 @@ def turn_coefficients(pd, at=None):
 def exact_turns(robot, path, pd):
     """The coefficients at the actuators' turns inside the steps of ``pd`` on ``path`` (:func:`turns`) computed
     there, one small batched inverse dynamics (:func:`turn_coefficients`; None where nothing turns)."""
-    from pkm.planning.coefficients import path_dynamics_at
-
     turn, phi = turns(pd)
     i, j = np.nonzero(turn)
     if i.size == 0 or robot.drives is None:
@@ -195,28 +197,27 @@ def crossing_rows(pd, gains, drives, limits: Limits, ds, sides, at_turn: bool = 
     the turn, just before it (Coulomb friction of the motion's sign there) and just after it (of the other sign):
     ``τ_m = k (a u + b x + c + f) + m q'' x`` with ``f`` either 0 or the full Coulomb force (the smooth Coulomb
     term ramps between them within ``coulomb_speed`` of the turn; viscous friction is 0 there), the coefficients
-    interpolated linearly to the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step, whose state is
-    ``x_i + 2 φ Δ u_i``. The gear's side: for ``q̇ > 0`` the motor torque is the larger of the driving and the
+    at the turn ``φ = q'_i / (q'_i − q'_{i+1})`` of the step (``coef``; by default linear between its points),
+    whose state is ``x_i + 2 φ Δ u_i``. The gear's side: for ``q̇ > 0`` the motor torque is the larger of the driving and the
     braking one (the smaller for ``q̇ < 0``), so its bound on that side is both rows (exact); the bound on the
     other side takes the side of the step's start (``sides[0]``, before the turn) or end (``sides[1]``, after
     it). ``w``: the most actuators turning in one step (0 where none turns on the path; the rows of a step with
     fewer read ``0 ≤ T``). ``at_turn``: the rows in ``(s̈, ṡ²)`` at the turn instead, and ``φ`` per row
     (A, B, C, φ), for a motion whose ``s̈`` varies in the step. Checked at the points alone, the motor torque
     just past a turn exceeded the limit by 42 % at every grid size (the Delta with 400 W servos, pick-and-place);
-    with coefficients interpolated to the turn, by 0.12 % (IRSBot-2, 1000 points): ``coef``, the coefficients
-    at the turns (:func:`turn_coefficients`; default: interpolated)."""
+    with coefficients interpolated to the turn, by 0.12 % (IRSBot-2, 1000 points): ``coef``, those computed at
+    the turns (:func:`exact_turns`)."""
     n, m = pd.dq.shape
     turn, phi = turns(pd)
     w = int(np.max(np.sum(turn, axis=1), initial=0)) if drives is not None else 0
     if w == 0:
         return (np.zeros((n, 0)),) * (4 if at_turn else 3)
-    q0, q1 = pd.dq, np.concatenate([pd.dq[1:], pd.dq[-1:]])
     at = turn_coefficients(pd) if coef is None else coef
     ds = np.append(np.broadcast_to(np.asarray(ds, dtype=float), (n - 1,)), 0.0)[:, None]
     T = np.broadcast_to(limits.torque, (n, m))
     A, B, C = (np.zeros((n, 12, m)) for _ in range(3))
     o = 0
-    for side, q in ((sides[0], q0), (np.concatenate([sides[1][1:], sides[1][-1:]]), q1)):
+    for side, q in ((sides[0], pd.dq), (_next(sides[1]), _next(pd.dq))):
         sg = np.sign(q)   # the convex side of the motor torque: +1 its upper bound, −1 its lower
         ks, ms = np.where(side, gains.k_drive, gains.k_brake), np.where(side, gains.m_drive, gains.m_brake)
         for f in (0.0, sg * drives.coulomb):

@@ -5,7 +5,7 @@ implemented here for one path coordinate: every step's LP in ``(u, x)`` is solve
 Variables on a grid ``s_0 < … < s_{N−1}`` (uniform step ``Δ``): ``x_i = ṡ_i²`` and ``u_i = s̈`` on
 ``[s_i, s_{i+1}]``, with ``x_{i+1} = x_i + 2Δ u_i`` (constant ``s̈`` per step). Constraints at each point:
 rows ``A_ij u_i + B_ij x_i + C_ij ≤ 0`` and ``0 ≤ x_i ≤ x̄_i`` (the point's own limits, the paper's
-collocation, and those of its step's end, midpoint and turns written in ``(u_i, x_i)``:
+collocation, and those of its step's end, inside points and turns written in ``(u_i, x_i)``:
 :mod:`pkm.planning.constraints`).
 
 For fixed ``x`` each row bounds ``u`` above (``A > 0``) or below (``A < 0``) by an affine function of

@@ -24,7 +24,7 @@ the switch are the exact ones (each gear side where it holds), at both ends of b
 **Between the samples** ``s̈`` is constant on each step (TOPP-RA's steps: ``ṡ²`` linear in ``s``). The rows hold
 the limits at both ends of every step (:func:`pkm.planning.constraints.step_end_rows`, TOPP-RA's
 "interpolation" discretisation), a quarter, half and three quarters into it (:func:`inner_points`,
-:func:`pkm.planning.constraints.step_mid_rows`, from the coefficients there: one more batched inverse dynamics)
+:func:`pkm.planning.constraints.step_inside_rows`, from the coefficients there: one more batched inverse dynamics)
 and where an actuator turns back inside a step (the
 gear's side and Coulomb friction flip there: :func:`pkm.planning.constraints.crossing_rows`), so every step
 meets a limit at one of its ends or at a turn: bang–bang. Elsewhere inside a step the torques differ from the
@@ -49,7 +49,7 @@ from pkm.errors import InputError, PkmError
 from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
 from pkm.planning.constraints import (crossing_rows, exact_turns, exact_u_interval, gear_sides, resolve_limits,
-                                     speed_bound, step_end_rows, step_mid_rows, torque_rows)
+                                     speed_bound, step_end_rows, step_inside_rows, torque_rows)
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
 from pkm.planning.result import CycleResult, PieceProfile, profile_times
@@ -94,11 +94,10 @@ def _points(n, route: Route) -> list[int]:
 
 
 def _solve_piece(robot, path, n, limits, gains, solve=reachability):
-    """The coefficients, :func:`profile`'s results and the speed bounds inside the steps (N−1, len(INSIDE))."""
+    """The coefficients and :func:`profile`'s results."""
     pd = path_dynamics(robot, path, n)
-    inside = inside_coefficients(robot, path, pd)
-    xin = np.column_stack([speed_bound(c, gains, limits) for _, c in inner_points(inside)])
-    return (pd, *profile(pd, robot.drives, limits, gains, solve, inside, exact_turns(robot, path, pd)), xin)
+    return (pd, *profile(pd, robot.drives, limits, gains, solve, inside_coefficients(robot, path, pd),
+                         exact_turns(robot, path, pd)))
 
 
 #: The points inside each step (fractions of it) whose torque rows the profile keeps, besides its two ends.
@@ -118,17 +117,17 @@ def inside_coefficients(robot, path, pd):
 
 def profile(pd, drives, limits, gains, solve=reachability, inside=None, turn_coef=None):
     """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
-    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile); ``mid``:
-    ``inside``: the coefficients inside the steps (:func:`inside_coefficients`; their rows: :func:`inner_points`),
-    or None;
-    ``turn_coef``: those at the actuators' turns (:func:`exact_turns`), or None (interpolated).
-    Returns the Profile, its final rows, the speed bound and the number of iterations."""
+    the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile); ``inside``:
+    the coefficients inside the steps (:func:`inside_coefficients`; their rows: :func:`inner_points`), or None;
+    ``turn_coef``: those at the actuators' turns (:func:`exact_turns`), or None (interpolated). Returns the
+    Profile, its final rows, the speed bound, the number of iterations and the speed bounds inside the steps
+    (N−1, len(INSIDE); None without ``inside``)."""
     n = pd.s.size
     ds = pd.s[1] - pd.s[0]
     xmax = speed_bound(pd, gains, limits)
     x = np.zeros(n)
     u = np.zeros(n)
-    inner = inner_points(inside)
+    inner = inner_points(inside, gains, limits)
     sides = _sides(pd, drives, x, u, inner)
     nonlinear = drives is not None and bool(np.any(drives.viscous) or np.any(drives.coulomb)
                                             or np.any(drives.efficiency < 1))
@@ -139,44 +138,50 @@ def profile(pd, drives, limits, gains, solve=reachability, inside=None, turn_coe
         sd_old, sd_new = np.sqrt(x), np.sqrt(prof.x)
         change = float(np.max(np.abs(sd_new - sd_old))) / max(float(np.max(sd_new)), 1e-300)
         x, u = prof.x, prof.u
-        same = all(np.array_equal(a, b) for a, b in zip(new_sides[:2] + tuple(new_sides[2]), sides[:2] + tuple(sides[2])))
+        same = all(np.array_equal(a, b) for a, b in zip(new_sides, sides))
         sides = new_sides
         if (change <= TOLERANCE or not nonlinear) and same:
             break   # (without friction and efficiency nothing depends on the profile: the first solve is exact)
     else:
         raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
                        f"and gear efficiency frozen at the previous profile)")
-    return prof, _rows(pd, gains, drives, limits, x, sides, ds, inner, turn_coef), xmax, it
+    xin = np.column_stack([xb for _, _, xb in inner]) if inner else None
+    return prof, _rows(pd, gains, drives, limits, x, sides, ds, inner, turn_coef), xmax, it, xin
 
 
-def inner_points(inside):
-    """The points inside the steps whose rows :func:`_rows` adds: ``(fraction, coefficients)`` (N−1 each) for each
-    fraction of :data:`INSIDE`, from :func:`inside_coefficients`; none without them."""
+def inner_points(inside, gains, limits):
+    """The points inside the steps whose rows :func:`_rows` adds: ``(fraction, coefficients, speed bound)`` (N−1
+    each) for each fraction of :data:`INSIDE`, from :func:`inside_coefficients`; none without them."""
     if inside is None:
         return ()
     k = len(INSIDE)
     keys = ("s", "x", "dx", "ddx", "q", "dq", "ddq", "a", "b", "c")
-    return tuple((f, replace(inside, **{c: getattr(inside, c)[j::k] for c in keys})) for j, f in enumerate(INSIDE))
+    parts = [replace(inside, **{c: getattr(inside, c)[j::k] for c in keys}) for j in range(k)]
+    return tuple((f, c, speed_bound(c, gains, limits)) for f, c in zip(INSIDE, parts))
+
+
+def _inside_x(x, f):
+    """``ṡ²`` at the fraction ``f`` of each step (linear in ``s`` for a constant ``s̈``) (N−1,)."""
+    return x[:-1] + f * (x[1:] - x[:-1])
 
 
 def _sides(pd, drives, x, u, inner=()):
     """The gear's sides at each point (its own ``s̈``), at each point as the end of the step arriving there (the
-    step's ``s̈``) and at the points inside the steps (:func:`inner_points`): the rows' sides in :func:`_rows`."""
-    at = [gear_sides(c, drives, x[:-1] + f * (x[1:] - x[:-1]), u[:-1]) for f, c in inner]
-    return gear_sides(pd, drives, x, u), gear_sides(pd, drives, x, np.r_[u[:1], u[:-1]]), at
+    step's ``s̈``), then at the points inside the steps (:func:`inner_points`): the rows' sides in :func:`_rows`."""
+    return (gear_sides(pd, drives, x, u), gear_sides(pd, drives, x, np.r_[u[:1], u[:-1]]),
+            *(gear_sides(c, drives, _inside_x(x, f), u[:-1]) for f, c, _ in inner))
 
 
 def _rows(pd, gains, drives, limits, x, sides, ds, inner=(), turn_coef=None):
     """The torque rows of the steps (:mod:`pkm.planning.constraints`): at each point, at its step's end, at the
-    points inside it (:func:`inner_points`) and where an actuator turns back inside it."""
+    points inside it (:func:`inner_points`; their speed limits too, ``x_i + 2 f Δ u_i ≤ x̄``: 0.22 % over between
+    the samples without) and where an actuator turns back inside it."""
     rows = [step_end_rows(torque_rows(pd, gains, drives, limits, x, sides[0]),
                           torque_rows(pd, gains, drives, limits, x, sides[1]), ds),
             crossing_rows(pd, gains, drives, limits, ds, sides, coef=turn_coef)]
-    rows += [step_mid_rows(torque_rows(c, gains, drives, limits, x[:-1] + f * (x[1:] - x[:-1]), sd), ds, f)
-             for (f, c), sd in zip(inner, sides[2])]
-    for f, c in inner:   # and the speed limits there: x_i + 2 f Δ u_i ≤ x̄ (0.22 % over between the samples without)
-        xm = speed_bound(c, gains, limits)[:, None]
-        rows.append(step_mid_rows((np.zeros_like(xm), np.ones_like(xm), -xm), ds, f))
+    for (f, c, xb), sd in zip(inner, sides[2:]):
+        rows.append(step_inside_rows(torque_rows(c, gains, drives, limits, _inside_x(x, f), sd), ds, f))
+        rows.append(step_inside_rows((np.zeros((xb.size, 1)), np.ones((xb.size, 1)), -xb[:, None]), ds, f))
     return tuple(np.concatenate([r[k] for r in rows], axis=1) for k in range(3))
 
 
