@@ -69,8 +69,12 @@ def symbols() -> list[tuple[int, int, str]]:
     """``(address, size, mangled name)`` of every function in the kept libraries."""
     out = []
     for library in _LIBRARIES:
+        try:
+            obj = library._perfmap_object
+        except ReferenceError:  # numba hands the hook a weak proxy: a library freed since (a probe's) has no code left
+            continue
         with tempfile.NamedTemporaryFile(suffix=".o", delete=False) as f:
-            f.write(library._perfmap_object)
+            f.write(obj)
             path = f.name
         try:
             text = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True, text=True,
