@@ -41,7 +41,7 @@ def _coefficients(robot, path, n):
     :func:`pkm.time_optimal` computes them."""
     from pkm.planning.coefficients import path_dynamics
     from pkm.planning.constraints import exact_turns
-    from pkm.planning.solve import inside_coefficients
+    from pkm.planning.constraints import inside_coefficients
 
     pd = path_dynamics(robot, path, n)
     return pd, inside_coefficients(robot, path, pd), exact_turns(robot, path, pd)

@@ -65,15 +65,28 @@ def test_cycle_time_monotone_in_jerk_and_approaches_the_bang_bang_one(delta):
     times = [limited[J].cycle_time for J in JERKS]
     assert all(a > b for a, b in zip(times, times[1:])), times
     # never faster than the unconstrained optimum (beyond the two grids' discretisation, 0.2 %), both holding the
-    # limits between their samples too (the jerk-limited programme within 1 % with its midpoint and turn rows on 400
-    # points; 17 % without)
+    # limits between their samples too (the jerk-limited programme within 0.25 % with its rows a quarter, half and
+    # three quarters into each step and at the turns on 400 points; 17 % without; 1 % with the midpoints' alone and
+    # the turns' where q' interpolated linearly is zero)
     assert min(times) >= free.cycle_time * (1 - 2e-3), (times, free.cycle_time)
-    assert all(limited[J].between_ratio <= 1.02 for J in JERKS), [limited[J].between_ratio for J in JERKS]
+    assert all(limited[J].between_ratio <= 1.005 for J in JERKS), [limited[J].between_ratio for J in JERKS]
     assert free.between_ratio <= 1.001
     # and within 1 % of it for a large jerk limit
     assert abs(times[-1] - free.cycle_time) <= 0.01 * free.cycle_time, (times, free.cycle_time)
     # a real jerk limit costs time: 5000 m/s³ far more than 1 %
     assert times[0] > 1.2 * free.cycle_time
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e-3])
+def test_limits_between_the_samples_converge_with_the_grid(shift):
+    """Between its samples (``s̈`` linear in ``s`` on each step) the jerk-limited motion exceeds a limit only by the
+    discretisation's error, which shrinks with the grid: the result's own figure (7 points a step, 31 and 12 rates
+    around each turn), at 400 and 1000 points, the file's pick point and 1 mm off."""
+    robot = pkm.load(DELTA)
+    route = pick_place_route(_start(robot) + shift)
+    over = [pkm.time_optimal(robot, route, n=n, jerk=1e6).between_ratio - 1.0 for n in (400, 1000)]
+    assert over[0] <= 5e-3 and over[1] <= 1e-3, over
+    assert over[1] <= 0.5 * max(over[0], 2e-4), over
 
 
 def test_unlimited_result_fails_the_jerk_check(delta):

@@ -48,8 +48,9 @@ from pkm.errors import InputError, PkmError
 
 from pkm.planning.jerk import MAX_POINTS as MAX_JERK_POINTS, check_jerk, check_jerk_value, jerk_piece
 from pkm.planning.coefficients import motor_gains, path_dynamics, path_dynamics_at
-from pkm.planning.constraints import (crossing_rows, exact_turns, exact_u_interval, gear_sides, resolve_limits,
-                                     speed_bound, step_end_rows, step_inside_rows, torque_rows)
+from pkm.planning.constraints import (INSIDE, crossing_rows, exact_turns, exact_u_interval, gear_sides, inner_points,
+                                     inside_coefficients, resolve_limits, speed_bound, step_end_rows, step_inside_rows,
+                                     torque_rows)
 from pkm.planning.paths import Path, Route
 from pkm.planning.reachability import _split, reachability, u_bounds
 from pkm.planning.result import CycleResult, PieceProfile, profile_times
@@ -100,21 +101,6 @@ def _solve_piece(robot, path, n, limits, gains, solve=reachability):
                          exact_turns(robot, path, pd)))
 
 
-#: The points inside each step (fractions of it) whose torque rows the profile keeps, besides its two ends.
-INSIDE = (0.25, 0.5, 0.75)
-
-
-def inside_coefficients(robot, path, pd):
-    """The coefficients at the points :data:`INSIDE` of every step of ``pd`` on ``path``, computed there (one
-    batched inverse dynamics over them, step by step): interpolated from the step's ends and midpoint, the
-    quarter points' ``b`` missed by 0.08 of 80 where the torque left its limit rising (the Delta with a 50 N·m
-    joint limit, 1000 points), 0.15 % of the limit."""
-    f = np.asarray(INSIDE)
-    grid = (pd.s[:-1, None] + np.diff(pd.s)[:, None] * f).ravel()
-    return path_dynamics(robot, path, grid.size, grid=grid)
-
-
-
 def profile(pd, drives, limits, gains, solve=reachability, inside=None, turn_coef=None):
     """The time-optimal profile on the coefficients ``pd`` (:class:`pkm.planning.coefficients.PathDynamics`):
     the outer iteration of the module docstring around ``solve`` (rows, speed bound, step → Profile); ``inside``:
@@ -147,17 +133,6 @@ def profile(pd, drives, limits, gains, solve=reachability, inside=None, turn_coe
                        f"and gear efficiency frozen at the previous profile)")
     xin = np.column_stack([xb for _, _, xb in inner]) if inner else None
     return prof, _rows(pd, gains, drives, limits, x, sides, ds, inner, turn_coef), xmax, it, xin
-
-
-def inner_points(inside, gains, limits):
-    """The points inside the steps whose rows :func:`_rows` adds: ``(fraction, coefficients, speed bound)`` (N−1
-    each) for each fraction of :data:`INSIDE`, from :func:`inside_coefficients`; none without them."""
-    if inside is None:
-        return ()
-    k = len(INSIDE)
-    keys = ("s", "x", "dx", "ddx", "q", "dq", "ddq", "a", "b", "c")
-    parts = [replace(inside, **{c: getattr(inside, c)[j::k] for c in keys}) for j in range(k)]
-    return tuple((f, c, speed_bound(c, gains, limits)) for f, c in zip(INSIDE, parts))
 
 
 def _inside_x(x, f):
