@@ -422,8 +422,8 @@ def jerk_piece(robot, path, n: int, limits, gains, jerk: float, s0: float, t0: f
 
     # the coefficients inside the steps, computed there (one more batched inverse dynamics): interpolated from the
     # grid's, they missed the torque at the midpoints by 4 % of the limit where a corner blend's curvature changes
-    # (b by 55 % in a step); with the midpoints' alone the torques between the samples reached 101 % (the Delta
-    # with 400 W servos, 1e5 m/s³ on 400 points; 100.3 % on 1000)
+    # (b by 55 % in a step); with the midpoints' alone the torques between the samples reached 100.7 % (the Delta
+    # with 400 W servos, 2e4 m/s³ on 400 points; 100.1 % with these; 100.3 % at 1e5 on 1000, now 100.08 %)
     inner = inner_points(inside_coefficients(robot, path, pd), gains, limits)
     turn_coef = exact_turns(robot, path, pd)   # and at the actuators' turns
     zero_r, one_r = np.zeros((ds.size, 1)), np.ones((ds.size, 1))
