@@ -80,9 +80,14 @@ def run(args: argparse.Namespace) -> int:
     what = "task wrench component (redundant actuation: J_IK^T tau, free of internal forces)" if robot.redundancy \
         else "actuator"
     print(f"  noise estimate per {what}: " + ", ".join(f"{a} {s:.3g}" for a, s in zip(rows, est.sigma)))
+    print(f"  fit: explains " + ", ".join(f"{a} {100 * e:.6g} %" for a, e in zip(rows, est.explained))
+          + " of the measured variance; residual RMS " + ", ".join(f"{r:.3g}" for r in est.rms)
+          + " (the data's own high-pass noise " + ", ".join(f"{n:.3g}" for n in est.noise) + ")")
+    if np.any(est.filter):
+        print("  ± : the noise's and the derivative filter's (the change with a wider filter window) together")
     nominal = base.values(pi0)
     for k, e in enumerate(base.expressions()):
-        print(f"  b{k + 1:<4}{est.beta[k]: .8g} ± {est.std[k]:.3g}   (nominal {nominal[k]:.8g})   = {e}")
+        print(f"  b{k + 1:<4}{est.beta[k]: .8g} ± {est.uncertainty[k]:.3g}   (nominal {nominal[k]:.8g})   = {e}")
     if args.out:
         from pkm.identification.writer import consistent_standard, nearest_standard, problems, write_robot
 

@@ -2,7 +2,7 @@
 
 Data: CSV files as ``pkm inverse-dynamics --out`` writes them — ``t``, the task coordinates, their
 rates (suffix ``d``, optional), accelerations (suffix ``dd``, optional), ``q_<actuator> [unit]`` and
-``tau_<actuator> [unit]`` — so a logged motion and pkm's own output are read alike. Rates and accelerations absent from the file
+``tau_<actuator> [unit]`` (SI units: :func:`pkm.trajectory.files.column_name`) — so a logged motion and pkm's own output are read alike. Rates and accelerations absent from the file
 come from the positions (the rates) by a **zero-phase** Savitzky–Golay derivative
 (``scipy.signal.savgol_filter``, cubic, symmetric window of :data:`WINDOW` samples: no delay; the
 samples must be equally spaced). The measured actuator positions are checked against the IK of the
@@ -22,11 +22,26 @@ from typing import NamedTuple
 
 import numpy as np
 
-from pkm.errors import InputError, PkmError
-from pkm.trajectory.files import csv_lines
+from pkm.errors import AccuracyWarning, InputError, PkmError
+from pkm.trajectory.files import column_name, csv_lines
 
 #: Samples of the Savitzky–Golay window (odd) for the rates and accelerations.
 WINDOW = 9
+#: The second window of the derivative filter: where rates or accelerations come from the filter, the estimate is
+#: repeated with this one, and each parameter's change joins its ± (:attr:`Estimate.uncertainty`). The noise's ±
+#: alone said ``b3 = 189.66 ± 13.9`` (true −0.039) for a motion that barely excited it: the filter's error, which
+#: a weakly excited parameter amplifies by the regressor's condition number (3.8e8 there), is not in it.
+WIDE_WINDOW = 17
+#: A fit that explains less of an actuator's measured torque variance than this is refused: torques of pure noise
+#: gave parameters with ± and a written robot file (a 0.049 kg platform, its COM 3.3 m off), exit status 0.
+MIN_EXPLAINED = 0.5
+#: The residual RMS above this multiple of the torques' own high-pass noise (their second difference / √6): a
+#: warning that the model does not explain the data (a +20 N offset: 125–230 ×; swapped columns: 55–660 ×; good
+#: data: 0.01–1 ×).
+MODEL_ERROR = 5.0
+#: A parameter whose ± (noise and filter) exceeds this fraction of its typical size (its body's mass and size,
+#: :func:`pkm.identification.parameters.parameter_scales`) is not determined by the data: a warning.
+UNDETERMINED = 0.5
 #: Largest |q_measured − q_IK| accepted [rad or m].
 Q_TOL = 1e-3
 
@@ -44,17 +59,13 @@ class Data(NamedTuple):
     derived: str
 
 
-def _strip(c: str) -> str:
-    return c.split("[")[0].strip()
-
-
 def read_data(robot, path) -> Data:
     """One data CSV (module docstring); a defect raises a one-line :class:`pkm.InputError`."""
     path, lines = csv_lines(path, "data file")
     rows = [ln for _, ln in lines]
     if not rows:
         raise InputError(f"{path}: empty data file (expected a header t, task coordinates, q_…, tau_…)")
-    header = [_strip(c) for c in rows[0].split(",")]
+    header = [column_name(path, lines[0][0], c) for c in rows[0].split(",")]
     names = robot.task.coordinate_names()
     need = ["t", *names, *(f"q_{a}" for a in robot.actuator_names), *(f"tau_{a}" for a in robot.actuator_names)]
     missing = [c for c in need if c not in header]
@@ -103,15 +114,27 @@ def read_data(robot, path) -> Data:
     return Data(t, x, xd, xdd, q, tau, how if derived else "rates and accelerations from the file")
 
 
-def _derivative(y, h, order):
+def _derivative(y, h, order, window=None):
     from scipy.signal import savgol_filter
 
-    return savgol_filter(y, WINDOW, 3, deriv=order, delta=h, axis=0, mode="interp")
+    return savgol_filter(y, WINDOW if window is None else window, 3, deriv=order, delta=h, axis=0, mode="interp")
+
+
+def _refiltered(d: Data, window: int) -> Data:
+    """``d`` with what the filter derived (:attr:`Data.derived`) derived again with ``window`` samples."""
+    h = float(np.mean(np.diff(d.t)))
+    if d.derived.startswith("rates and accelerations by"):
+        xd = _derivative(d.x, h, 1, window)
+        return d._replace(xd=xd, xdd=_derivative(xd, h, 1, window))
+    if d.derived.startswith("accelerations by"):
+        return d._replace(xdd=_derivative(d.xd, h, 1, window))
+    return d
 
 
 class Estimate(NamedTuple):
-    """``beta`` (r,) the estimated base parameters and ``std`` their standard deviations; ``sigma``
-    (n_act,) the per-actuator noise estimate; ``rms`` (n_act,) the weighted fit's residual RMS; ``cov``."""
+    """``beta`` (r,) the estimated base parameters and ``std`` their standard deviations from the torques' noise;
+    ``sigma`` (n_act,) the per-actuator noise estimate; ``rms`` (n_act,) the weighted fit's residual RMS; ``cov``;
+    the checks of :func:`identify` (below)."""
 
     beta: np.ndarray
     std: np.ndarray
@@ -119,6 +142,17 @@ class Estimate(NamedTuple):
     rms: np.ndarray
     cov: np.ndarray
     samples: int
+    #: (r,) the change of each parameter with the filter's :data:`WIDE_WINDOW` (zeros: nothing filtered).
+    filter: np.ndarray | None = None
+    #: (n_act,) the fraction of each measured torque's variance the fit explains, and the torques' own
+    #: high-pass noise (their second difference / √6 within each file).
+    explained: np.ndarray | None = None
+    noise: np.ndarray | None = None
+
+    @property
+    def uncertainty(self) -> np.ndarray:
+        """Each parameter's ± from the noise (``std``) and from the derivative filter (``filter``) together."""
+        return self.std if self.filter is None else np.hypot(self.std, self.filter)
 
 
 def weighted_least_squares(Yb, tau) -> Estimate:
@@ -151,12 +185,60 @@ def weighted_least_squares(Yb, tau) -> Estimate:
 
 def identify(robot, datas, base, *, trim: int = WINDOW):
     """Estimate the base parameters ``base`` (:class:`pkm.identification.base.BaseParameters`) of ``robot``
-    from :class:`Data` sets: regressor at the measured states (``trim`` samples dropped at each end of
-    each file, where the filter is one-sided), the measured positions checked against the IK, WLS.
-    Returns ``(Estimate, Y_b, tau)``."""
+    from :class:`Data` sets (:func:`_fit`), then judge the fit: a measured torque the fit explains less than
+    :data:`MIN_EXPLAINED` of (or a constant one) is a one-line PkmError; an :class:`pkm.AccuracyWarning` where the
+    residual exceeds :data:`MODEL_ERROR` times the torques' own noise (the model does not explain the data) and
+    where a parameter's ± (the noise's and the filter's, :data:`WIDE_WINDOW`) exceeds :data:`UNDETERMINED` of its
+    typical size. Returns ``(Estimate, Y_b, tau)``."""
+    import warnings
+
+    est, Yb, tau, noise = _fit(robot, datas, base, trim)
+    res = tau - np.einsum("sap,p->sa", Yb, est.beta)
+    spread = np.sum((tau - tau.mean(axis=0)) ** 2, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        explained = np.where(spread > 0, 1.0 - np.sum(res ** 2, axis=0) / spread, -np.inf)
+    rows = robot.task.coordinate_names() if robot.redundancy else robot.actuator_names
+    bad = np.flatnonzero(~(explained >= MIN_EXPLAINED))
+    if bad.size:
+        a = int(bad[0])
+        what = "is constant (a dead sensor?)" if spread[a] == 0 else \
+            f"is explained only {100 * max(explained[a], 0.0):.3g} % by the fit (residual RMS {est.rms[a]:.3g})"
+        raise PkmError(f"the measured {'task wrench' if robot.redundancy else 'torque'} {rows[a]} {what}: noise, a "
+                       f"dead or saturated sensor, or a column of another motion or actuator; nothing identified")
+    change = np.zeros_like(est.beta)
+    if any(d.derived.startswith(("rates", "accelerations")) for d in datas):
+        wide = max(trim, WIDE_WINDOW)
+        change = _fit(robot, [_refiltered(d, WIDE_WINDOW) for d in datas], base, wide)[0].beta - \
+            _fit(robot, datas, base, wide)[0].beta
+    est = est._replace(filter=change, explained=explained, noise=noise)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = est.rms / noise
+    off = np.flatnonzero(ratio > MODEL_ERROR)
+    if off.size:
+        warnings.warn(f"the fit's residual is {', '.join(f'{ratio[a]:.3g}' for a in off)} times the measured "
+                      f"torques' own noise ({', '.join(rows[a] for a in off)}): the model does not explain the data "
+                      f"(unmodelled friction, an offset, units, another robot?)", AccuracyWarning, stacklevel=2)
+    from pkm.identification.parameters import parameter_scales
+
+    names, pi0 = robot.dynamic_parameters()
+    scale = np.abs(base.B) @ parameter_scales(pi0, names)
+    loose = np.flatnonzero(est.uncertainty > UNDETERMINED * scale)
+    if loose.size:
+        warnings.warn(f"the data do not determine {', '.join(f'b{k + 1}' for k in loose)}: ± "
+                      f"{', '.join(f'{est.uncertainty[k]:.3g}' for k in loose)} against typical sizes "
+                      f"{', '.join(f'{scale[k]:.3g}' for k in loose)} (the motion barely excites them; the ± holds "
+                      f"the change with a {WIDE_WINDOW}-sample derivative filter): use an exciting trajectory "
+                      f"(pkm identify --excite)", AccuracyWarning, stacklevel=2)
+    return est, Yb, tau
+
+
+def _fit(robot, datas, base, trim):
+    """The WLS of :func:`identify`: regressor at the measured states (``trim`` samples dropped at each end of
+    each file, where the filter is one-sided), the measured positions checked against the IK. Returns
+    ``(Estimate, Y_b, tau, noise)`` with the torques' high-pass noise per actuator (over all files)."""
     from pkm.identification.regressor import regression
 
-    Ys, taus = [], []
+    Ys, taus, d2 = [], [], []
     for d in datas:
         s = slice(trim, len(d.t) - trim)
         reg = regression(robot, d.x[s], d.xd[s], d.xdd[s], t=d.t[s], columns=base.independent)
@@ -169,8 +251,10 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
             Yb, tau = np.einsum("sad,sap->sdp", reg.J_IK, Yb), np.einsum("sad,sa->sd", reg.J_IK, tau)
         Ys.append(Yb)
         taus.append(tau)
+        d2.append(tau[2:] - 2 * tau[1:-1] + tau[:-2])
     Yb, tau = np.concatenate(Ys), np.concatenate(taus)
-    return weighted_least_squares(Yb, tau), Yb, tau
+    noise = np.sqrt(np.mean(np.concatenate(d2) ** 2, axis=0) / 6.0)
+    return weighted_least_squares(Yb, tau), Yb, tau, noise
 
 
 def validate(robot, data, base, beta, *, trim: int = WINDOW):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from pkm.errors import InputError, PkmError
-from pkm.trajectory.files import check_header, csv_lines
+from pkm.trajectory.files import check_header, column_name, csv_lines
 
 
 class Constant:
@@ -64,7 +64,7 @@ def _read_rows(path):
     path, lines = csv_lines(path, "the torque table")
     if len(lines) < 3:
         raise InputError(f"{path}: a torque table needs a header line and at least two rows")
-    header_line, header = lines[0][0], [strip_unit(h) for h in lines[0][1].split(",")]
+    header_line, header = lines[0][0], [column_name(path, lines[0][0], h) for h in lines[0][1].split(",")]
     check_header(path, header_line, header)
     rows = []
     for k, line in lines[1:]:
@@ -90,7 +90,7 @@ def _number(path, lineno, column, text) -> float:
 def read_table(path, actuator_names) -> Table:
     """A torque table from a CSV with a header: a column ``t`` and one column per actuator, named
     ``tau_NAME`` (as ``pkm inverse-dynamics --out`` writes them, with a unit suffix such as
-    `` [N·m]``, which is ignored) or ``NAME``. Blank lines and ``#`` comments are skipped; any
+    `` [N·m]``: SI units only, :func:`pkm.trajectory.files.column_name`) or ``NAME``. Blank lines and ``#`` comments are skipped; any
     defect (text, NaN/inf, a missing column, a ragged row) is a one-line :class:`pkm.InputError`
     naming the file and the line."""
     header, rows = _read_rows(path)

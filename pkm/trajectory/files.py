@@ -53,6 +53,26 @@ def check_header(path, line: int, header, among=None) -> None:
         raise InputError(f"{path}: line {line}: duplicate column {dup[0]!r}")
 
 
+#: The unit suffixes a CSV column may carry (``"tau_limb1/1 [N·m]"``, as pkm writes them): SI units only. pkm
+#: reads every value as SI, so a column in another unit is refused rather than read as if it were SI (a log in kN
+#: read as N identified masses 1000× too small; times in ms gave a viscous friction 1000× too large).
+SI_UNITS = frozenset({"s", "m", "rad", "N", "N·m", "Nm", "N*m", "N.m", "N m", "m/s", "rad/s", "m/s²", "m/s^2",
+                      "rad/s²", "rad/s^2", "N/m", "N·m/rad", "kg", "1", "-", ""})
+
+
+def column_name(path, line: int, cell: str) -> str:
+    """A CSV header cell without its unit suffix (``"tau_limb1/1 [N·m]"`` → ``"tau_limb1/1"``); a unit that is not
+    one of :data:`SI_UNITS` (ms, mm, deg, kN, N·mm …) is a one-line :class:`pkm.InputError` naming the column."""
+    h = cell.strip()
+    if h.endswith("]") and "[" in h:
+        unit = h[h.rindex("[") + 1:-1].strip()
+        h = h[:h.rindex("[")].rstrip()
+        if unit not in SI_UNITS:
+            raise InputError(f"{path}: line {line}: column {h!r} is in {unit!r}: pkm reads SI units (s, m, rad, N, "
+                             f"N·m): convert the column")
+    return h
+
+
 def read_csv(path, names: Sequence[str] | None = None) -> Trajectory:
     """Read a trajectory CSV (``t, x…, xd…, xdd…`` with a header line).
 
