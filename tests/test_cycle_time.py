@@ -225,14 +225,15 @@ def test_the_turns_are_where_the_rate_is_zero(name, n):
 
 
 def test_a_grid_that_would_crawl_to_a_stop_is_an_error():
-    """The Delta on 40 points: its rows one sample before the end allowed ṡ = 2e-8 only, and the last step took
-    1.7e6 s — a cycle time returned as a result. Now the one-line error of a motion that stops inside the path
-    (a momentary stop, one sample at zero between faster ones, costs a finite time and is not one)."""
+    """The Delta on 38 and 40 points: its rows one sample before the end allowed ṡ = 2e-8 only, and the last step
+    took 1.7e6 s — a cycle time returned as a result. Now the one-line error of a motion that stops inside the path
+    (a momentary stop, one sample at zero between faster ones, costs a finite time and is not one). (Fewer points:
+    the corner blends are shorter than a step, refused first.)"""
     from pkm.planning.result import profile_times
 
     robot = pkm.load(ROBOTS["delta"])
     route = pick_place_route(_start(robot))
-    for n in (20, 40):
+    for n in (38, 40):
         with pytest.raises(pkm.PkmError, match=r"stop the motion inside the path .* too few points"):
             pkm.time_optimal(robot, route, n=n)
     s = np.linspace(0.0, 1.0, 5)
@@ -240,6 +241,34 @@ def test_a_grid_that_would_crawl_to_a_stop_is_an_error():
         profile_times(s, np.array([0.0, 4.0, 1.0, 1e-17, 0.0]), 1.0, floor=1e-9)
     sd, t = profile_times(s, np.array([0.0, 4.0, 0.0, 1.0, 0.0]), 1.0, floor=1e-9)   # a momentary stop
     assert np.all(np.isfinite(t)) and t[-1] < 10.0
+
+
+@pytest.mark.parametrize("blend", [1e-7, 1e-5])
+def test_a_blend_shorter_than_the_grid_step_is_refused(blend):
+    """A corner blend crossed inside one grid step is seen neither by the samples nor by the points checked inside
+    the steps: a 0.1 µm blend gave the Delta a cycle 29 % faster than with sharp corners (0.197 against 0.275 s),
+    its torque there 2.8e5 times the peak, printed as 100.27 %. Now a one-line error; refined until the blend spans
+    a step, the grid is accepted."""
+    robot = pkm.load(ROBOTS["delta"])
+    route = pick_place_route(_start(robot), blend=blend)
+    with pytest.raises(pkm.InputError, match=r"corner blend of the path .* shorter than the grid's step"):
+        pkm.time_optimal(robot, route, n=N)
+    sharp = pkm.time_optimal(robot, pick_place_route(_start(robot), blend=0.0), n=N).cycle_time
+    if blend == 1e-5:   # 1.67e-5 m of blend: a step of it needs ~44000 points on the route; 1e-4 m of blend does
+        with warnings.catch_warnings(record=True) as caught:   # (2 steps of blend: the torques between the
+            warnings.simplefilter("always")                    # samples 8 % over, and said so)
+            res = pkm.time_optimal(robot, pick_place_route(_start(robot), blend=1e-4), n=9000)
+        assert res.cycle_time >= 0.99 * sharp, (res.cycle_time, sharp)
+        assert res.between_ratio <= 1.01 or any("between the samples" in str(w.message) for w in caught)
+
+
+def test_paths_that_do_not_join_are_refused():
+    robot = pkm.load(ROBOTS["delta"])
+    z = -0.95
+    with pytest.raises(pkm.InputError, match=r"path 2 of the route does not start where path 1 ends \(a gap of 0.2"):
+        pkm.time_optimal(robot, [LinePath([0, 0, z], [0.1, 0, z]), LinePath([0.3, 0, z], [0.4, 0, z])], n=400)
+    res = pkm.time_optimal(robot, [LinePath([0, 0, z], [0.1, 0, z]), LinePath([0.1, 0, z], [0.2, 0, z])], n=400)
+    assert res.cycle_time > 0
 
 
 def test_one_percent_faster_violates_a_limit(case):

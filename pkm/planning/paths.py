@@ -103,6 +103,11 @@ class Path:
         :func:`pkm.planning.jerk.path_grid`, puts a point on each); none here."""
         return np.zeros(0)
 
+    def blends(self) -> np.ndarray:
+        """``(k, 2)``: the start and end parameters of the path's corner blends (their curvature grows as they
+        shrink: a short one turns the path within a short stretch); none here."""
+        return np.zeros((0, 2))
+
     def _s(self, s) -> np.ndarray:
         try:
             s = np.atleast_1d(np.asarray(s, dtype=float))
@@ -127,6 +132,9 @@ class ReversedPath(Path):
 
     def breakpoints(self):
         return np.sort(self.length - self.path.breakpoints())
+
+    def blends(self):
+        return np.sort(self.length - self.path.blends(), axis=1)[::-1]
 
 
 class LinePath(Path):
@@ -234,6 +242,9 @@ class BlendedPolyline(Path):
 
     def breakpoints(self):
         return self.starts[1:].copy()
+
+    def blends(self):
+        return np.array([(s0, s0 + ln) for kind, s0, ln, _ in self.pieces if kind == "blend"]).reshape(-1, 2)
 
 
 # ---------------------------------------------------------------------- splines
