@@ -27,11 +27,13 @@ the threads' buffers, whatever the number of steps.
 
 **Health per member.** ``status``: ``"ok"``, ``"ik-failure"`` (a stage's IK failed: the member left
 the workspace), ``"singular"`` (a limb's ``L_p``/``G_y`` above ``max_condition``, ``M_t`` singular,
-or a singularity crossed), ``"limit"`` (a joint beyond the robot file's limits at an output) or
-``"nonfinite"`` (a state overflowed); ``t_fail`` the time of the last good state (NaN when ok) and
+or a singularity crossed), ``"limit"`` (a joint beyond the robot file's limits at an output),
+``"nonfinite"`` (a state overflowed) or ``"inaccurate"`` (its energy balance off by more than
+:data:`pkm.sim.simulate.ENERGY_TOLERANCE` of its energy scale, where :meth:`pkm.robot.Robot.simulate` warns: the steps
+too large for the motion; a member at ``dt`` = 0.02 s had 65 % of its energy wrong and said "ok"); ``t_fail`` the time of the last good state (NaN when ok) and
 ``message`` the one-line error :meth:`pkm.robot.Robot.simulate` raises for that run. A failing member's
-outputs after its failure are NaN (a ``"limit"`` member keeps them: the motion as integrated, not
-valid past ``t_fail``, where no hard stop is modelled) and its status says so; the other members are untouched. An
+outputs after its failure are NaN (a ``"limit"`` or ``"inaccurate"`` member keeps them: the motion as integrated,
+not valid past ``t_fail``) and its status says so; the other members are untouched. An
 ``"ok"`` member never holds a NaN.
 """
 from __future__ import annotations
@@ -56,9 +58,10 @@ from pkm.sim.forward import ForwardKernel, forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options, check_span
 from pkm.sim.outputs import Energy
 from pkm.sim.payload import with_payload
+from pkm.sim.simulate import ENERGY_TOLERANCE
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
 
-STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite")
+STATUS = ("ok", "ik-failure", "singular", "limit", "nonfinite", "inaccurate")
 #: Most memory [bytes] of a batch's kept outputs (as :data:`pkm.workspace.MAX_BYTES` for a map).
 MAX_BYTES = 2_000_000_000
 
@@ -86,6 +89,8 @@ class BatchResult:
     steps: int
     threads: int
     actuator_names: list = field(default_factory=list)
+    #: (B,) each member's energy scale: the largest of |E|, its kinetic energy and |work| over its outputs.
+    energy_scale: np.ndarray | None = None
 
     @property
     def ok(self) -> np.ndarray:
@@ -176,7 +181,7 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
                       work=np.full((B, K), np.nan), energy_error=np.full((B, K), np.nan),
                       closure=np.full((B, K), np.nan), status=np.array(["ok"] * B, dtype=object),
                       t_fail=np.full(B, np.nan), message=[""] * B, steps=n, threads=threads,
-                      actuator_names=list(robot.actuator_names))
+                      actuator_names=list(robot.actuator_names), energy_scale=np.full(B, np.nan))
     solver["singularity_threshold"] = min(solver.get("singularity_threshold", SINGULARITY_THRESHOLD),
                                           float(max_condition))
     bar = _progress(progress, B * (n + 1))
@@ -212,8 +217,23 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
         bar.close()
     if errors:
         raise errors[0]
+    _check_energy(out)
     out.status = out.status.astype(str)
     return out
+
+
+def _check_energy(out: BatchResult) -> None:
+    """Status ``"inaccurate"`` for the ok members whose energy balance fails (as :func:`pkm.sim.simulate._check_energy`
+    warns for one run): ``t_fail`` the last output before it does, the message that warning's."""
+    err = np.abs(out.energy_error)
+    for b in np.flatnonzero(out.status == "ok"):
+        bad = err[b] > ENERGY_TOLERANCE * out.energy_scale[b]
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            out.status[b], out.t_fail[b] = "inaccurate", out.t[max(k - 1, 0)]
+            out.message[b] = (f"the energy balance fails from t = {out.t[k]:.6g} s: E − E(0) − W reaches "
+                              f"{err[b].max():.3e} J ({err[b].max() / out.energy_scale[b]:.1e} of the energy scale "
+                              f"{out.energy_scale[b]:.3e} J): the steps are too large for this motion (smaller dt)")
 
 
 class _Members:
@@ -497,6 +517,7 @@ class _Lane:
         out.x[b, :K], out.xd[b, :K], out.work[b, :K] = X, XD, W
         out.q_act[b, :K], out.qd_act[b, :K] = qa, qda
         out.energy_error[b, :K], out.closure[b, :K] = E - E[0] - W, closure
+        out.energy_scale[b] = max(float(np.abs(E).max()), float(np.abs(kin + kp).max()), float(np.abs(W).max()), 1e-300)
 
 
 def _status(code: int) -> str:
