@@ -262,6 +262,16 @@ def test_a_blend_shorter_than_the_grid_step_is_refused(blend):
         assert res.between_ratio <= 1.01 or any("between the samples" in str(w.message) for w in caught)
 
 
+@pytest.mark.parametrize("n", [1999, 2000, 2001])
+def test_a_switch_next_to_a_grid_point_is_no_sub_step(n):
+    """A switching sample 5e-10 m from a grid point (the Delta on a 0.2 m line, 2000 points) made a sub-step of
+    5e-10 s, and the result was refused as "motions faster than 1e-9 s per grid step"; neighbouring grids too."""
+    robot = pkm.load(ROBOTS["delta"])
+    res = pkm.time_optimal(robot, LinePath([-0.1, 0.0, -0.755], [0.1, 0.0, -0.755]), n=n)
+    assert 0.07 < res.cycle_time < 0.09 and np.min(np.diff(res.t)) > 1e-3 * np.median(np.diff(res.t))
+    assert np.max(res.end_ratio) <= 1 + 1e-3
+
+
 def test_paths_that_do_not_join_are_refused():
     robot = pkm.load(ROBOTS["delta"])
     z = -0.95
