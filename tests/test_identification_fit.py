@@ -118,3 +118,22 @@ def test_columns_in_other_units_are_refused(runs, tmp_path, unit):
         with pytest.raises(pkm.InputError, match=rf"column '{k}' is in '{unit}'"):
             read_table(path, robot.actuator_names)
     read_table(runs / "good.csv", robot.actuator_names)   # pkm's own suffixes ([m], [N]) pass
+
+
+def test_an_overflowing_torque_column_is_named(runs, tmp_path):
+    header, data = _rows(runs / "good.csv")
+    j = header.index("tau_leg3/leg [N]")
+    data[:, j] *= 1e200
+    with pytest.raises(pkm.PkmError, match=r"torque leg3/leg overflows the fit \(values up to .*e\+2\d\d: units\?\)"):
+        _identify(_write(tmp_path / "huge.csv", header, data))
+
+
+def test_a_bad_validation_file_writes_no_robot_file(runs, tmp_path):
+    """The validation data are read before ``--out`` is written: a missing one had left the identified file
+    written and the command failed."""
+    out = tmp_path / "id.toml"
+    code = main(["identify", str(PLANAR), "--data", str(runs / "good.csv"), "--out", str(out),
+                 "--validate", str(tmp_path / "missing.csv")])
+    assert code != 0 and not out.exists()
+    assert main(["identify", str(PLANAR), "--data", str(runs / "good.csv"), "--out", str(out),
+                 "--validate", str(runs / "good.csv")]) == 0 and out.exists()

@@ -145,3 +145,21 @@ def test_hostile_sizing_inputs_give_finite_short_output():
     assert out == "" and "not finite" in err                                  # no half-printed table
     _, out, _ = check_run(["size", SERVO, "--find-cycle-time", "--cycle-time", "1e-6", "--dt", "1e-8"], ok=True)
     assert "passes is 0.5" in out                                             # doubled up from a microsecond
+
+
+def test_drives_without_ratings_are_not_judged(tmp_path):
+    """Drives with a gear but no ratings: the report said "no ratings" for every motor, then "some motors FAIL";
+    --cycle-times printed margins of nan. Now "nothing judged", and --cycle-times is refused as --find-cycle-time
+    is."""
+    import re
+
+    text = (ROOT / "examples" / "delta_servo.toml").read_text(encoding="utf-8")
+    bare, k = re.subn(r"drive = \{[^}]*\}", "drive = { gear_ratio = 50, rotor_inertia = 0.397e-4 }", text)
+    assert k >= 1
+    path = tmp_path / "bare.toml"
+    path.write_text(bare, encoding="utf-8")
+    _, out, _ = check_run(["size", str(path)], ok=True)
+    assert "nothing judged" in out and "FAIL" not in out and "pass" not in out.split("\n")[-2]
+    for argv in (["--cycle-times", "0.5", "0.6"], ["--find-cycle-time"]):
+        _, _, err = check_run(["size", str(path), *argv], ok=False)
+        assert "the drives give no ratings" in err and "nan" not in err

@@ -72,6 +72,7 @@ def run(args: argparse.Namespace) -> int:
               f"cond(Y_base) = {exc.cond:.4g} (column-scaled), written to {args.excite}")
         return 0
     datas = [read_data(robot, p) for p in args.data]
+    checks = [(p, read_data(robot, p)) for p in args.validate or ()]   # (read first: a bad one writes nothing)
     est, _, _ = identify(robot, datas, base)
     names, pi0 = robot.dynamic_parameters()
     print(f"{robot.name}: {base.rank} base parameters from {est.samples} samples of {len(datas)} file(s); "
@@ -111,8 +112,8 @@ def run(args: argparse.Namespace) -> int:
     if args.validate:
         from pkm.identification.estimate import validate
 
-        for path in args.validate:
-            rms, sigma = validate(robot, read_data(robot, path), base, est.beta)
+        for path, data in checks:
+            rms, sigma = validate(robot, data, base, est.beta)
             print(f"  validation {path}: residual RMS " + ", ".join(f"{a} {r:.3g}" for a, r in zip(rows, rms))
                   + " (noise estimate " + ", ".join(f"{s:.3g}" for s in sigma) + ")")
     sys.stdout.flush()

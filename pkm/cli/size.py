@@ -114,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
                 print(_line(c))
             continue
         if args.cycle_times:
+            from pkm.sweep.sizing import require_ratings
             from pkm.trajectory import from_spec
 
+            require_ratings(robot, "no cycle time can be judged")
             runs = []     # all runs first: an error leaves no half-printed table
             for T in sorted(args.cycle_times):
                 _, checks = size(robot, from_spec(scaled(spec, T), robot.task.coordinate_names()))
@@ -134,7 +136,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"{head}, {len(traj)} samples over {span:.6g} s: motor side")
         for c in checks:
             print(_line(c))
-        verdict = "all motors pass" if all(c.passed for c in checks) else "some motors FAIL"
+        rated = [c for c in checks if c.margins]   # (a motor without ratings is not judged: neither pass nor FAIL)
+        if not rated:
+            verdict = "no motor has a rating (rated_torque, peak_torque, rated_speed, max_speed): nothing judged"
+        else:
+            verdict = "all motors pass" if all(c.passed for c in rated) else "some motors FAIL"
+            if len(rated) < len(checks):
+                verdict += f" ({len(checks) - len(rated)} without ratings not judged)"
         print(f"  {verdict}.")
         if args.plot is not None:
             from pkm.plotting.sizing import plot_envelope

@@ -201,8 +201,12 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
     bad = np.flatnonzero(~(explained >= MIN_EXPLAINED))
     if bad.size:
         a = int(bad[0])
-        what = "is constant (a dead sensor?)" if spread[a] == 0 else \
-            f"is explained only {100 * max(explained[a], 0.0):.3g} % by the fit (residual RMS {est.rms[a]:.3g})"
+        if spread[a] == 0:
+            what = "is constant (a dead sensor?)"
+        elif not np.isfinite(explained[a]):
+            what = f"overflows the fit (values up to {np.max(np.abs(tau[:, a])):.3g}: units?)"
+        else:
+            what = f"is explained only {100 * max(explained[a], 0.0):.3g} % by the fit (residual RMS {est.rms[a]:.3g})"
         raise PkmError(f"the measured {'task wrench' if robot.redundancy else 'torque'} {rows[a]} {what}: noise, a "
                        f"dead or saturated sensor, or a column of another motion or actuator; nothing identified")
     change = np.zeros_like(est.beta)

@@ -122,6 +122,13 @@ def passes(robot, spec: dict, names, **options) -> tuple[bool, list[MotorCheck]]
     return all(c.passed for c in checks), checks
 
 
+def require_ratings(robot, what: str) -> None:
+    """A one-line :class:`pkm.PkmError` when no drive of ``robot`` has a rating to judge against (``what`` follows)."""
+    if robot.drives is None or not any(np.any(np.isfinite(getattr(robot.drives, r))) for _, _, r in CRITERIA):
+        raise PkmError(f"{robot.spec.source}: the drives give no ratings (rated_torque, peak_torque, rated_speed, "
+                       f"max_speed): {what}")
+
+
 def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublings: int = 40, **options):
     """The least cycle time (``cycle_time`` or ``duration`` of the trajectory dict ``spec``, samples per
     cycle kept) at which every motor passes, to ``rel_tol`` by bisection from ``spec``'s own: returns
@@ -130,9 +137,7 @@ def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublin
     cycle time fails for another reason (IK, singularity) the error of that run."""
     if not (isinstance(rel_tol, float) and 1e-9 <= rel_tol < 0.5):
         raise InputError(f"rel_tol must be a float in [1e-9, 0.5), got {rel_tol!r}")
-    if robot.drives is None or not any(np.any(np.isfinite(getattr(robot.drives, r))) for _, _, r in CRITERIA):
-        raise PkmError(f"{robot.spec.source}: the drives give no ratings (rated_torque, peak_torque, rated_speed, "
-                       "max_speed): no cycle time can be judged")
+    require_ratings(robot, "no cycle time can be judged")
     names = robot.task.coordinate_names()
     T = float(spec[_span_key(spec)])
     ok, checks = passes(robot, scaled(spec, T), names, **options)
