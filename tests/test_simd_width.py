@@ -130,3 +130,29 @@ def test_a_read_only_install_records_the_width_in_the_user_cache(monkeypatch, tm
     monkeypatch.setattr(sw, "_chosen", [])  # the next process
     monkeypatch.setattr(sw, "measure", lambda widths: pytest.fail("measured again"))
     assert sw.simd_width() == 8
+
+
+def test_processes_starting_together_measure_once_and_agree(tmp_path):
+    """Two processes on one empty cache (pytest's two workers on a fresh clone): each had measured, and on a noisy
+    AVX2 host they chose different widths, so the workers collected different tests and pytest-xdist stopped. The
+    measurement is now taken under a lock: one process measures, the other waits and reads its record. Here the
+    probe is replaced by one that takes a second and prefers W = 8 in one process, W = 4 in the other."""
+    code = (
+        "import sys, time\n"
+        "from pkm.kernels import simd_width as sw\n"
+        "sw.target_lanes = lambda: 8\n"
+        "def probe(*a, **k):\n"
+        "    time.sleep(1.0)\n"
+        "    return {4: 1.0, 8: 0.5} if sys.argv[1] == 'a' else {4: 0.5, 8: 1.0}\n"
+        "sw.measure = probe\n"
+        "print(sw.simd_width(), sw.simd_width(True), len(sw.MEASURED))\n")
+    env = {k: v for k, v in os.environ.items() if k not in sw.ENV}
+    env["NUMBA_CACHE_DIR"] = str(tmp_path)
+    procs = [subprocess.Popen([sys.executable, "-c", code, tag], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for tag in ("a", "b")]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [o[1][-2000:] for o in outs]
+    got = [tuple(int(v) for v in o[0].split()) for o in outs]
+    assert got[0][:2] == got[1][:2], got
+    assert got[0][2] + got[1][2] == 1, got   # one measurement
+    assert json.loads((tmp_path / sw.FILE).read_text())

@@ -37,6 +37,7 @@ import hashlib
 import json
 import os
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -127,14 +128,47 @@ def simd_width(general=False) -> int:
         w = wg = target_lanes()
         if w >= 4:
             key = machine_key()
-            w, wg = _recorded(key)
-            if w is None or wg is None:
-                times = measure((4, 8))
-                w = 8 if times[8] < PREFER_WIDE * times[4] else 4
-                wg = 8 if times[8] <= GENERAL_WIDE * times[4] else 4
-                _record(key, w, wg, times)
+            with _exclusive():   # (processes starting together: one measures, the others read its record)
+                w, wg = _recorded(key)
+                if w is None or wg is None:
+                    times = measure((4, 8))
+                    w = 8 if times[8] < PREFER_WIDE * times[4] else 4
+                    wg = 8 if times[8] <= GENERAL_WIDE * times[4] else 4
+                    _record(key, w, wg, times)
+                    MEASURED.append(key)
         _chosen.extend((w, wg))
     return _chosen[1 if general else 0]
+
+
+#: The machine keys this process measured (a test reads it: processes that start together measure once).
+MEASURED: list = []
+
+
+@contextmanager
+def _exclusive():
+    """Hold an exclusive lock (``fcntl.flock``) on ``simd-width.json.lock`` beside the first writable of
+    :func:`width_files` while the width is read or measured and recorded: two processes starting on one empty
+    cache (pytest's workers, a user's parallel jobs) each measured, and on a noisy host chose different widths (an
+    AVX2 host: the workers collected different tests and pytest-xdist stopped). Without ``fcntl`` or a writable
+    place: no lock."""
+    try:
+        import fcntl
+    except ImportError:   # (not POSIX)
+        yield
+        return
+    for path in width_files():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            f = open(path.with_name(FILE + ".lock"), "a")
+        except OSError:
+            continue
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            yield
+        finally:
+            f.close()   # (releases the lock)
+        return
+    yield
 
 
 def _recorded(key):
