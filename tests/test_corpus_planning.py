@@ -526,7 +526,8 @@ def test_simd_width_corrupted_record(fresh_width, name):
         rec.write_text(value)
     w, wg = sw.simd_width(), sw.simd_width(True)
     assert type(w) is int and type(wg) is int and w in sw.WIDTHS and wg in sw.WIDTHS
-    assert sorted(p.name for p in cache.iterdir()) == [sw.FILE]
+    # no temporary file left (the lock file the width is measured under stays: pkm.kernels.simd_width._exclusive)
+    assert sorted(p.name for p in cache.iterdir() if p.name != sw.FILE + ".lock") == [sw.FILE]
     if rec.is_file():
         entry = json.loads(rec.read_text())[sw.machine_key()]
         assert type(entry["lanes"]) is int and type(entry["lanes_general"]) is int

@@ -56,7 +56,7 @@ from pkm.kernels.state_outputs import energies_closure, forest
 from pkm.sim import task as _task
 from pkm.sim.forward import ForwardKernel, forward_dynamics
 from pkm.sim.inputs import Constant, Table, actuator_input, check_solver_options, check_span
-from pkm.sim.outputs import Energy
+from pkm.sim.outputs import Energy, energy_status
 from pkm.sim.payload import with_payload
 from pkm.sim.simulate import ENERGY_TOLERANCE
 from pkm.sim.task import dissipative, piecewise_cubic, rk4_chunk, rk4_error, translational_axes
@@ -217,23 +217,9 @@ def simulate_batch(robot, u, t_span, x0=None, xd0=None, *, dt, robots=None, payl
         bar.close()
     if errors:
         raise errors[0]
-    _check_energy(out)
+    energy_status(out, ENERGY_TOLERANCE)
     out.status = out.status.astype(str)
     return out
-
-
-def _check_energy(out: BatchResult) -> None:
-    """Status ``"inaccurate"`` for the ok members whose energy balance fails (as :func:`pkm.sim.simulate._check_energy`
-    warns for one run): ``t_fail`` the last output before it does, the message that warning's."""
-    err = np.abs(out.energy_error)
-    for b in np.flatnonzero(out.status == "ok"):
-        bad = err[b] > ENERGY_TOLERANCE * out.energy_scale[b]
-        if np.any(bad):
-            k = int(np.argmax(bad))
-            out.status[b], out.t_fail[b] = "inaccurate", out.t[max(k - 1, 0)]
-            out.message[b] = (f"the energy balance fails from t = {out.t[k]:.6g} s: E − E(0) − W reaches "
-                              f"{err[b].max():.3e} J ({err[b].max() / out.energy_scale[b]:.1e} of the energy scale "
-                              f"{out.energy_scale[b]:.3e} J): the steps are too large for this motion (smaller dt)")
 
 
 class _Members:

@@ -139,3 +139,18 @@ class Outputs:
         robot = self.robot
         check_limits(robot, [self.joints[l.name][k:k + 1] for l in robot.limbs], self.X[k:k + 1],
                      self.QDA[k:k + 1], t=[t], first=k)
+
+
+def energy_status(out, tolerance: float) -> None:
+    """Status ``"inaccurate"`` for the ok members of a :class:`pkm.sim.batch.BatchResult` whose energy balance is off
+    by more than ``tolerance`` of their ``energy_scale`` (as :func:`pkm.sim.simulate._check_energy` warns for one
+    run): ``t_fail`` the last output before it is, the message that warning's."""
+    err = np.abs(out.energy_error)
+    for b in np.flatnonzero(out.status == "ok"):
+        bad = err[b] > tolerance * out.energy_scale[b]
+        if np.any(bad):
+            k = int(np.argmax(bad))
+            out.status[b], out.t_fail[b] = "inaccurate", out.t[max(k - 1, 0)]
+            out.message[b] = (f"the energy balance fails from t = {out.t[k]:.6g} s: E − E(0) − W reaches "
+                              f"{err[b].max():.3e} J ({err[b].max() / out.energy_scale[b]:.1e} of the energy scale "
+                              f"{out.energy_scale[b]:.3e} J): the steps are too large for this motion (smaller dt)")
