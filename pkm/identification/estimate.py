@@ -48,7 +48,8 @@ Q_TOL = 1e-3
 
 class Data(NamedTuple):
     """Measured samples: ``t`` (N,), ``x``, ``xd``, ``xdd`` (N, δ_p), ``q`` and ``tau`` (N, n_act);
-    ``derived``: what was derived by the filter (for the report)."""
+    ``derived``: what was derived by the filter (for the report); ``filtered``: what the filter derived,
+    ``""``, ``"accelerations"`` or ``"rates and accelerations"``."""
 
     t: np.ndarray
     x: np.ndarray
@@ -57,6 +58,7 @@ class Data(NamedTuple):
     q: np.ndarray
     tau: np.ndarray
     derived: str
+    filtered: str = ""
 
 
 def read_data(robot, path) -> Data:
@@ -111,7 +113,7 @@ def read_data(robot, path) -> Data:
     q = data[:, [col[f"q_{a}"] for a in robot.actuator_names]]
     tau = data[:, [col[f"tau_{a}"] for a in robot.actuator_names]]
     how = f"{derived} by a zero-phase Savitzky-Golay derivative (cubic, {WINDOW} samples, h = {h:.6g} s)"
-    return Data(t, x, xd, xdd, q, tau, how if derived else "rates and accelerations from the file")
+    return Data(t, x, xd, xdd, q, tau, how if derived else "rates and accelerations from the file", derived)
 
 
 def _derivative(y, h, order, window=None):
@@ -121,14 +123,21 @@ def _derivative(y, h, order, window=None):
 
 
 def _refiltered(d: Data, window: int) -> Data:
-    """``d`` with what the filter derived (:attr:`Data.derived`) derived again with ``window`` samples."""
+    """``d`` with what the filter derived (:attr:`Data.filtered`) derived again with ``window`` samples."""
     h = float(np.mean(np.diff(d.t)))
-    if d.derived.startswith("rates and accelerations by"):
+    if d.filtered == "rates and accelerations":
         xd = _derivative(d.x, h, 1, window)
         return d._replace(xd=xd, xdd=_derivative(xd, h, 1, window))
-    if d.derived.startswith("accelerations by"):
+    if d.filtered == "accelerations":
         return d._replace(xdd=_derivative(d.xd, h, 1, window))
     return d
+
+
+def _highpass_noise(taus) -> np.ndarray:
+    """The torques' own noise per column: the RMS of their second difference / √6 within each array of ``taus``
+    (white noise of σ gives σ; the motion's curvature adds to it: an upper estimate)."""
+    d2 = np.concatenate([t[2:] - 2 * t[1:-1] + t[:-2] for t in taus])
+    return np.sqrt(np.mean(d2 ** 2, axis=0) / 6.0)
 
 
 class Estimate(NamedTuple):
@@ -210,7 +219,7 @@ def identify(robot, datas, base, *, trim: int = WINDOW):
         raise PkmError(f"the measured {'task wrench' if robot.redundancy else 'torque'} {rows[a]} {what}: noise, a "
                        f"dead or saturated sensor, or a column of another motion or actuator; nothing identified")
     change = np.zeros_like(est.beta)
-    if any(d.derived.startswith(("rates", "accelerations")) for d in datas):
+    if any(d.filtered for d in datas):   # (rates and accelerations all from the files: no filter error)
         wide = max(trim, WIDE_WINDOW)
         change = _fit(robot, [_refiltered(d, WIDE_WINDOW) for d in datas], base, wide)[0].beta - \
             _fit(robot, datas, base, wide)[0].beta
@@ -242,7 +251,7 @@ def _fit(robot, datas, base, trim):
     ``(Estimate, Y_b, tau, noise)`` with the torques' high-pass noise per actuator (over all files)."""
     from pkm.identification.regressor import regression
 
-    Ys, taus, d2 = [], [], []
+    Ys, taus = [], []
     for d in datas:
         s = slice(trim, len(d.t) - trim)
         reg = regression(robot, d.x[s], d.xd[s], d.xdd[s], t=d.t[s], columns=base.independent)
@@ -255,10 +264,8 @@ def _fit(robot, datas, base, trim):
             Yb, tau = np.einsum("sad,sap->sdp", reg.J_IK, Yb), np.einsum("sad,sa->sd", reg.J_IK, tau)
         Ys.append(Yb)
         taus.append(tau)
-        d2.append(tau[2:] - 2 * tau[1:-1] + tau[:-2])
     Yb, tau = np.concatenate(Ys), np.concatenate(taus)
-    noise = np.sqrt(np.mean(np.concatenate(d2) ** 2, axis=0) / 6.0)
-    return weighted_least_squares(Yb, tau), Yb, tau, noise
+    return weighted_least_squares(Yb, tau), Yb, tau, _highpass_noise(taus)
 
 
 def validate(robot, data, base, beta, *, trim: int = WINDOW):
@@ -274,6 +281,4 @@ def validate(robot, data, base, beta, *, trim: int = WINDOW):
     tau, model = data.tau[s], reg.Y @ beta
     if robot.redundancy:
         tau, model = np.einsum("sad,sa->sd", reg.J_IK, tau), np.einsum("sad,sa->sd", reg.J_IK, model)
-    res = tau - model
-    d2 = tau[2:] - 2 * tau[1:-1] + tau[:-2]
-    return np.sqrt(np.mean(res ** 2, axis=0)), np.sqrt(np.mean(d2 ** 2, axis=0) / 6.0)
+    return np.sqrt(np.mean((tau - model) ** 2, axis=0)), _highpass_noise([tau])

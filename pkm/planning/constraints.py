@@ -203,12 +203,19 @@ def _hermite_root(g0, g1, m0, m1, f):
         t2, t3 = f * f, f * f * f
         h = (2 * t3 - 3 * t2 + 1) * g0 + (t3 - 2 * t2 + f) * m0 + (-2 * t3 + 3 * t2) * g1 + (t3 - t2) * m1
         dh = (6 * t2 - 6 * f) * (g0 - g1) + (3 * t2 - 4 * f + 1) * m0 + (3 * t2 - 2 * f) * m1
-        below = (h < 0.0) == (g0 < 0.0)
-        lo, hi = np.where(below, f, lo), np.where(below, hi, f)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = f - h / dh
-        f = np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi))
+        f, lo, hi = _newton_in_bracket(f, h, dh, lo, hi, g0 < 0.0)
     return f
+
+
+def _newton_in_bracket(f, g, dg, lo, hi, rising):
+    """One Newton step ``f − g/g'`` per entry for a root of a function that ``rising`` (bool) through it, after
+    ``[lo, hi]`` is narrowed to the side of ``f`` that holds the root; a step that leaves the bracket is a
+    bisection. Returns ``(f, lo, hi)``."""
+    below = (g < 0.0) == rising          # the root lies above f
+    lo, hi = np.where(below, f, lo), np.where(below, hi, f)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        step = f - g / dg
+    return np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi)), lo, hi
 
 
 def exact_turns(robot, path, pd):
@@ -230,11 +237,8 @@ def exact_turns(robot, path, pd):
         done = np.abs(g) <= TURN_TOL * scale
         if k == TURN_STEPS - 1 or np.all(done):
             break
-        below = (g < 0.0) == up          # the root lies above f
-        lo, hi = np.where(below, f, lo), np.where(below, hi, f)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            step = f - g / dg
-        f = np.where(done, f, np.where((step > lo) & (step < hi), step, 0.5 * (lo + hi)))
+        step, lo, hi = _newton_in_bracket(f, g, dg, lo, hi, up)
+        f = np.where(done, f, step)
     return turn_coefficients(pd, (rows, exact, f))
 
 

@@ -48,14 +48,6 @@ class Table:
         return self._spline(t)
 
 
-def strip_unit(header: str) -> str:
-    """A CSV column name without its unit suffix: ``"tau_limb1/1 [N·m]"`` → ``"tau_limb1/1"``."""
-    h = header.strip()
-    if h.endswith("]") and " [" in h:
-        h = h[:h.rindex(" [")].rstrip()
-    return h
-
-
 def _read_rows(path):
     """A torque CSV's header (unit suffixes stripped) and its data rows ``(line number, fields)``,
     blank lines and ``#`` comments skipped (anywhere, the first data row included). Raises a

@@ -62,7 +62,7 @@ class SweepResult:
     def csv_header(self) -> list[str]:
         """The CSV's header: :meth:`columns` with each actuator column's unit, ``peak_limb1/1 [N·m]``,
         ``rms_leg1/leg [N]`` (as the torque CSVs of ``pkm inverse-dynamics`` name them; readers
-        strip the `` [unit]`` suffix: :func:`pkm.sim.inputs.strip_unit`)."""
+        strip the `` [unit]`` suffix: :func:`pkm.trajectory.files.column_name`)."""
         units = dict(zip(self.actuator_names, self.actuator_units))
         return [*self.parameter_names, "trajectory", "status", *(f"peak_{a} [{units[a]}]" for a in self.actuator_names),
                 *(f"rms_{a} [{units[a]}]" for a in self.actuator_names),
