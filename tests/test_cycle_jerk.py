@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pkm
-from pkm.planning import LinePath, pick_place_route
+from pkm.planning import BlendedPolyline, LinePath, pick_place_route
 from pkm.planning.jerk import check_jerk, graded_grid, jerk_profile
 
 from test_corpus import check_run
@@ -270,3 +270,41 @@ def test_a_coarse_grid_does_not_beat_the_torque_limited_optimum(delta):
     for n in (32, 64):
         res = pkm.time_optimal(robot, route, n=n, jerk=1e5)
         assert res.cycle_time >= 0.99 * free.cycle_time, (n, res.cycle_time, free.cycle_time)
+
+
+def _quarter_jerk(piece, J):
+    """The largest jerk of a jerk-limited piece between its samples over J, written here from the path alone: the
+    motion at 0, ¼, ½, ¾ and 1 of each step (``s̈`` linear in ``s`` there, ``ṡ² = x_k + 2u_kσ + (u_{k+1} − u_k)σ²/Δ``),
+    its accelerations ``x'(s)s̈ + x''(s)ṡ²`` from ``path.evaluate``, a quarter of the step's time between them (the
+    programme bounds it between the eighths)."""
+    s, u, t = piece.s_local, piece.sdd, piece.t
+    x = piece.sd ** 2
+    worst = 0.0
+    f = np.linspace(0.0, 1.0, 5)
+    for k in range(s.size - 1):
+        sig = f * (s[k + 1] - s[k])
+        us = u[k] + (u[k + 1] - u[k]) * f
+        xs = x[k] + 2 * u[k] * sig + (u[k + 1] - u[k]) * sig * f
+        xs[-1] = x[k + 1]
+        _, d1, d2 = piece.path.evaluate(s[k] + sig)
+        acc = d1 * us[:, None] + d2 * np.maximum(xs, 0.0)[:, None]
+        worst = max(worst, float(np.max(np.abs(np.diff(acc, axis=0)))) / (0.25 * (t[k + 1] - t[k])) / J)
+    return worst
+
+
+def test_the_jerk_holds_between_the_samples_and_the_cycle_time_does_not_depend_on_the_grid():
+    """A corner blend crossed in four steps: its jerk peaks inside a step (where the blend's x''' jumps at its end)
+    and the difference of the samples' accelerations averages the peak away. Bounded at the samples alone, the
+    jerk inside the steps reached 7× the limit at 40 points and the cycle came out 11 % shorter than at 400 (the
+    Delta with 400 W servos, 5e3 m/s³: 0.398 s against 0.448 s on the pick-and-place route); with the jerk's rows
+    between the eighths of each step it holds there and the time agrees across the grids (0.5 %)."""
+    robot = pkm.load(DELTA)
+    z0 = float(_start(robot)[2])
+    path = BlendedPolyline([[0.0, 0.0, z0], [0.0, 0.0, z0 + 0.025], [0.15, 0.0, z0 + 0.025]], 0.0125)
+    J = 5e3
+    times = {}
+    for n in (40, 100, 400):
+        res = pkm.time_optimal(robot, path, n=n, jerk=J)
+        assert all(_quarter_jerk(p, J) <= 1.0 + 1e-6 for p in res.pieces), n
+        times[n] = res.cycle_time
+    assert max(times.values()) <= 1.01 * min(times.values()), times

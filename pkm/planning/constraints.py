@@ -246,25 +246,25 @@ def exact_turns(robot, path, pd):
 INSIDE = (0.25, 0.5, 0.75)
 
 
-def inside_coefficients(robot, path, pd):
-    """The coefficients at the points :data:`INSIDE` of every step of ``pd`` on ``path``, computed there (one
+def inside_coefficients(robot, path, pd, fractions=INSIDE):
+    """The coefficients at the points ``fractions`` (:data:`INSIDE`) of every step of ``pd`` on ``path``, computed there (one
     batched inverse dynamics over them, step by step): interpolated from the step's ends and midpoint, the
     quarter points' ``b`` missed by 0.08 of 80 where the torque left its limit rising (the Delta with a 50 N·m
     joint limit, 1000 points), 0.15 % of the limit."""
-    f = np.asarray(INSIDE)
+    f = np.asarray(fractions)
     grid = (pd.s[:-1, None] + np.diff(pd.s)[:, None] * f).ravel()
     return path_dynamics(robot, path, grid.size, grid=grid)
 
 
-def inner_points(inside, gains, limits):
+def inner_points(inside, gains, limits, fractions=INSIDE):
     """The points inside the steps whose rows :func:`_rows` adds: ``(fraction, coefficients, speed bound)`` (N−1
-    each) for each fraction of :data:`INSIDE`, from :func:`inside_coefficients`; none without them."""
+    each) for each of ``fractions`` (:data:`INSIDE`), from :func:`inside_coefficients`; none without them."""
     if inside is None:
         return ()
-    k = len(INSIDE)
+    k = len(fractions)
     keys = ("s", "x", "dx", "ddx", "q", "dq", "ddq", "a", "b", "c")
     parts = [replace(inside, **{c: getattr(inside, c)[j::k] for c in keys}) for j in range(k)]
-    return tuple((f, c, speed_bound(c, gains, limits)) for f, c in zip(INSIDE, parts))
+    return tuple((f, c, speed_bound(c, gains, limits)) for f, c in zip(fractions, parts))
 
 
 def crossing_rows(pd, gains, drives, limits: Limits, ds, sides, at_turn: bool = False, coef=None):
