@@ -108,6 +108,43 @@ def test_cli_size_errors_are_one_line(argv, words):
     assert words in err
 
 
+@pytest.mark.parametrize("dt", [0.3, 0.1, 0.05])
+def test_a_sampling_too_coarse_for_the_motion_is_refused(dt):
+    """Sampled every 0.3 s, the 0.6 s cycle was seen at its stops alone: peak speed 0 and "all motors pass". The
+    samples' own misfit (Trajectory.resolution) refuses it, down to 13 samples for six moves, and the same sweep
+    point is an error, not a number."""
+    _, out, err = check_run(["size", SERVO, "--dt", repr(dt)], ok=False)
+    assert out == "" and "do not resolve its motion" in err and "use a smaller dt" in err
+    from pkm.sweep.points import evaluate_point
+
+    row = evaluate_point(str(SERVO), {}, {}, {"type": "pick-place", "cycle_time": 0.6, "dt": dt})
+    assert row["status"] == "error" and "do not resolve" in row["message"] and row["peak"] == []
+
+
+def test_a_peak_between_the_samples_is_announced_with_its_size(robot):
+    """At 101 samples the cycle is resolved, but limb 2's peak torque falls between them, 6.5 % above the largest
+    sample: a warning with the parabola's estimate (5.8 %); at 601 samples none, and the figures agree with those
+    of 1201 samples to 0.1 %. The estimate is checked against the finer sampling's peak."""
+    import warnings
+
+    from pkm.sweep.sizing import peak_gaps, size
+    from pkm.trajectory import from_spec
+
+    names = robot.task.coordinate_names()
+    coarse, fine, finer = (from_spec(dict(robot.spec.trajectory, dt=dt), names) for dt in (0.006, 0.001, 0.0005))
+    with pytest.warns(RuntimeWarning, match=r"peak torque of limb2/1 falls between the samples, ~5\.8 %"):
+        res, _ = size(robot, coarse)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ref, checks = size(robot, fine)
+        _, best = size(robot, finer)
+    estimate = np.abs(res.tau_motor).max(axis=0) * (1 + peak_gaps(res.tau_motor))
+    np.testing.assert_allclose(estimate, np.abs(ref.tau_motor).max(axis=0), rtol=1e-2)
+    for a, b in zip(checks, best):
+        for k in ("peak_torque", "rms_torque", "peak_speed", "rms_speed"):
+            assert getattr(a, k) == pytest.approx(getattr(b, k), rel=1e-3), k
+
+
 def test_inverse_dynamics_csv_and_plot_have_the_motor_side(tmp_path, robot):
     out, png = tmp_path / "t.csv", tmp_path / "t.png"
     check_run(["inverse-dynamics", SERVO, "--out", out, "--plot", png], ok=True)

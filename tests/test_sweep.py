@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DELTA = ROOT / "robots" / "delta_3rr2rrr.toml"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 #: A short pick-and-place cycle (51 samples) around each design's default centre [0, 0, -h].
-PP = {"type": "pick-place", "cycle_time": 0.5, "dt": 0.01}
+PP = {"type": "pick-place", "cycle_time": 0.5, "dt": 0.005}   # 100 samples a cycle: resolved (Trajectory.resolution)
 GRID = {"a": [240, 260], "c": [950, 1000]}
 ACTS = ["limb1/1", "limb2/1", "limb3/1"]
 
@@ -34,7 +34,7 @@ def serial():
     return sweep(DELTA, GRID, [PP], executor="serial", progress=False)
 
 
-def direct(parameters, masses=None, lift=0.025, travel=0.305, cycle_time=0.5, dt=0.01):
+def direct(parameters, masses=None, lift=0.025, travel=0.305, cycle_time=0.5, dt=0.005):
     """Peak and RMS torques computed without pkm.sweep."""
     robot = pkm.load(DELTA, parameters=parameters)
     if masses:
@@ -257,7 +257,7 @@ def cli_parser():
 def test_cli_in_process(serial, tmp_path, capsys):
     out, png = tmp_path / "s.csv", tmp_path / "s.png"
     args = cli_parser().parse_args(["sweep", str(DELTA), "--param", "a=240,260", "--param", "c=950:1000:2",
-                                    "--cycle-time", "0.5", "--dt", "0.01", "--workers", "1", "--no-progress",
+                                    "--cycle-time", "0.5", "--dt", "0.005", "--workers", "1", "--no-progress",
                                     "--out", str(out), "--plot", str(png)])
     assert args.func(args) == 0
     text = capsys.readouterr().out
@@ -299,7 +299,7 @@ def _wired() -> bool:
 def test_cli_subprocess(serial, tmp_path):
     out = tmp_path / "s.csv"
     proc = subprocess.run([sys.executable, "-m", "pkm", "sweep", "robots/delta_3rr2rrr.toml", "--param", "a=240,260",
-                           "--param", "c=950,1000", "--cycle-time", "0.5", "--dt", "0.01", "--workers", "1",
+                           "--param", "c=950,1000", "--cycle-time", "0.5", "--dt", "0.005", "--workers", "1",
                            "--out", str(out)], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     assert "4 ok, 0 failed" in proc.stdout

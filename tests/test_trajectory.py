@@ -518,3 +518,19 @@ def test_from_spec_rotations_held_and_file(tmp_path):
     np.testing.assert_array_equal(got.xdd, ref.xdd[:, [0, 2]])
     with pytest.raises(ValueError, match="missing column 'rz'"):
         from_spec({"type": "file", "path": str(path)}, ["rz", "x", "y"])
+
+
+def test_resolution_is_second_order_in_the_sample_period_and_sees_a_motion_sampled_at_its_stops():
+    """Trajectory.resolution: the samples' own misfit, O(dt³) on a smooth law (a step's trapezoid error: halving dt
+    divides it by ~8), ~1 for a
+    cycle sampled at its stops alone (positions apart, velocities zero), 0 for one sample or a pose held."""
+    from pkm.trajectory import pick_place
+
+    r = [pick_place([0.0, 0.0, -0.9], lift=0.025, travel=0.3, cycle_time=0.6, dt=0.6 / n).resolution()
+         for n in (200, 400, 800)]
+    assert r[0] < 0.01 and all(6.0 < a / b < 9.0 for a, b in zip(r, r[1:])), r
+    stops = pick_place([0.0, 0.0, -0.9], lift=0.025, travel=0.3, cycle_time=0.6, dt=0.3)
+    assert np.allclose(stops.xd, 0.0) and stops.resolution() >= 1.0
+    held = Trajectory(t=[0.0, 1.0, 2.0], x=[[0.1]] * 3, xd=[[0.0]] * 3, xdd=[[0.0]] * 3, names=("s",))
+    assert held.resolution() == 0.0 and held.resolution() == Trajectory(t=[0.0], x=[[0.1]], xd=[[0.0]], xdd=[[0.0]],
+                                                                         names=("s",)).resolution()

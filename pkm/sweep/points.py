@@ -125,6 +125,7 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
     import numpy as np
 
     from pkm.trajectory import from_spec
+    from pkm.trajectory.base import require_resolved
 
     t0 = time.perf_counter()
     out = {"status": "ok", "message": "", "actuators": [], "kinds": [], "peak": [], "rms": [], "samples": 0,
@@ -138,6 +139,7 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         spec = complete_trajectory(robot, trajectory)
         traj = from_spec(spec, robot.task.coordinate_names())
         out["samples"] = len(traj)
+        require_resolved(traj, "peak and RMS torques")   # a coarse dt: peaks missed, or no motion seen at all
         # finite, or a PkmError naming the sample: never an "ok" point with an inf or NaN peak
         tau = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t).tau
         peak = np.abs(tau).max(axis=0)

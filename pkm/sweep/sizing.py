@@ -19,13 +19,18 @@ For each actuator with a drive (:mod:`pkm.description.drives`), from the inverse
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from pkm.errors import InputError, PkmError
+from pkm.trajectory.base import require_resolved
 
-__all__ = ["MotorCheck", "check_motors", "size", "smallest_cycle_time", "CRITERIA"]
+__all__ = ["MotorCheck", "check_motors", "size", "smallest_cycle_time", "peak_gaps", "CRITERIA", "PEAK_GAP"]
+
+#: :func:`size` warns where a motor's peak torque or speed may lie more than this above its largest sample.
+PEAK_GAP = 0.01
 
 #: (name, result attribute, rating attribute) of the sizing criteria, in report order.
 CRITERIA = (("peak torque", "peak_torque", "peak_torque"), ("RMS torque", "rms_torque", "rated_torque"),
@@ -87,12 +92,41 @@ def check_motors(drives, tau_motor, speed_motor, t) -> list[MotorCheck]:
 def size(robot, traj, **options):
     """Inverse dynamics of ``robot`` along ``traj`` (a :class:`pkm.trajectory.Trajectory`) and the motor
     checks: ``(result, [MotorCheck, …])``. ``options`` go to ``robot.inverse_dynamics``. A robot without
-    drives is a one-line :class:`pkm.PkmError`."""
+    drives, or a trajectory whose samples do not resolve its motion (:func:`pkm.trajectory.base.require_resolved`:
+    sampled at its stops alone it reported no motion and "all motors pass"), is a one-line :class:`pkm.PkmError`;
+    a motor's peak that may lie more than :data:`PEAK_GAP` above its largest sample (:func:`peak_gaps`) a
+    RuntimeWarning."""
     if robot.drives is None or not np.any(robot.drives.has_drive):
         raise PkmError(f"{robot.spec.source}: no actuated joint has a drive table (drive = {{ gear_ratio = …, "
                        f"rated_torque = …, peak_torque = …, max_speed = … }}): nothing to size")
+    require_resolved(traj, f"{robot.name}: sizing")
     res = robot.inverse_dynamics(traj.x, traj.xd, traj.xdd, t=traj.t, **options)
-    return res, check_motors(robot.drives, res.tau_motor, res.speed_motor, traj.t)
+    checks = check_motors(robot.drives, res.tau_motor, res.speed_motor, traj.t)
+    gaps = {(n, what): g for what, y in (("torque", res.tau_motor), ("speed", res.speed_motor))
+            for n, g, has in zip(robot.drives.names, peak_gaps(y), robot.drives.has_drive) if has}
+    (name, what), gap = max(gaps.items(), key=lambda item: item[1])
+    if gap > PEAK_GAP:
+        warnings.warn(f"{robot.name}: the peak {what} of {name} falls between the samples, ~{100 * gap:.2g} % above "
+                      f"the largest sample (a parabola through it and its neighbours): the sizing judges the "
+                      f"samples: use a smaller dt", RuntimeWarning, stacklevel=2)
+    return res, checks
+
+
+def peak_gaps(y) -> np.ndarray:
+    """Per column of ``y`` (N, m) (uniform samples): how far its peak ``max |y|`` may lie above the largest sample,
+    relative to it — the vertex of the parabola through that sample and its two neighbours (0 at either end of
+    the samples, or where they do not bend down). The Delta's pick-and-place: 5.8 % at 101 samples (the peak
+    torque of limb 2 6.5 % above the sample), 0.6 % at 301 (0.56 %)."""
+    y = np.asarray(y, dtype=float)
+    out = np.zeros(y.shape[1])
+    for j in range(y.shape[1]):
+        k = int(np.argmax(np.abs(y[:, j])))
+        if 0 < k < y.shape[0] - 1 and y[k, j] != 0.0:
+            a, b, c = np.sign(y[k, j]) * y[k - 1:k + 2, j]
+            bend = a - 2.0 * b + c
+            if bend < 0.0:
+                out[j] = -(a - c) ** 2 / (8.0 * bend) / b
+    return out
 
 
 def _span_key(spec: dict) -> str:
@@ -140,15 +174,15 @@ def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublin
     require_ratings(robot, "no cycle time can be judged")
     names = robot.task.coordinate_names()
     T = float(spec[_span_key(spec)])
-    ok, checks = passes(robot, scaled(spec, T), names, **options)
-    lo, hi, best = (None, T, checks) if ok else (T, None, None)
+    ok, checks, said = _judged(robot, scaled(spec, T), names, options)
+    lo, hi, best, told = (None, T, checks, said) if ok else (T, None, None, [])
     for _ in range(max_doublings):
         if lo is not None and hi is not None:
             break
         T = T / 2 if ok else T * 2
-        ok, checks = passes(robot, scaled(spec, T), names, **options)
+        ok, checks, said = _judged(robot, scaled(spec, T), names, options)
         if ok:
-            hi, best = T, checks
+            hi, best, told = T, checks, said
         else:
             lo = T
     if hi is None:
@@ -160,9 +194,19 @@ def smallest_cycle_time(robot, spec: dict, *, rel_tol: float = 1e-3, max_doublin
                        "is met (check the ratings)")
     while (hi - lo) > rel_tol * hi:
         mid = 0.5 * (lo + hi)
-        ok, checks = passes(robot, scaled(spec, mid), names, **options)
+        ok, checks, said = _judged(robot, scaled(spec, mid), names, options)
         if ok:
-            hi, best = mid, checks
+            hi, best, told = mid, checks, said
         else:
             lo = mid
+    for w in told:   # the warnings of the run at the cycle time found, not of every bisection step
+        warnings.warn(w.message, w.category, stacklevel=2)
     return hi, best
+
+
+def _judged(robot, spec, names, options):
+    """:func:`passes` with its warnings caught: ``(ok, checks, warnings)``."""
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        ok, checks = passes(robot, spec, names, **options)
+    return ok, checks, said
