@@ -178,7 +178,7 @@ def test_round_trip_with_noise_and_identified_file(trip, capsys):
     assert main(["identify", str(DELTA), "--data", str(noisy), "--out", str(out), "--consistent",
                  "--validate", str(check)]) == 0
     text = capsys.readouterr().out
-    assert "± " in text and "validation" in text
+    assert "± " in text and f"validation {check} (the parameters written to {out}): residual RMS" in text
     ident = pkm.load(out)   # usable by every command: its torques on the validation motion
     d = read_data(r, check)
     with warnings.catch_warnings():
@@ -186,6 +186,45 @@ def test_round_trip_with_noise_and_identified_file(trip, capsys):
         tau = ident.inverse_dynamics(d.x, d.xd, d.xdd).tau
     rms = np.sqrt(np.mean((tau - d.tau) ** 2, axis=0))
     assert np.all(rms <= 1.3 * sigma), rms
+    _assert_validated_file(text, out, d, tau)
+
+
+def _assert_validated_file(text, out, d, tau):
+    """The validation printed is that of the file written: its own torques ``tau`` on the data ``d`` (the filter's
+    ends left out, as validate leaves them), to the 3 digits printed."""
+    from pkm.identification.estimate import WINDOW
+
+    line = next(l for l in text.splitlines() if "validation" in l)
+    assert f"(the parameters written to {out})" in line, line
+    printed = [float(v.split()[-1]) for v in line.split("residual RMS ")[1].split(" (noise")[0].split(", ")]
+    s = slice(WINDOW, len(d.t) - WINDOW)
+    np.testing.assert_allclose(printed, np.sqrt(np.mean((tau[s] - d.tau[s]) ** 2, axis=0)), rtol=5e-3)
+
+
+def test_validate_judges_the_projected_parameters_written(trip, capsys, monkeypatch):
+    """With --consistent the file written holds the projection, not the estimate: --validate judged the estimate
+    and reported its residual for a file that behaves otherwise. A projection forced far from the estimate (the
+    nominal parameters, as if the estimate were inconsistent) shows which one is validated."""
+    import pkm.identification.writer as writer
+
+    r, tmp = trip["robot"], trip["tmp"]
+    names = r.task.coordinate_names()
+    xdd, path = trip["files"]["fit"]
+    xdd_c, path_c = trip["files"]["check"]
+    noisy = _with(path, tmp / "noisy_p.csv", xdd, names, 0.05, seed=7)
+    check = _with(path_c, tmp / "check_p.csv", xdd_c, names, 0.05, seed=8)
+    monkeypatch.setattr(writer, "problems", lambda pi, names: ["0: forced for the test"])
+    monkeypatch.setattr(writer, "consistent_standard", lambda base, beta, cov, pi0, start=None: (np.array(pi0), 9.9))
+    out = tmp / "projected.toml"
+    assert main(["identify", str(DELTA), "--data", str(noisy), "--out", str(out), "--consistent",
+                 "--validate", str(check)]) == 0
+    text = capsys.readouterr().out
+    d = read_data(r, check)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BranchWarning)
+        tau = pkm.load(out).inverse_dynamics(d.x, d.xd, d.xdd).tau
+    assert np.sqrt(np.mean((tau - d.tau) ** 2)) > 3 * 0.05    # the nominal model: far from the data's
+    _assert_validated_file(text, out, d, tau)
     assert main(["info", str(out)]) == 0
 
 

@@ -23,7 +23,8 @@ def add_parser(sub) -> None:
                    help="physically consistent parameters in --out (a projection onto positive mass and "
                         "positive definite pseudo-inertia, reported)")
     p.add_argument("--validate", nargs="+", metavar="CSV",
-                   help="data files not used for the fit: the identified model's torque residual against the noise")
+                   help="data files not used for the fit: the torque residual of the identified model (with --out: of the "
+                        "parameters written there) against the noise")
     p.add_argument("--excite", metavar="CSV", help="write an optimised excitation trajectory (t, x, xd, xdd) and stop")
     p.add_argument("--period", type=float, default=2.0, help="excitation period [s] (default 2)")
     p.add_argument("--dt", type=float, default=0.005, help="excitation sample step [s] (default 0.005)")
@@ -89,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     nominal = base.values(pi0)
     for k, e in enumerate(base.expressions()):
         print(f"  b{k + 1:<4}{est.beta[k]: .8g} ± {est.uncertainty[k]:.3g}   (nominal {nominal[k]:.8g})   = {e}")
+    judged, of = est.beta, "the estimate"   # what --validate checks: the parameters written to --out, if any
     if args.out:
         from pkm.identification.writer import consistent_standard, nearest_standard, problems, write_robot
 
@@ -108,13 +110,14 @@ def run(args: argparse.Namespace) -> int:
             print(f"  --consistent: {note}")
         with outputs(args.out, None) as out:
             write_robot(args.robot, out[args.out], names, pi, note=f"pkm identify: {note}")
+        judged, of = base.values(pi), f"the parameters written to {args.out}"
         print(f"  wrote the identified robot file {args.out} ({note})")
     if args.validate:
         from pkm.identification.estimate import validate
 
         for path, data in checks:
-            rms, sigma = validate(robot, data, base, est.beta)
-            print(f"  validation {path}: residual RMS " + ", ".join(f"{a} {r:.3g}" for a, r in zip(rows, rms))
+            rms, sigma = validate(robot, data, base, judged)
+            print(f"  validation {path} ({of}): residual RMS " + ", ".join(f"{a} {r:.3g}" for a, r in zip(rows, rms))
                   + " (noise estimate " + ", ".join(f"{s:.3g}" for s in sigma) + ")")
     sys.stdout.flush()
     return 0
