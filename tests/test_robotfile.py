@@ -321,6 +321,9 @@ def test_parameter_overrides():
         load_spec(OK / "delta_rus.toml", parameters={"zz": 1})
     with pytest.raises(RobotFileError, match=r"parameters\.h: math domain error"):
         load_spec(OK / "delta_rus.toml", parameters={"c": 100})
+    # a derived parameter set by hand: h = 500 with rods of 450 mm loaded (and swept) as another robot, silently
+    with pytest.raises(RobotFileError, match=r"parameters\.h: 'h' is derived in the file \(h = \"sqrt\("):
+        load_spec(OK / "delta_rus.toml", parameters={"h": 500})
 
 
 def test_expression_functions_and_operators():

@@ -99,6 +99,7 @@ def test_check_motors_against_hand_numbers():
     (["size", SERVO, "--cycle-times", "0.5", "--find-cycle-time"], "not both"),
     (["size", SERVO, "--find-cycle-time", "--plot", "x.png"], "--plot draws one run"),
     (["size", SERVO, "--param", "zz=1"], "unknown parameter"),
+    (["size", SERVO, "--param", "h=500"], "'h' is derived in the file (h = \"sqrt(c^2 - d^2)\")"),
     (["size", SERVO, "--plot", "/nonexistent/dir/x.png"], "does not exist"),
     (["size", SERVO, "--trajectory", "file", "--file", ROOT / "x.csv", "--find-cycle-time"], "no cycle time"),
     (["reactions", SERVO], "without drives and friction"),   # the absolute model has lossless joints

@@ -282,6 +282,7 @@ def test_cli_in_process(serial, tmp_path, capsys):
     (["--workers", "2", "--scheduler", "tcp://x:1"], "--workers sets the number of local processes"),
     (["--plot", "x.unknown"], "unsupported image format"),
     (["--param", "zz=1"], "unknown parameter 'zz'"),
+    (["--param", "h=500,944"], "'h' is derived in the file"),
 ])
 def test_cli_errors(argv, message):
     args = cli_parser().parse_args(["sweep", str(DELTA), *argv])

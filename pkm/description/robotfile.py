@@ -182,6 +182,23 @@ def _platform_and_bodies(ctx: _Ctx, top: dict, ground: str) -> tuple[list[BodySp
 
 
 # ====================================================================== parameters, materials
+def derived_refusal(key: str, expression: str) -> str:
+    """Why an override of the derived parameter ``key`` (``key = expression`` in the file) is refused."""
+    return (f"'{key}' is derived in the file ({key} = \"{expression}\"): override the parameters it is derived from, "
+            f"or edit the file")
+
+
+def derived_parameters(path) -> dict[str, str]:
+    """The parameters a robot file derives (``name = "expression"`` in its ``[parameters]``): name → expression
+    (none for a file that does not read as TOML: its loading says why)."""
+    try:
+        with open(path, "rb") as fh:
+            table = tomllib.load(fh).get("parameters", {})
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(v, str)} if isinstance(table, dict) else {}
+
+
 def _parameters(ctx: _Ctx, value, overrides) -> dict[str, float]:
     table = _table(ctx, value, "parameters", allowed=value.keys() if isinstance(value, dict) else ())
     defs = {}
@@ -197,6 +214,10 @@ def _parameters(ctx: _Ctx, value, overrides) -> dict[str, float]:
                 ctx.fail("parameters", f"unknown parameter '{key}' in overrides (the file defines {_names(defs)})")
             if not (_is_number(val) or isinstance(val, str)):
                 ctx.fail(_sub("parameters", key), f"override must be a number or an expression, got {_kind(val)}")
+            if isinstance(table[key], str):
+                # a derived parameter (the platform's depth h = sqrt(c^2 - d^2)) set by hand breaks what the file
+                # derives it for: h = 500 with rods of c = 1000 swept as an "ok" design with other torques
+                ctx.fail(_sub("parameters", key), derived_refusal(key, table[key]))
             defs[key] = val
     try:
         return resolve_parameters(defs)

@@ -320,6 +320,13 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
+    if path.suffix.lower() == ".toml":   # a derived parameter refused once, not at every point
+        from pkm.description.robotfile import derived_parameters, derived_refusal
+
+        derived = derived_parameters(path)
+        for n in names:
+            if n in derived:
+                raise PkmError(f"{spec.source}: parameters: {derived_refusal(n, derived[n])}")
     trajs, labels = _check_trajectories(trajectories)
     if time_optimal is None:
         time_optimal = False
