@@ -578,3 +578,16 @@ def test_toppra_missing_is_a_one_line_error(monkeypatch):
         pkm.time_optimal(robot, route, n=200, solver="toppra")
     assert "\n" not in str(info.value)
     assert pkm.time_optimal(robot, route, n=200).cycle_time > 0
+
+
+@pytest.mark.parametrize("n", [59, 60, 61])
+@pytest.mark.parametrize("exact", [True, False], ids=["file-start", "start-to-8-digits"])
+def test_a_profile_that_does_not_settle_says_use_more_points(n, exact):
+    """The IRSBot-2 with 750 W servos on 59–61 points: the friction and gear-side iteration cycles (with the file's
+    start, from 58 points; at 58 the sides flip, at 60 they settle and the profile does not); the one-line error
+    says what to do, for the file's start and one 1e-9 m off it."""
+    robot = pkm.load("examples/irsbot2_servo.toml")
+    start = np.asarray(robot.spec.trajectory["start"], dtype=float)[[0, 2]] if exact else [-0.1525, -0.88511146]
+    with pytest.raises(pkm.PkmError, match=r"did not settle in \d+ iterations .*: use more points") as info:
+        pkm.time_optimal(robot, pick_place_route(start), n=n)
+    assert "\n" not in str(info.value)

@@ -158,7 +158,9 @@ def profile(pd, drives, limits, gains, solve=reachability, inside=None, turn_coe
             break   # (without friction and efficiency nothing depends on the profile: the first solve is exact)
     else:
         raise PkmError(f"the time-optimal profile did not settle in {MAX_ITERATIONS} iterations (friction "
-                       f"and gear efficiency frozen at the previous profile)")
+                       f"and gear efficiency frozen at the previous profile; the gears' driving and braking sides "
+                       f"{'still change' if not same else 'settled'}): use more points (a coarse grid's long steps "
+                       f"can keep the iteration from settling)")
     xin = np.column_stack([xb for _, _, xb in inner]) if inner else None
     return prof, _rows(pd, gains, drives, limits, x, sides, ds, inner, turn_coef), xmax, it, xin
 
