@@ -292,6 +292,23 @@ def test_bad_simulation_input():
         DELTA.simulate(Table([0.0, 0.05], np.zeros((2, 3))), (0, 0.1))
 
 
+@pytest.mark.parametrize("method, form", [("DOP853", "task"), ("Radau", "auto"), ("RK4", "actuator")])
+def test_a_torque_table_shorter_than_the_run_is_refused_before_integrating(method, form):
+    """A table to 0.05 s for a run to 0.1 s: refused before the first force is read (an adaptive run had
+    integrated to the table's end first, then stopped)."""
+    class Counted(Table):
+        calls = 0
+
+        def __call__(self, t, x=None, xd=None):
+            Counted.calls += 1
+            return super().__call__(t, x, xd)
+
+    with pytest.raises(pkm.PkmError, match=r"the run \(0 … 0\.1 s\) is outside the torque table \(0 … 0\.05 s\)"):
+        DELTA.simulate(Counted([0.0, 0.05], np.zeros((2, 3))), (0, 0.1), method=method, form=form,
+                       dt=1e-3 if method == "RK4" else None)
+    assert Counted.calls == 0
+
+
 def test_hold_keeps_the_robot_at_rest():
     sim = DELTA.simulate("hold", (0.0, 0.1), method="DOP853", rtol=1e-12, atol=1e-14)
     assert np.abs(sim.x - DELTA.x_ref).max() <= 1e-10
