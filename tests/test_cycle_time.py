@@ -591,3 +591,19 @@ def test_a_profile_that_does_not_settle_says_use_more_points(n, exact):
     with pytest.raises(pkm.PkmError, match=r"did not settle in \d+ iterations .*: use more points") as info:
         pkm.time_optimal(robot, pick_place_route(start), n=n)
     assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("n", [150, 300, 400])
+def test_a_line_through_a_limb_singularity_is_refused_at_every_grid_and_one_beside_it_runs(n):
+    """The Delta's line at z = −0.75 passes a limb singularity near x = −0.0796 (L_p's condition 4e6 at x = −0.08).
+    At most grid sizes the IK's branch check refuses it; at 300 points no sample came close enough and the
+    result (0.148 s) used 189 % of a speed limit between the samples, with a warning only: now an error. The
+    line 0.1 mm lower misses the singular set and runs, its cycle time the same at every grid to 0.5 %."""
+    robot = pkm.load("examples/delta_servo.toml")
+    with pytest.raises(pkm.PkmError, match=r"branch \(assembly mode\) changes|samples miss what the path does") as info:
+        pkm.time_optimal(robot, LinePath([-0.2, 0, -0.75], [0.2, 0, -0.75]), n=n)
+    assert "\n" not in str(info.value)
+    with warnings.catch_warnings():   # (no BranchWarning naming the turns' internal batch either)
+        warnings.simplefilter("error")
+        beside = pkm.time_optimal(robot, LinePath([-0.2, 0, -0.7501], [0.2, 0, -0.7501]), n=n)
+    assert beside.between_ratio <= 1.01 and beside.cycle_time == pytest.approx(0.1670, rel=5e-3)

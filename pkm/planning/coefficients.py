@@ -24,12 +24,13 @@ braking: ``τ_load η/n``); its two slopes are read off that function at unit ar
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
 from pkm.algorithms.limits import check_limits
-from pkm.errors import IKError, PkmError, SingularityError
+from pkm.errors import BranchWarning, IKError, PkmError, SingularityError
 
 __all__ = ["PathDynamics", "path_dynamics", "path_dynamics_at", "MotorGains", "motor_gains"]
 
@@ -78,8 +79,11 @@ def path_dynamics(robot, path, n: int, grid=None) -> PathDynamics:
     return path_dynamics_at(robot, path, np.linspace(0.0, path.length, n) if grid is None else grid)
 
 
-def path_dynamics_at(robot, path, s) -> PathDynamics:
-    """:func:`path_dynamics` at the path parameters ``s`` (increasing), one inverse dynamics over 3 len(s) samples."""
+def path_dynamics_at(robot, path, s, apart: bool = False) -> PathDynamics:
+    """:func:`path_dynamics` at the path parameters ``s`` (increasing), one inverse dynamics over 3 len(s) samples.
+    ``apart``: the points are not a walk along the path (the actuators' turns, switching samples) — the IK's
+    continuation from one to the next keeps its branch and is not reported (a BranchWarning naming internal samples,
+    e.g. "the trajectory jumps at sample 3", on a line beside a limb singularity); a branch change is still an error."""
     s = np.asarray(s, dtype=float)
     n = s.size
     x, dx, ddx = path.evaluate(s)
@@ -90,7 +94,10 @@ def path_dynamics_at(robot, path, s) -> PathDynamics:
     XDD[1::3] = dx
     XD[2::3], XDD[2::3] = dx, ddx
     try:
-        res = robot.inverse_dynamics(X, XD, XDD, limits=False, on_branch_change="raise")
+        with warnings.catch_warnings():
+            if apart:
+                warnings.simplefilter("ignore", BranchWarning)
+            res = robot.inverse_dynamics(X, XD, XDD, limits=False, on_branch_change="raise")
     except (IKError, SingularityError) as exc:   # its sample is one of 3n: name the path's point instead
         sample = getattr(exc, "sample", None)
         if sample is None or not 0 <= sample < 3 * n:

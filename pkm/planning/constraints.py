@@ -232,7 +232,7 @@ def exact_turns(robot, path, pd):
     scale = np.maximum(np.abs(pd.dq[i, j]), np.abs(pd.dq[i + 1, j]))
     for k in range(TURN_STEPS):
         where, rows = np.unique(pd.s[i] + f * ds, return_inverse=True)
-        exact = path_dynamics_at(robot, path, where)
+        exact = path_dynamics_at(robot, path, where, apart=True)
         g, dg = exact.dq[rows, j], exact.ddq[rows, j] * ds
         done = np.abs(g) <= TURN_TOL * scale
         if k == TURN_STEPS - 1 or np.all(done):

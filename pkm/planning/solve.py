@@ -365,7 +365,7 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
         pd, prof, rows, xmax, iters, xin = _solve_piece(robot, p, m, limits, gains, solve)
         s, x, u, inserted, on_speed, before, ends = _switches(pd, prof, rows, xmax, gains, robot.drives, limits, xin)
         if inserted:   # the switching samples' bounds again from their own coefficients (not interpolated)
-            at = path_dynamics_at(robot, p, s[inserted])
+            at = path_dynamics_at(robot, p, s[inserted], apart=True)
             drop = []
             for j, k in enumerate(inserted):
                 point = {c: getattr(at, c)[j] for c in ("a", "b", "c", "dq", "ddq")}
