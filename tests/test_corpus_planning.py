@@ -126,7 +126,7 @@ def test_cycle_path_files(name, tmp_path):
                                 ok=True if name.endswith("_ok.csv") else False if refused else None)
     if code == 2:
         assert not out.exists()
-        assert str(f) in err or "path point" in err, err   # the file, or where on its path
+        assert str(f) in err or "the path's point s = " in err, err   # the file, or where on its path
 
 
 # ====================================================================== pkm cycle: other robots

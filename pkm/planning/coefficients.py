@@ -24,6 +24,7 @@ braking: ``τ_load η/n``); its two slopes are read off that function at unit ar
 """
 from __future__ import annotations
 
+import re
 import warnings
 from dataclasses import dataclass
 
@@ -103,9 +104,14 @@ def path_dynamics_at(robot, path, s, apart: bool = False) -> PathDynamics:
         if sample is None or not 0 <= sample < 3 * n:
             raise
         k = int(sample) // 3
-        where = f"path point {k + 1} of {n} (s = {s[k]:.4g} of {float(path.length):.4g})"
+        where = f"the path's point s = {s[k]:.4g} of {float(path.length):.4g}"   # (not this batch's sample numbers)
         text = str(exc)
-        exc.args = (text.replace(f"sample {sample}", where) if f"sample {sample}" in text else f"at {where}: {text}",)
+        if re.search(rf"\bsample {sample}\b", text):
+            text = re.sub(rf"\bsample {sample}\b", where, text)
+            text = re.sub(rf"\bsample {sample - 1}\b", f"the point before it (s = {s[max(sample - 1, 0) // 3]:.4g})", text)
+        else:
+            text = f"at {where}: {text}"
+        exc.args = (text,)
         raise
     check_limits(robot, [res.joints[l.name][0::3] for l in robot.limbs], x)   # ranges and cones, not speeds
     tau = np.asarray(res.tau)
