@@ -182,23 +182,6 @@ def _platform_and_bodies(ctx: _Ctx, top: dict, ground: str) -> tuple[list[BodySp
 
 
 # ====================================================================== parameters, materials
-def derived_refusal(key: str, expression: str) -> str:
-    """Why an override of the derived parameter ``key`` (``key = expression`` in the file) is refused."""
-    return (f"'{key}' is derived in the file ({key} = \"{expression}\"): override the parameters it is derived from, "
-            f"or edit the file")
-
-
-def derived_parameters(path) -> dict[str, str]:
-    """The parameters a robot file derives (``name = "expression"`` in its ``[parameters]``): name → expression
-    (none for a file that does not read as TOML: its loading says why)."""
-    try:
-        with open(path, "rb") as fh:
-            table = tomllib.load(fh).get("parameters", {})
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-    return {k: v for k, v in table.items() if isinstance(v, str)} if isinstance(table, dict) else {}
-
-
 def _parameters(ctx: _Ctx, value, overrides) -> dict[str, float]:
     table = _table(ctx, value, "parameters", allowed=value.keys() if isinstance(value, dict) else ())
     defs = {}
@@ -217,7 +200,8 @@ def _parameters(ctx: _Ctx, value, overrides) -> dict[str, float]:
             if isinstance(table[key], str):
                 # a derived parameter (the platform's depth h = sqrt(c^2 - d^2)) set by hand breaks what the file
                 # derives it for: h = 500 with rods of c = 1000 swept as an "ok" design with other torques
-                ctx.fail(_sub("parameters", key), derived_refusal(key, table[key]))
+                ctx.fail(_sub("parameters", key), f"'{key}' is derived in the file ({key} = \"{table[key]}\"): "
+                                                  f"override the parameters it is derived from, or edit the file")
             defs[key] = val
     try:
         return resolve_parameters(defs)

@@ -231,11 +231,11 @@ def _mid_matrix(mid, xb, ub, ds, n):
 def _lp(rows, xmax, d1, d2, ds, J, xb, ub, region, mid=None, inside=()):
     """One linear programme around ``(xb, ub)`` (``ds`` the grid's steps); ``(x, u)``, or None where HiGHS finds none.
     ``mid``: rows inside the steps (:func:`_mid_matrix`), or None; ``inside``: the jerk's points inside the steps
-    (:func:`_chain`)."""
+    (:func:`pkm.planning.jerk_rows.chain`)."""
     from scipy.optimize import linprog
     from scipy.sparse import coo_matrix, csr_matrix, diags, vstack
 
-    n, d = d1.shape
+    n = d1.shape[0]
     A, B, C = rows(xb, ub)
     m = A.shape[1]
     # torque rows, each divided by its |C| (of the order of the limit)
@@ -301,7 +301,7 @@ def jerk_profile(rows, xmax, d1, d2, s, jerk: float, mid=None, inside=()) -> Jer
     ``x'`` and ``x''`` at the grid points; ``jerk`` the limit ``J`` of every coordinate's jerk; ``mid(x, u)`` →
     ``(A, B, C, φ)`` (N−1, m'): limits inside the steps, each at its fraction ``φ`` of its step (:func:`_mid_matrix`),
     or None; ``inside``: ``(φ, x'(φ), x''(φ))`` (N−1, d each) at points inside the steps, increasing in ``φ``,
-    where the jerk is bounded too, between each point and the next (:func:`_chain`), or none."""
+    where the jerk is bounded too, between each point and the next (:func:`pkm.planning.jerk_rows.chain`), or none."""
     d1, d2 = np.atleast_2d(np.asarray(d1, dtype=float)), np.atleast_2d(np.asarray(d2, dtype=float))
     xmax = np.asarray(xmax, dtype=float)
     s = np.asarray(s, dtype=float)

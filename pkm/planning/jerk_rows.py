@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["JERK_INSIDE", "chain", "chain_states", "chain_values", "jerk_ratio", "jerk_rows"]
+__all__ = ["JERK_INSIDE", "chain", "chain_pairs", "chain_states", "chain_values", "jerk_ratio", "jerk_rows"]
 
 #: The points inside each step where the jerk-limited programme bounds the jerk and the torques too: every eighth.
 #: The jerk bounded there, the Delta's jerk-limited pick-and-place at 5e3 m/s³ agrees from 40 to 1000 points to
@@ -63,6 +63,12 @@ def chain_values(x, u, xc, uc):
     return np.sum(xc * v, axis=2), np.sum(uc * v, axis=2)
 
 
+def chain_pairs(fr):
+    """The pairs ``(a, b)`` of the chain's points (fractions ``fr``) with a jerk row: the whole step, then each
+    point and the next (none more without points inside)."""
+    return [(0, fr.size - 1)] + ([(p, p + 1) for p in range(fr.size - 1)] if fr.size > 2 else [])
+
+
 def jerk_ratio(x, u, d1, d2, ds, J, inside=()) -> float:
     """The jerk at ``(x, u)`` over ``J``: the largest ``|Δẍ| / (J Δt)`` over each step and between the points of its
     chain (:func:`chain`, the step's time ``Δt_k`` shared in proportion to ``φ``)."""
@@ -71,8 +77,8 @@ def jerk_ratio(x, u, d1, d2, ds, J, inside=()) -> float:
     fr, D1, D2 = chain(d1, d2, inside)
     xs, us = chain_values(x, u, *chain_states(fr, ds))
     acc = D1 * us[:, :, None] + D2 * xs[:, :, None]                   # (N−1, P, d)
-    pairs = [(0, fr.size - 1)] + [(p, p + 1) for p in range(fr.size - 1)]
-    return max(float(np.max(np.abs(acc[:, b] - acc[:, a]) / (J * (fr[b] - fr[a]) * dt[:, None]))) for a, b in pairs)
+    return max(float(np.max(np.abs(acc[:, b] - acc[:, a]) / (J * (fr[b] - fr[a]) * dt[:, None])))
+               for a, b in chain_pairs(fr))
 
 
 def jerk_rows(d1, d2, ds, J, xb, ub, inside=()):
@@ -86,7 +92,6 @@ def jerk_rows(d1, d2, ds, J, xb, ub, inside=()):
     cols = np.column_stack([k, k + 1, n + k, n + k + 1]).ravel()     # x_k, x_{k+1}, u_k, u_{k+1}
     fr, D1, D2 = chain(d1, d2, inside)
     xc, uc = chain_states(fr, ds)
-    pairs = [(0, fr.size - 1)] + ([(p, p + 1) for p in range(fr.size - 1)] if len(inside) else [])
     r = np.sqrt(np.maximum(xb, 0.0))
     den = r[:-1] + r[1:]
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -97,7 +102,7 @@ def jerk_rows(d1, d2, ds, J, xb, ub, inside=()):
     rhs = np.where(live, g - ga * xb[:-1] - gb * xb[1:], 0.0)
     dg = np.column_stack([ga, gb, np.zeros_like(ga), np.zeros_like(ga)])
     blocks, h = [], []
-    for a, b in pairs:
+    for a, b in chain_pairs(fr):
         w = 1.0 / (J * ds * (fr[b] - fr[a]))
         for i in range(d):
             acc = (D2[:, b, i, None] * xc[:, b] + D1[:, b, i, None] * uc[:, b]

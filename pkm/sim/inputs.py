@@ -39,6 +39,12 @@ class Table:
             raise InputError("the times of a torque table must increase strictly")
         self._spline = CubicSpline(self.t, self.U, axis=0) if len(self.t) >= 4 else None
 
+    def require_span(self, t0, t1) -> None:
+        """A one-line :class:`pkm.PkmError` unless the table covers the run ``[t0, t1]``."""
+        if not (self.t[0] - 1e-12 <= t0 and t1 <= self.t[-1] + 1e-12):
+            raise PkmError(f"the run ({t0:.6g} … {t1:.6g} s) is outside the torque table ({self.t[0]:.6g} … "
+                           f"{self.t[-1]:.6g} s): shorten the run or extend the table")
+
     def __call__(self, t, x=None, xd=None):
         if not self.t[0] - 1e-12 <= t <= self.t[-1] + 1e-12:
             raise PkmError(f"t = {t:.6g} s is outside the torque table ({self.t[0]:.6g} … {self.t[-1]:.6g} s)")

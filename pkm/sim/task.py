@@ -179,9 +179,7 @@ def piecewise_cubic(u, t0, t1):
         return np.array([t0, t1]), np.concatenate([np.zeros((3, 1, len(u.value))), u.value[None, None, :]])
     if not isinstance(u, Table):
         return None
-    if not (u.t[0] - 1e-12 <= t0 and t1 <= u.t[-1] + 1e-12):
-        raise PkmError(f"the run ({t0:.6g} … {t1:.6g} s) is outside the torque table ({u.t[0]:.6g} … "
-                       f"{u.t[-1]:.6g} s)")
+    u.require_span(t0, t1)
     if u._spline is not None:
         return np.ascontiguousarray(u._spline.x), np.ascontiguousarray(u._spline.c)
     slope = np.diff(u.U, axis=0) / np.diff(u.t)[:, None]

@@ -320,13 +320,11 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     spec.check_actuation()               # else every point would fail alike
     path = Path(robot).resolve()         # workers may run in another directory
     names, values = _check_parameters(spec, parameters)
-    if path.suffix.lower() == ".toml":   # a derived parameter refused once, not at every point
-        from pkm.description.robotfile import derived_parameters, derived_refusal
+    plain = {n: spec.parameters[n] for n in names if not n.startswith(MASS_PREFIX)}
+    if plain and path.suffix.lower() == ".toml":   # a derived parameter refused once, not at every point: the
+        from pkm.description.robotfile import load_spec   # file's own values, so nothing else can fail
 
-        derived = derived_parameters(path)
-        for n in names:
-            if n in derived:
-                raise PkmError(f"{spec.source}: parameters: {derived_refusal(n, derived[n])}")
+        load_spec(path, parameters=plain)
     trajs, labels = _check_trajectories(trajectories)
     if time_optimal is None:
         time_optimal = False

@@ -106,8 +106,8 @@ class Trajectory:
         """How far the samples are from resolving the motion: the largest misfit of a step's change of position
         (velocity) against the trapezoid of its end samples' velocities (accelerations), ``|Δx − ½(ẋ_k + ẋ_{k+1})Δt|``,
         over that coordinate's range over the trajectory (a range below 1e-9 of the coordinate's size, rounding
-        noise, counts as that size). ``O(Δt³)`` (each step's trapezoid error): ~2e-3 at 200 samples of a pick-and-place cycle, 0.07 at 49, 1
-        at 3 (the samples at the stops alone). 0 for a single sample.
+        noise, counts as that size). ``O(Δt³)`` (each step's trapezoid error): ~2e-3 at 200 samples of a
+        pick-and-place cycle, 0.07 at 49, 1 at 3 (the samples at the stops alone). 0 for a single sample.
 
         >>> import numpy as np
         >>> t = np.linspace(0.0, 1.0, 101)
@@ -242,8 +242,8 @@ def _times(duration: float, dt, times, what: str = "duration") -> np.ndarray:
 
 
 #: The most :meth:`Trajectory.resolution` that peaks and RMS values may be judged from: 10 %, ~8 samples per move
-#: of a septic rest-to-rest law (a pick-and-place cycle of six moves: 0.07 at 49 samples, 0.49 at 25). Below it
-#: the motion itself is not seen (the cycle sampled at its stops: no motion at all); above it the peaks may still
+#: of a septic rest-to-rest law (a pick-and-place cycle of six moves: 0.07 at 49 samples, 0.49 at 25). Above it
+#: the motion itself is not seen (the cycle sampled at its stops: no motion at all); below it the peaks may still
 #: fall between the samples, which the sizing measures on its torques (:func:`pkm.sweep.sizing.peak_gaps`).
 RESOLVED = 0.1
 
