@@ -80,6 +80,7 @@ import re
 import sys
 import time
 import types
+import warnings
 from pathlib import Path
 
 from pkm.errors import PkmError
@@ -297,6 +298,11 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
     file's drives (:func:`pkm.planning.time_optimal` on ``cycle_points`` grid points; the rows' columns
     ``cycle_time``, ``picks_per_minute`` and ``cycle_limit``): cycle time against arm length, motor or payload.
 
+    The peaks are the samples' (a trajectory sampled too coarsely for its motion is a failed point,
+    :func:`pkm.trajectory.base.require_resolved`): where a point's peak torque may lie more than 1 % above its
+    largest sample (:func:`pkm.sweep.sizing.peak_gaps`, as ``pkm size`` checks) a RuntimeWarning names the worst
+    point and the estimate; a smaller ``dt`` removes it.
+
     Raises :class:`pkm.PkmError` for an unreadable robot file, unknown parameter names, bad values
     or trajectory dicts; a point that fails is recorded in the result instead.
 
@@ -404,11 +410,28 @@ def sweep(robot, parameters: dict | None = None, trajectories: list | None = Non
                        cycle_limit=res["cycle_limit"])
         row["message"] = res["message"].replace(str(path), str(robot))
         rows.append(row)
+    _warn_peak_gaps(spec.name, names, rows, results)
     return SweepResult(robot=str(robot), robot_name=spec.name, parameter_names=names, parameter_values=values,
                        trajectory_labels=labels, trajectories=trajs, actuator_names=list(actuators),
                        actuator_units=["N" if k == "P" else "N·m" for k in kinds], rows=rows, elapsed=elapsed,
                        runner=how, units=spec.units, seconds=[r["seconds"] for r in results], cycle=bool(time_optimal))
 
+
+
+def _warn_peak_gaps(name, names, rows, results):
+    """A RuntimeWarning where an ``ok`` point's peak torque may lie more than :data:`pkm.sweep.sizing.PEAK_GAP`
+    above its largest sample (the point's ``peak_gap``, as ``pkm size`` warns): the sweep's peaks are the samples'."""
+    from pkm.sweep.sizing import PEAK_GAP
+
+    gaps = [(res["peak_gap"], i) for i, res in enumerate(results) if res["status"] == "ok"]
+    gap, i = max(gaps, default=(0.0, -1))
+    if gap > PEAK_GAP:
+        where = ", ".join([*(f"{n} = {rows[i][n]:g}" for n in names), f"trajectory {rows[i]['trajectory']}"])
+        n = len(gaps)
+        warnings.warn(f"{name}: at {sum(g > PEAK_GAP for g, _ in gaps)} of {n} point{'s' * (n != 1)} a peak torque falls "
+                      f"between the samples, up to ~{100 * gap:.2g} % above the largest sample ({where}; a parabola "
+                      f"through it and its neighbours): the peaks are the samples': use a smaller dt", RuntimeWarning,
+                      stacklevel=3)
 
 
 class _SweepModule(types.ModuleType):

@@ -116,7 +116,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
     Returns a plain dict: ``status`` (``"ok"``, ``"limit"``: beyond a joint limit of the robot file
     (:class:`pkm.LimitError`, its message naming joint, value, range and sample), or ``"error"``), ``message``, ``actuators``, ``kinds``
     (``R``/``P``/``H`` per actuator), ``peak`` and ``rms`` (lists of floats, per actuator; empty on
-    error), ``samples`` and ``seconds``. Errors of the point itself (IK, singularity, invalid
+    error), ``peak_gap`` (how far a peak may lie above its largest sample, relative, the largest over the
+    actuators: :func:`pkm.sweep.sizing.peak_gaps`; NaN on error), ``samples`` and ``seconds``. Errors of the point itself (IK, singularity, invalid
     parameters or trajectory) are returned as ``status = "error"``, never raised. Runs with one
     numba thread (restored afterwards): a sweep is parallel across points, and a point's result
     must not depend on how many threads its worker has.
@@ -124,12 +125,13 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
     import numba
     import numpy as np
 
+    from pkm.sweep.sizing import peak_gaps
     from pkm.trajectory import from_spec
     from pkm.trajectory.base import require_resolved
 
     t0 = time.perf_counter()
     out = {"status": "ok", "message": "", "actuators": [], "kinds": [], "peak": [], "rms": [], "samples": 0,
-           "cycle_time": math.nan, "picks_per_minute": math.nan, "cycle_limit": ""}
+           "peak_gap": math.nan, "cycle_time": math.nan, "picks_per_minute": math.nan, "cycle_limit": ""}
     threads = numba.get_num_threads()
     numba.set_num_threads(1)   # parallel across points; and the result must not depend on the thread count
     try:
@@ -146,6 +148,7 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
         scale = np.where(peak > 0.0, peak, 1.0)   # RMS scaled by the peak: tau² cannot overflow
         out["peak"] = peak.tolist()
         out["rms"] = (scale * np.sqrt(np.mean((tau / scale) ** 2, axis=0))).tolist()
+        out["peak_gap"] = float(peak_gaps(tau).max(initial=0.0))   # a peak between the samples (sweep() warns)
         if cycle_points:
             from pkm.planning import route_of_trajectory, time_optimal
 
@@ -154,10 +157,10 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
                        picks_per_minute=math.nan if cyc.picks_per_minute is None else cyc.picks_per_minute)
     except LimitError as exc:   # the design reaches the trajectory, but not within its joint limits
         out.update(status="limit", message=f"LimitError: {exc}".replace("\n", " "), peak=[], rms=[],
-                   cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
+                   peak_gap=math.nan, cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
     except POINT_ERRORS as exc:
         out.update(status="error", message=f"{type(exc).__name__}: {exc}".replace("\n", " "), peak=[], rms=[],
-                   cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
+                   peak_gap=math.nan, cycle_time=math.nan, picks_per_minute=math.nan, cycle_limit="")
     finally:
         numba.set_num_threads(threads)
     out["seconds"] = time.perf_counter() - t0
