@@ -427,8 +427,8 @@ def _warn_peak_gaps(name, names, rows, results):
     gap, i = max(gaps, default=(0.0, -1))
     if gap > PEAK_GAP:
         where = ", ".join([*(f"{n} = {rows[i][n]:g}" for n in names), f"trajectory {rows[i]['trajectory']}"])
-        n = len(gaps)
-        warnings.warn(f"{name}: at {sum(g > PEAK_GAP for g, _ in gaps)} of {n} point{'s' * (n != 1)} a peak torque falls "
+        n, k = len(gaps), sum(g > PEAK_GAP for g, _ in gaps)
+        warnings.warn(f"{name}: at {k} of {n} point{'s' * (n != 1)} a peak torque falls "
                       f"between the samples, up to ~{100 * gap:.2g} % above the largest sample ({where}; a parabola "
                       f"through it and its neighbours): the peaks are the samples': use a smaller dt", RuntimeWarning,
                       stacklevel=3)

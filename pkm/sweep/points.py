@@ -117,8 +117,8 @@ def evaluate_point(robot_path: str, parameters: dict, masses: dict, trajectory: 
     (:class:`pkm.LimitError`, its message naming joint, value, range and sample), or ``"error"``), ``message``, ``actuators``, ``kinds``
     (``R``/``P``/``H`` per actuator), ``peak`` and ``rms`` (lists of floats, per actuator; empty on
     error), ``peak_gap`` (how far a peak may lie above its largest sample, relative, the largest over the
-    actuators: :func:`pkm.sweep.sizing.peak_gaps`; NaN on error), ``samples`` and ``seconds``. Errors of the point itself (IK, singularity, invalid
-    parameters or trajectory) are returned as ``status = "error"``, never raised. Runs with one
+    actuators: :func:`pkm.sweep.sizing.peak_gaps`; NaN on error), ``samples`` and ``seconds``. Errors of the
+    point itself (IK, singularity, invalid parameters or trajectory) are returned as ``status = "error"``, never raised. Runs with one
     numba thread (restored afterwards): a sweep is parallel across points, and a point's result
     must not depend on how many threads its worker has.
     """
