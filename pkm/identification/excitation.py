@@ -90,10 +90,10 @@ def excitation(robot, base, *, period: float = 2.0, harmonics: int = 3, samples:
         coef = _fit_box(coef.reshape(dp, harmonics, 2), x0, lo, hi, period)
         x, xd, xdd = fourier(coef, x0, period, t)
         try:   # the limits on a finer grid than the regressor's (ranges, cones, velocities; motor speeds)
-            xf, xdf, _ = fourier(coef, x0, period, fine)
-            with warnings.catch_warnings():
+            xf, xdf, xddf = fourier(coef, x0, period, fine)
+            with warnings.catch_warnings():   # (the batch kernel's IK: the reference IK took 80 % of the search)
                 warnings.simplefilter("ignore", BranchWarning)
-                if not within_drive_limits(robot, robot.inverse_kinematics(xf, xdf).qd_act):
+                if not within_drive_limits(robot, robot.inverse_dynamics(xf, xdf, xddf, t=fine).qd_act):
                     return 1e30
         except (IKError, SingularityError, PkmError):
             return 1e30
