@@ -106,39 +106,34 @@ def _points(n, route: Route) -> list[int]:
     return [int(k) for k in share]
 
 
-def _check_pieces(path, n: int) -> None:
-    """A one-line InputError where a corner blend of ``path`` (:meth:`pkm.planning.paths.Path.blends`) is shorter
-    than one step of its ``n``-point grid: the turn falls between the samples and the points checked inside the
-    steps. A 0.1 µm blend gave the Delta a cycle 29 % faster than with sharp corners, its torque in that step 2.8e5
-    times the peak, printed as 100.27 %."""
-    step = path.length / (n - 1)
+def _check_pieces(path, n: int, jerk: bool = False) -> None:
+    """A one-line InputError where a corner blend of ``path`` (:meth:`pkm.planning.paths.Path.blends`) is too short.
+
+    Without a jerk limit: shorter than one step of its ``n``-point grid. The turn falls between the samples and the
+    points checked inside the steps: a 0.1 µm blend gave the Delta a cycle 29 % faster than with sharp corners, its
+    torque in that step 2.8e5 times the peak, printed as 100.27 %.
+
+    With one (``jerk``): shorter than a step of the finest jerk-limited grid (:data:`pkm.planning.jerk.MAX_POINTS`
+    uniform points, whatever ``n``: the jerk grid has points on the blend's ends and at least ``PIECE_STEPS`` steps
+    in it, :func:`pkm.planning.jerk.path_grid`, so coarse grids pass ordinary blends). The sequential LP stalls on
+    sharper turns, its linearised jerk rows holding only in vanishing trust regions there, and reported the stall
+    as optimal: the Delta's pick-and-place at 1e4 m/s³ took 6.1 s with a 0.1 µm blend at 200 points, 3.8 / 1.9 /
+    0.90 s with a 1 µm blend at 200 / 60 / 1000 points, against 0.39 s with a stop at each corner and 0.42 s with
+    10 or 100 µm blends at 60 points (measured; the bound here, 71 µm on that path, is the conservative side of it)."""
+    step = path.length / ((MAX_JERK_POINTS if jerk else n) - 1)
     blends = np.asarray(path.blends(), dtype=float).reshape(-1, 2)
     short = np.flatnonzero(blends[:, 1] - blends[:, 0] < step)
-    if short.size:
-        a, b = blends[int(short[0])]
-        need = int(np.ceil(path.length / (b - a))) + 1 if b > a else None
-        raise InputError(f"a corner blend of the path (s = {a:.4g} to {b:.4g}, {b - a:.3g} long) is shorter than the "
-                         f"grid's step ({step:.3g}): the turn would fall between the samples; use a larger blend"
-                         + (f" or more points (at least {need} on this path)" if need and need <= MAX_POINTS else ""))
-
-
-def _check_jerk_pieces(path) -> None:
-    """A one-line InputError where a corner blend of ``path`` is shorter than a step of the finest jerk-limited grid
-    (:data:`pkm.planning.jerk.MAX_POINTS` uniform points, whatever ``n``: the jerk grid has points on the blend's
-    ends and at least ``PIECE_STEPS`` steps in it, :func:`pkm.planning.jerk.path_grid`, so coarse grids pass
-    ordinary blends). The sequential LP stalls on sharper turns, its linearised jerk rows holding only in vanishing
-    trust regions there, and reported the stall as optimal: the Delta's pick-and-place at 1e4 m/s³ took 6.1 s with a
-    0.1 µm blend at 200 points, 3.8 / 1.9 / 0.90 s with a 1 µm blend at 200 / 60 / 1000 points, against 0.39 s with a
-    stop at each corner and 0.42 s with 10 or 100 µm blends at 60 points (measured; the bound here, 71 µm on that
-    path, is the conservative side of it)."""
-    step = path.length / (MAX_JERK_POINTS - 1)
-    blends = np.asarray(path.blends(), dtype=float).reshape(-1, 2)
-    short = np.flatnonzero(blends[:, 1] - blends[:, 0] < step)
-    if short.size:
-        a, b = blends[int(short[0])]
-        raise InputError(f"a corner blend of the path (s = {a:.4g} to {b:.4g}, {b - a:.3g} long) is shorter than the "
-                         f"finest jerk-limited grid's step ({step:.3g}): the jerk-limited programme cannot pass so sharp "
-                         f"a turn; use a blend of at least {step:.2g} or sharp corners (blend 0: a stop at each)")
+    if not short.size:
+        return
+    a, b = blends[int(short[0])]
+    what = f"a corner blend of the path (s = {a:.4g} to {b:.4g}, {b - a:.3g} long) is shorter than the"
+    if jerk:
+        raise InputError(f"{what} finest jerk-limited grid's step ({step:.3g}): the jerk-limited programme cannot "
+                         f"pass so sharp a turn; use a blend of at least {step:.2g} or sharp corners (blend 0: a "
+                         f"stop at each)")
+    need = int(np.ceil(path.length / (b - a))) + 1 if b > a else None
+    raise InputError(f"{what} grid's step ({step:.3g}): the turn would fall between the samples; use a larger blend"
+                     + (f" or more points (at least {need} on this path)" if need and need <= MAX_POINTS else ""))
 
 
 def _solve_piece(robot, path, n, limits, gains, solve=reachability):
@@ -374,10 +369,7 @@ def time_optimal(robot, path, *, torque_limit=None, speed_limit=None, n: int = 1
     pieces = []
     t0, s0 = 0.0, 0.0
     for k, (p, m) in enumerate(zip(route.paths, counts)):
-        if jerk is None:   # (the jerk-limited grid has points on every join: path_grid)
-            _check_pieces(p, m)
-        else:
-            _check_jerk_pieces(p)
+        _check_pieces(p, m, jerk is not None)
         if jerk is not None:
             pieces.append(jerk_piece(robot, p, m, limits, gains, jerk, s0, t0))
             t0 = float(pieces[-1].t[-1])
